@@ -1,0 +1,84 @@
+"""Typed, versioned events: the envelope, the vocabulary and its upcasters."""
+
+from ._control import AgentReported as AgentReported
+from ._control import AgentSpawned as AgentSpawned
+from ._control import BudgetExceeded as BudgetExceeded
+from ._control import SteerReceived as SteerReceived
+from ._control import SupervisorRestarted as SupervisorRestarted
+from ._control import UiComponent as UiComponent
+from ._envelope import Event as Event
+from ._envelope import NewEvent as NewEvent
+from ._envelope import utc_now_iso as utc_now_iso
+from ._gate import ApprovalDecided as ApprovalDecided
+from ._gate import ApprovalRequested as ApprovalRequested
+from ._gate import GateDecided as GateDecided
+from ._model import ModelFailed as ModelFailed
+from ._model import ModelRequested as ModelRequested
+from ._model import ModelResponded as ModelResponded
+from ._model import ToolCall as ToolCall
+from ._model import Usage as Usage
+from ._payload import ForkPoint as ForkPoint
+from ._payload import Payload as Payload
+from ._registry import EventRegistry as EventRegistry
+from ._registry import Upcaster as Upcaster
+from ._run import Budget as Budget
+from ._run import RunCancelled as RunCancelled
+from ._run import RunCompleted as RunCompleted
+from ._run import RunCreated as RunCreated
+from ._run import RunFailed as RunFailed
+from ._run import RunForked as RunForked
+from ._run import RunPaused as RunPaused
+from ._run import RunResumed as RunResumed
+from ._run import RunStarted as RunStarted
+from ._tool import FileChanged as FileChanged
+from ._tool import ToolCompleted as ToolCompleted
+from ._tool import ToolInterrupted as ToolInterrupted
+from ._tool import ToolRequested as ToolRequested
+from ._tool import ToolStarted as ToolStarted
+from ._turn import TurnEnded as TurnEnded
+from ._turn import TurnStarted as TurnStarted
+from ._vocabulary import BUILTIN_PAYLOADS as BUILTIN_PAYLOADS
+from ._vocabulary import DEFAULT_REGISTRY as DEFAULT_REGISTRY
+from ._vocabulary import builtin_registry as builtin_registry
+
+__all__ = [
+    "BUILTIN_PAYLOADS",
+    "DEFAULT_REGISTRY",
+    "AgentReported",
+    "AgentSpawned",
+    "ApprovalDecided",
+    "ApprovalRequested",
+    "Budget",
+    "BudgetExceeded",
+    "Event",
+    "EventRegistry",
+    "FileChanged",
+    "ForkPoint",
+    "GateDecided",
+    "ModelFailed",
+    "ModelRequested",
+    "ModelResponded",
+    "NewEvent",
+    "Payload",
+    "RunCancelled",
+    "RunCompleted",
+    "RunCreated",
+    "RunFailed",
+    "RunForked",
+    "RunPaused",
+    "RunResumed",
+    "RunStarted",
+    "SteerReceived",
+    "SupervisorRestarted",
+    "ToolCall",
+    "ToolCompleted",
+    "ToolInterrupted",
+    "ToolRequested",
+    "ToolStarted",
+    "TurnEnded",
+    "TurnStarted",
+    "UiComponent",
+    "Upcaster",
+    "Usage",
+    "utc_now_iso",
+]

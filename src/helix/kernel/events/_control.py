@@ -1,0 +1,63 @@
+"""Events of steering, budgets, delegation, generative UI and supervision."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field, JsonValue
+
+from ._payload import Payload
+
+
+class SteerReceived(Payload):
+    """A person sent the agent a message while it runs."""
+
+    TYPE: ClassVar[str] = "steer.received"
+
+    message: str
+
+
+class BudgetExceeded(Payload):
+    """A step would have taken the run past its spending cap."""
+
+    TYPE: ClassVar[str] = "budget.exceeded"
+
+    cap_usd: float = Field(ge=0)
+    spent_usd: float = Field(ge=0)
+
+
+class AgentSpawned(Payload):
+    """The run delegated work to a child run."""
+
+    TYPE: ClassVar[str] = "agent.spawned"
+
+    child_run_id: str
+    objective: str
+
+
+class AgentReported(Payload):
+    """A child run handed back its report."""
+
+    TYPE: ClassVar[str] = "agent.reported"
+
+    child_run_id: str
+    report: str
+
+
+class UiComponent(Payload):
+    """The agent showed a generative UI component."""
+
+    TYPE: ClassVar[str] = "ui.component"
+
+    component: str
+    props: dict[str, JsonValue]
+
+
+class SupervisorRestarted(Payload):
+    """The supervisor restarted a crashed component of the run."""
+
+    TYPE: ClassVar[str] = "supervisor.restarted"
+
+    component: str
+    reason: str
+    attempt: int = Field(ge=1)

@@ -1,0 +1,82 @@
+"""The envelope every event travels in, stored and on the wire."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic_core import to_json
+
+from ...errors import InvalidEventError
+from ._payload import Payload
+
+_ACTOR = re.compile(r"agent|system|user:\S+")
+
+
+def utc_now_iso() -> str:
+    """Return the current UTC time as the log writes it: ISO 8601, microseconds, ``Z``."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def check_actor(actor: str) -> str:
+    """Return ``actor`` if it is ``agent``, ``system`` or ``user:<id>``; raise otherwise."""
+    if not _ACTOR.fullmatch(actor):
+        raise InvalidEventError(
+            f"invalid actor {actor!r}: expected 'agent', 'system' or 'user:<id>'"
+        )
+    return actor
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One stored event: the contract's JSON object, read back from the log.
+
+    ``data`` is the payload as JSON, already upcast to the type's current version.
+    """
+
+    run_id: str
+    seq: int
+    type: str
+    v: int
+    ts: str
+    turn: int | None
+    actor: str
+    data: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the event as the contract's JSON object."""
+        return {
+            "run_id": self.run_id,
+            "seq": self.seq,
+            "type": self.type,
+            "v": self.v,
+            "ts": self.ts,
+            "turn": self.turn,
+            "actor": self.actor,
+            "data": self.data,
+        }
+
+    def to_json(self) -> str:
+        """Return the event as one line of JSON."""
+        return to_json(self.to_dict()).decode()
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """An event about to be appended; the log assigns its run, seq, version and time."""
+
+    payload: Payload
+    actor: str = "system"
+    turn: int | None = None
+
+    def __post_init__(self) -> None:
+        check_actor(self.actor)
+        if self.turn is not None and self.turn < 0:
+            raise InvalidEventError(f"invalid turn {self.turn}: must be 0 or more")
+
+    @property
+    def type(self) -> str:
+        """The event type of the payload."""
+        return self.payload.TYPE

@@ -1,0 +1,96 @@
+"""Run lifecycle events: creation, forking, and every status change."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ._payload import ForkPoint, Payload
+
+
+class Budget(BaseModel):
+    """Hard caps a run may not exceed; ``None`` means no cap."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    usd: float | None = Field(default=None, ge=0)
+    max_turns: int | None = Field(default=None, ge=0)
+    max_seconds: float | None = Field(default=None, ge=0)
+
+
+class RunCreated(Payload):
+    """The first event of every run that is not a fork."""
+
+    TYPE: ClassVar[str] = "run.created"
+
+    objective: str
+    """What the person asked the agent to do."""
+    model: str
+    """The model as ``provider:model``."""
+    world: str
+    """The directory the run works in."""
+    blueprint: str | None = None
+    """The blueprint's name, or ``None`` for an ad-hoc run."""
+    parent: ForkPoint | None = None
+    """For a child run started by delegation, where its parent was; else ``None``."""
+    budget: Budget | None = None
+
+
+class RunForked(Payload):
+    """The first own event of a fork; everything before it is read from the parent."""
+
+    TYPE: ClassVar[str] = "run.forked"
+
+    parent: ForkPoint
+    turn: int = Field(ge=0)
+    """The turn boundary the fork starts from."""
+    message: str | None = None
+    """A message the fork starts with (a different instruction from that point)."""
+    model: str | None = None
+    """A different model for the fork, or ``None`` to keep the parent's."""
+
+
+class RunStarted(Payload):
+    """The run's loop began executing."""
+
+    TYPE: ClassVar[str] = "run.started"
+
+
+class RunResumed(Payload):
+    """The run's loop continued after a pause or a restart of the process."""
+
+    TYPE: ClassVar[str] = "run.resumed"
+
+
+class RunPaused(Payload):
+    """The run stopped between steps and waits to be resumed."""
+
+    TYPE: ClassVar[str] = "run.paused"
+
+    reason: str
+    """Why: ``user``, ``budget``, ``supervisor``, …"""
+
+
+class RunCompleted(Payload):
+    """The model ended the run with a reply that asked for no tool."""
+
+    TYPE: ClassVar[str] = "run.completed"
+
+    summary: str
+
+
+class RunFailed(Payload):
+    """The run stopped on an error it could not recover from."""
+
+    TYPE: ClassVar[str] = "run.failed"
+
+    error: str
+
+
+class RunCancelled(Payload):
+    """Someone cancelled the run."""
+
+    TYPE: ClassVar[str] = "run.cancelled"
+
+    by: str

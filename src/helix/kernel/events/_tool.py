@@ -1,0 +1,63 @@
+"""Tool call events, from request to result, and the file changes they cause."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field, JsonValue
+
+from ._payload import Payload
+
+
+class ToolRequested(Payload):
+    """The model asked for a tool call; the gates decide next."""
+
+    TYPE: ClassVar[str] = "tool.requested"
+
+    call_id: str
+    name: str
+    args: dict[str, JsonValue]
+
+
+class ToolStarted(Payload):
+    """Every gate allowed the call and it began executing."""
+
+    TYPE: ClassVar[str] = "tool.started"
+
+    call_id: str
+    sandbox: str
+    """The sandbox tier the call runs in."""
+
+
+class ToolCompleted(Payload):
+    """The call's result (or its refusal) is recorded."""
+
+    TYPE: ClassVar[str] = "tool.completed"
+
+    call_id: str
+    ok: bool
+    output: str
+    duration_ms: float = Field(ge=0)
+
+
+class ToolInterrupted(Payload):
+    """The call was running when the process died; it has no result."""
+
+    TYPE: ClassVar[str] = "tool.interrupted"
+
+    call_id: str
+    reason: str
+
+
+class FileChanged(Payload):
+    """A tool created, modified or deleted a file in the world."""
+
+    TYPE: ClassVar[str] = "file.changed"
+
+    call_id: str
+    path: str
+    op: Literal["create", "modify", "delete"]
+    before: str | None
+    """Content hash before the change, ``None`` when the file did not exist."""
+    after: str | None
+    """Content hash after the change, ``None`` when the file was deleted."""

@@ -1,0 +1,67 @@
+"""The built-in event vocabulary of the contract, as one closed set."""
+
+from __future__ import annotations
+
+from ._control import (
+    AgentReported,
+    AgentSpawned,
+    BudgetExceeded,
+    SteerReceived,
+    SupervisorRestarted,
+    UiComponent,
+)
+from ._gate import ApprovalDecided, ApprovalRequested, GateDecided
+from ._model import ModelFailed, ModelRequested, ModelResponded
+from ._payload import Payload
+from ._registry import EventRegistry
+from ._run import (
+    RunCancelled,
+    RunCompleted,
+    RunCreated,
+    RunFailed,
+    RunForked,
+    RunPaused,
+    RunResumed,
+    RunStarted,
+)
+from ._tool import FileChanged, ToolCompleted, ToolInterrupted, ToolRequested, ToolStarted
+from ._turn import TurnEnded, TurnStarted
+
+BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
+    RunCreated,
+    RunForked,
+    RunStarted,
+    RunResumed,
+    RunPaused,
+    RunCompleted,
+    RunFailed,
+    RunCancelled,
+    TurnStarted,
+    TurnEnded,
+    ModelRequested,
+    ModelResponded,
+    ModelFailed,
+    ToolRequested,
+    GateDecided,
+    ApprovalRequested,
+    ApprovalDecided,
+    ToolStarted,
+    ToolCompleted,
+    ToolInterrupted,
+    FileChanged,
+    SteerReceived,
+    BudgetExceeded,
+    AgentSpawned,
+    AgentReported,
+    UiComponent,
+    SupervisorRestarted,
+)
+
+
+def builtin_registry() -> EventRegistry:
+    """A fresh registry holding the contract's vocabulary (extend it without side effects)."""
+    return EventRegistry(BUILTIN_PAYLOADS)
+
+
+DEFAULT_REGISTRY = builtin_registry()
+"""The registry stores use unless given another."""

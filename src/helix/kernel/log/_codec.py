@@ -1,0 +1,105 @@
+"""Turning events into stored rows and back, with large strings kept out of line.
+
+A string in a payload longer than the store's threshold (16 KiB by default) is moved to
+the content-addressed blob table and replaced by an empty string; the row's ``ext``
+column records where it was. Identical outputs are stored once, events stay small, and
+reading puts every string back before anyone sees the event.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from pydantic_core import from_json, to_json
+
+from ..events import Event, EventRegistry, NewEvent
+from ._records import EncodedEvent
+
+DEFAULT_BLOB_THRESHOLD = 16 * 1024
+
+
+def encode(
+    run_id: str,
+    seq: int,
+    event: NewEvent,
+    ts: str,
+    registry: EventRegistry,
+    threshold: int,
+    blobs: dict[str, bytes],
+) -> EncodedEvent:
+    """Encode one new event; any blob it needs is added to ``blobs``."""
+    payload = event.payload
+    registry.check(payload)
+    text = payload.__pydantic_serializer__.to_json(payload).decode()
+    ext: str | None = None
+    # A JSON document no longer than the threshold cannot hold a longer string.
+    if len(text) > threshold:
+        data = payload.model_dump(mode="json")
+        moved: dict[str, str] = {}
+        _move_out(data, "", threshold, moved, blobs)
+        if moved:
+            text = to_json(data).decode()
+            ext = to_json(moved).decode()
+    return EncodedEvent(
+        run_id, seq, payload.TYPE, payload.VERSION, ts, event.turn, event.actor, text, ext
+    )
+
+
+def blob_hashes(rows: list[EncodedEvent]) -> set[str]:
+    """Every blob hash the rows refer to."""
+    hashes: set[str] = set()
+    for row in rows:
+        if row.ext is not None:
+            hashes.update(from_json(row.ext).values())
+    return hashes
+
+
+def decode(row: EncodedEvent, registry: EventRegistry, blobs: dict[str, bytes]) -> Event:
+    """Decode a stored row, restoring moved-out strings and upcasting old versions."""
+    data: dict[str, Any] = from_json(row.data)
+    if row.ext is not None:
+        for pointer, digest in from_json(row.ext).items():
+            _put(data, pointer, blobs[digest].decode())
+    version, data = registry.upcast(row.type, row.v, data)
+    return Event(row.run_id, row.seq, row.type, version, row.ts, row.turn, row.actor, data)
+
+
+def _move_out(
+    node: Any, pointer: str, threshold: int, moved: dict[str, str], blobs: dict[str, bytes]
+) -> Any:
+    if isinstance(node, str):
+        raw = node.encode()
+        if len(raw) <= threshold:
+            return node
+        digest = hashlib.sha256(raw).hexdigest()
+        blobs[digest] = raw
+        moved[pointer] = digest
+        return ""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            node[key] = _move_out(value, f"{pointer}/{_escape(key)}", threshold, moved, blobs)
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            node[index] = _move_out(value, f"{pointer}/{index}", threshold, moved, blobs)
+    return node
+
+
+def _put(data: dict[str, Any], pointer: str, value: str) -> None:
+    parts = [_unescape(p) for p in pointer.split("/")[1:]]
+    node: Any = data
+    for part in parts[:-1]:
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    last = parts[-1]
+    if isinstance(node, list):
+        node[int(last)] = value
+    else:
+        node[last] = value
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _unescape(part: str) -> str:
+    return part.replace("~1", "/").replace("~0", "~")

@@ -1,0 +1,108 @@
+"""The in-memory event store: the reference backend and the test double.
+
+It keeps rows encoded exactly as the database backends do, so it exercises the same
+codec, and it is what the conformance suite's expectations are first checked against.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import replace
+
+from ...errors import RunExistsError, RunNotFoundError, SeqConflictError
+from ..events import EventRegistry
+from ._codec import DEFAULT_BLOB_THRESHOLD
+from ._records import EncodedEvent, RunDelta, RunRecord, RunStatus
+from ._store import EventStore
+
+
+class MemoryEventStore(EventStore):
+    """An ``EventStore`` that lives and dies with the process."""
+
+    def __init__(
+        self,
+        *,
+        registry: EventRegistry | None = None,
+        blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
+    ) -> None:
+        super().__init__(registry=registry, blob_threshold=blob_threshold)
+        self._runs: dict[str, RunRecord] = {}
+        self._rows: dict[str, list[EncodedEvent]] = {}
+        self._blobs: dict[str, bytes] = {}
+
+    async def _insert_run(
+        self, record: RunRecord, first: EncodedEvent, blobs: dict[str, bytes]
+    ) -> None:
+        if record.id in self._runs:
+            raise RunExistsError(record.id)
+        self._runs[record.id] = record
+        self._rows[record.id] = [first]
+        self._blobs.update(blobs)
+
+    async def _append_rows(
+        self,
+        run_id: str,
+        expected_seq: int,
+        rows: list[EncodedEvent],
+        blobs: dict[str, bytes],
+        delta: RunDelta,
+        ts: str,
+    ) -> None:
+        record = self._runs.get(run_id)
+        if record is None:
+            raise RunNotFoundError(run_id)
+        if record.next_seq != expected_seq:
+            raise SeqConflictError(run_id, expected_seq, record.next_seq)
+        self._rows[run_id].extend(rows)
+        self._blobs.update(blobs)
+        self._runs[run_id] = replace(
+            record,
+            next_seq=expected_seq + len(rows),
+            status=delta.status or record.status,
+            turns=max(record.turns, delta.turns or 0),
+            input_tokens=record.input_tokens + delta.input_tokens,
+            output_tokens=record.output_tokens + delta.output_tokens,
+            cost_usd=record.cost_usd + delta.cost_usd,
+            updated_at=ts,
+        )
+
+    async def _load_run(self, run_id: str) -> RunRecord | None:
+        return self._runs.get(run_id)
+
+    async def _query_runs(
+        self,
+        status: RunStatus | None,
+        workspace: str | None,
+        parent_id: str | None,
+        limit: int,
+        after: tuple[str, str] | None,
+    ) -> list[RunRecord]:
+        runs = sorted(self._runs.values(), key=lambda r: (r.created_at, r.id), reverse=True)
+        out = []
+        for run in runs:
+            if after is not None and (run.created_at, run.id) >= after:
+                continue
+            if status is not None and run.status != status:
+                continue
+            if workspace is not None and run.workspace != workspace:
+                continue
+            if parent_id is not None and (run.parent is None or run.parent.run_id != parent_id):
+                continue
+            out.append(run)
+            if len(out) == limit:
+                break
+        return out
+
+    async def _read_rows(
+        self, run_id: str, after: int, to_seq: int | None, limit: int | None
+    ) -> list[EncodedEvent]:
+        rows = self._rows.get(run_id, [])
+        # A fork's own rows start past its fork point, so seq is not the list index.
+        start = bisect.bisect_right(rows, after, key=lambda r: r.seq)
+        stop = len(rows) if to_seq is None else bisect.bisect_right(rows, to_seq, key=lambda r: r.seq)
+        if limit is not None:
+            stop = min(stop, start + limit)
+        return rows[start:stop]
+
+    async def _get_blobs(self, hashes: set[str]) -> dict[str, bytes]:
+        return {h: self._blobs[h] for h in hashes if h in self._blobs}

@@ -1,0 +1,92 @@
+"""Plain values the log hands out: run records, pages of runs, encoded rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
+
+from ..events import ForkPoint
+
+RunStatus = Literal["queued", "running", "waiting", "paused", "completed", "failed", "cancelled"]
+RUN_STATUSES: tuple[RunStatus, ...] = (
+    "queued",
+    "running",
+    "waiting",
+    "paused",
+    "completed",
+    "failed",
+    "cancelled",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """One row of the run registry: a run's identity and the counters its log implies.
+
+    Counters (turns, tokens, cost) are written in the same transaction as the events
+    that change them. A fork's token and cost counters count only its own events: its
+    history's spend belongs to its ancestors. ``turns`` is the highest turn number the
+    run's session has reached, inherited history included.
+    """
+
+    id: str
+    workspace: str
+    status: RunStatus
+    objective: str
+    model: str
+    blueprint: str | None
+    world: str
+    parent: ForkPoint | None
+    """For a fork, the parent run and the last seq the fork shares with it."""
+    created_at: str
+    updated_at: str
+    next_seq: int
+    """The seq the next appended event will get."""
+    turns: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+
+    @property
+    def head(self) -> int:
+        """The seq of the run's last event."""
+        return self.next_seq - 1
+
+
+@dataclass(frozen=True, slots=True)
+class RunPage:
+    """One page of ``list_runs``: newest first, and the cursor of the next page."""
+
+    runs: list[RunRecord]
+    next_cursor: str | None
+
+
+class EncodedEvent(NamedTuple):
+    """An event as the backends store it: the payload is JSON text.
+
+    A tuple in column order, so drivers take it as a row without copying.
+
+    ``ext`` maps JSON pointers inside ``data`` to the content hashes of strings that
+    were too large to keep in line; ``None`` when nothing was moved out.
+    """
+
+    run_id: str
+    seq: int
+    type: str
+    v: int
+    ts: str
+    turn: int | None
+    actor: str
+    data: str
+    ext: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RunDelta:
+    """How appending a batch changes a run's registry row."""
+
+    status: RunStatus | None
+    turns: int | None
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float

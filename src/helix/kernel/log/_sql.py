@@ -1,0 +1,87 @@
+"""Column lists and row mapping shared by the SQL backends."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+from ..events import ForkPoint
+from ._records import RunRecord, RunStatus
+
+RUN_COLUMNS = (
+    "id, workspace, status, objective, model, blueprint, world, parent_id, fork_seq,"
+    " created_at, updated_at, next_seq, turns, input_tokens, output_tokens, cost_usd"
+)
+EVENT_COLUMNS = "run_id, seq, type, v, ts, turn, actor, data, ext"
+
+
+def run_values(record: RunRecord) -> tuple[Any, ...]:
+    """The registry row's values, in ``RUN_COLUMNS`` order."""
+    parent = record.parent
+    return (
+        record.id,
+        record.workspace,
+        record.status,
+        record.objective,
+        record.model,
+        record.blueprint,
+        record.world,
+        None if parent is None else parent.run_id,
+        None if parent is None else parent.seq,
+        record.created_at,
+        record.updated_at,
+        record.next_seq,
+        record.turns,
+        record.input_tokens,
+        record.output_tokens,
+        record.cost_usd,
+    )
+
+
+def run_from_row(row: Sequence[Any]) -> RunRecord:
+    """Build a ``RunRecord`` from a row selected with ``RUN_COLUMNS``."""
+    parent = None if row[7] is None else ForkPoint(run_id=row[7], seq=row[8])
+    return RunRecord(
+        id=row[0],
+        workspace=row[1],
+        status=cast(RunStatus, row[2]),
+        objective=row[3],
+        model=row[4],
+        blueprint=row[5],
+        world=row[6],
+        parent=parent,
+        created_at=row[9],
+        updated_at=row[10],
+        next_seq=row[11],
+        turns=row[12],
+        input_tokens=row[13],
+        output_tokens=row[14],
+        cost_usd=float(row[15]),
+    )
+
+
+def run_filters(
+    status: str | None,
+    workspace: str | None,
+    parent_id: str | None,
+    after: tuple[str, str] | None,
+    placeholder: Any,
+) -> tuple[str, list[Any]]:
+    """Build the WHERE clause of a run listing; ``placeholder(n)`` spells parameter n."""
+    clauses: list[str] = []
+    args: list[Any] = []
+
+    def param(value: Any) -> str:
+        args.append(value)
+        return cast(str, placeholder(len(args)))
+
+    if status is not None:
+        clauses.append(f"status = {param(status)}")
+    if workspace is not None:
+        clauses.append(f"workspace = {param(workspace)}")
+    if parent_id is not None:
+        clauses.append(f"parent_id = {param(parent_id)}")
+    if after is not None:
+        clauses.append(f"(created_at, id) < ({param(after[0])}, {param(after[1])})")
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    return where, args
