@@ -30,6 +30,9 @@ from ._run import RunForked as RunForked
 from ._run import RunPaused as RunPaused
 from ._run import RunResumed as RunResumed
 from ._run import RunStarted as RunStarted
+from ._status import RUN_STATUSES as RUN_STATUSES
+from ._status import STATUS_AFTER as STATUS_AFTER
+from ._status import RunStatus as RunStatus
 from ._tool import FileChanged as FileChanged
 from ._tool import ToolCompleted as ToolCompleted
 from ._tool import ToolInterrupted as ToolInterrupted
@@ -44,6 +47,8 @@ from ._vocabulary import builtin_registry as builtin_registry
 __all__ = [
     "BUILTIN_PAYLOADS",
     "DEFAULT_REGISTRY",
+    "RUN_STATUSES",
+    "STATUS_AFTER",
     "AgentReported",
     "AgentSpawned",
     "ApprovalDecided",
@@ -68,6 +73,7 @@ __all__ = [
     "RunPaused",
     "RunResumed",
     "RunStarted",
+    "RunStatus",
     "SteerReceived",
     "SupervisorRestarted",
     "ToolCall",

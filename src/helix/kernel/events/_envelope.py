@@ -9,7 +9,8 @@ from typing import Any
 
 from pydantic_core import to_json
 
-from ...errors import InvalidEventError
+from helix.errors import InvalidEventError
+
 from ._payload import Payload
 
 _ACTOR = re.compile(r"agent|system|user:\S+")

@@ -7,12 +7,14 @@ one is registered; reads apply the chain, so every reader sees the current shape
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
-from ...errors import InvalidEventError, InvalidPayloadError, UnknownEventTypeError
+from helix.errors import InvalidEventError, InvalidPayloadError, UnknownEventTypeError
+
+from ._envelope import NewEvent
 from ._payload import Payload
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
@@ -81,7 +83,20 @@ class EventRegistry:
         except ValidationError as error:
             raise InvalidPayloadError(f"{event_type}: {_describe(error)}") from None
 
-    def upcast(self, event_type: str, version: int, data: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def new_event(
+        self,
+        event_type: str,
+        data: object,
+        *,
+        actor: str = "system",
+        turn: int | None = None,
+    ) -> NewEvent:
+        """Build a ``NewEvent`` from untyped input, refusing unknown types and bad data."""
+        return NewEvent(self.parse(event_type, data), actor=actor, turn=turn)
+
+    def upcast(
+        self, event_type: str, version: int, data: dict[str, Any]
+    ) -> tuple[int, dict[str, Any]]:
         """Bring stored ``data`` at ``version`` up to the type's current version.
 
         Unknown types and versions newer than ours pass through unchanged, so an older
@@ -115,14 +130,14 @@ class EventRegistry:
         return obj, envelope.data
 
     def envelope_adapter(self) -> TypeAdapter[Any]:
-        """A validator for whole events: one closed union discriminated by ``type``."""
+        """Return a validator for whole events: one closed union discriminated by ``type``."""
         if self._envelope is None:
             variants = [
                 create_model(
                     _class_name(name),
                     __base__=_EnvelopeBase,
                     __doc__=(model.__doc__ or name).strip().splitlines()[0],
-                    type=(Literal[name], ...),  # type: ignore[valid-type]
+                    type=(Literal[name], ...),  # type: ignore[arg-type]
                     data=(model, ...),
                 )
                 for name, model in sorted(self._types.items())
@@ -132,13 +147,13 @@ class EventRegistry:
         return self._envelope
 
     def json_schema(self) -> dict[str, Any]:
-        """The JSON Schema of every event this registry knows."""
+        """Return the JSON Schema of every event this registry knows."""
         schema = self.envelope_adapter().json_schema()
         schema["title"] = "HelixEvent"
         return schema
 
 
-def _union(variants: list[type[BaseModel]]) -> Any:
+def _union(variants: Sequence[type[BaseModel]]) -> Any:
     from typing import Annotated, Union
 
     return Annotated[Union[tuple(variants)], Field(discriminator="type")]  # noqa: UP007

@@ -59,7 +59,7 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
 
 
 def builtin_registry() -> EventRegistry:
-    """A fresh registry holding the contract's vocabulary (extend it without side effects)."""
+    """Return a fresh registry of the contract's vocabulary, to extend without side effects."""
     return EventRegistry(BUILTIN_PAYLOADS)
 
 

@@ -4,10 +4,8 @@ from ._codec import DEFAULT_BLOB_THRESHOLD as DEFAULT_BLOB_THRESHOLD
 from ._memory import MemoryEventStore as MemoryEventStore
 from ._open import open_store as open_store
 from ._open import parse_store_url as parse_store_url
-from ._records import RUN_STATUSES as RUN_STATUSES
 from ._records import RunPage as RunPage
 from ._records import RunRecord as RunRecord
-from ._records import RunStatus as RunStatus
 from ._sqlite import Durability as Durability
 from ._sqlite import SqliteEventStore as SqliteEventStore
 from ._store import FORK_POINT_TYPES as FORK_POINT_TYPES
@@ -19,14 +17,12 @@ from ._subscription import Subscription as Subscription
 __all__ = [
     "DEFAULT_BLOB_THRESHOLD",
     "FORK_POINT_TYPES",
-    "RUN_STATUSES",
     "AllRunsSubscription",
     "Durability",
     "EventStore",
     "MemoryEventStore",
     "RunPage",
     "RunRecord",
-    "RunStatus",
     "SqliteEventStore",
     "Subscription",
     "new_run_id",

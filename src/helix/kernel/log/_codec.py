@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic_core import from_json, to_json
 
-from ..events import Event, EventRegistry, NewEvent
+from helix.kernel.events import Event, EventRegistry, NewEvent
+
 from ._records import EncodedEvent
 
 DEFAULT_BLOB_THRESHOLD = 16 * 1024

@@ -9,10 +9,11 @@ from __future__ import annotations
 import bisect
 from dataclasses import replace
 
-from ...errors import RunExistsError, RunNotFoundError, SeqConflictError
-from ..events import EventRegistry
+from helix.errors import RunExistsError, RunNotFoundError, SeqConflictError
+from helix.kernel.events import EventRegistry, RunStatus
+
 from ._codec import DEFAULT_BLOB_THRESHOLD
-from ._records import EncodedEvent, RunDelta, RunRecord, RunStatus
+from ._records import EncodedEvent, RunDelta, RunRecord
 from ._store import EventStore
 
 
@@ -29,6 +30,12 @@ class MemoryEventStore(EventStore):
         self._runs: dict[str, RunRecord] = {}
         self._rows: dict[str, list[EncodedEvent]] = {}
         self._blobs: dict[str, bytes] = {}
+
+    def view(self, registry: EventRegistry) -> MemoryEventStore:
+        """Return a second store over the same memory that reads with ``registry``."""
+        other = MemoryEventStore(registry=registry, blob_threshold=self.blob_threshold)
+        other._runs, other._rows, other._blobs = self._runs, self._rows, self._blobs
+        return other
 
     async def _insert_run(
         self, record: RunRecord, first: EncodedEvent, blobs: dict[str, bytes]
@@ -99,7 +106,9 @@ class MemoryEventStore(EventStore):
         rows = self._rows.get(run_id, [])
         # A fork's own rows start past its fork point, so seq is not the list index.
         start = bisect.bisect_right(rows, after, key=lambda r: r.seq)
-        stop = len(rows) if to_seq is None else bisect.bisect_right(rows, to_seq, key=lambda r: r.seq)
+        stop = (
+            len(rows) if to_seq is None else bisect.bisect_right(rows, to_seq, key=lambda r: r.seq)
+        )
         if limit is not None:
             stop = min(stop, start + limit)
         return rows[start:stop]

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from ...errors import ConfigError
-from ..events import EventRegistry
+from helix.errors import ConfigError
+from helix.kernel.events import EventRegistry
+
 from ._memory import MemoryEventStore
 from ._sqlite import Durability, SqliteEventStore
 from ._store import EventStore
@@ -60,6 +61,6 @@ async def open_store(
         return SqliteEventStore(Path(parsed.target), durability=durability, registry=registry)
     if parsed.backend == "memory":
         return MemoryEventStore(registry=registry)
-    from ._postgres import PostgresEventStore
+    from helix.kernel.log._postgres import PostgresEventStore
 
     return await PostgresEventStore.open(parsed.target, durability=durability, registry=registry)

@@ -9,36 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..events import (
-    ApprovalDecided,
-    ApprovalRequested,
-    ModelResponded,
-    NewEvent,
-    RunCancelled,
-    RunCompleted,
-    RunCreated,
-    RunFailed,
-    RunForked,
-    RunPaused,
-    RunResumed,
-    RunStarted,
-    TurnStarted,
-)
-from ._records import RunDelta, RunStatus
+from helix.kernel.events import STATUS_AFTER, ModelResponded, NewEvent, RunStatus, TurnStarted
 
-STATUS_AFTER: dict[type, RunStatus] = {
-    RunCreated: "queued",
-    RunForked: "queued",
-    RunStarted: "running",
-    RunResumed: "running",
-    RunPaused: "paused",
-    RunCompleted: "completed",
-    RunFailed: "failed",
-    RunCancelled: "cancelled",
-    ApprovalRequested: "waiting",
-    ApprovalDecided: "running",
-}
-"""The status a run has right after an event of each type (types not listed keep it)."""
+from ._records import RunDelta
 
 
 def delta_of(events: Sequence[NewEvent]) -> RunDelta:
@@ -49,7 +22,7 @@ def delta_of(events: Sequence[NewEvent]) -> RunDelta:
     cost = 0.0
     for event in events:
         payload = event.payload
-        status = STATUS_AFTER.get(type(payload), status)
+        status = STATUS_AFTER.get(payload.TYPE, status)
         if isinstance(payload, TurnStarted):
             turns = payload.turn if turns is None else max(turns, payload.turn)
         elif isinstance(payload, ModelResponded):

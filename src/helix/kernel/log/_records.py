@@ -3,20 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
-from ..events import ForkPoint
-
-RunStatus = Literal["queued", "running", "waiting", "paused", "completed", "failed", "cancelled"]
-RUN_STATUSES: tuple[RunStatus, ...] = (
-    "queued",
-    "running",
-    "waiting",
-    "paused",
-    "completed",
-    "failed",
-    "cancelled",
-)
+from helix.kernel.events import ForkPoint, RunStatus
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
-from ..events import ForkPoint
-from ._records import RunRecord, RunStatus
+from helix.kernel.events import ForkPoint, RunStatus
+
+from ._records import RunRecord
 
 RUN_COLUMNS = (
     "id, workspace, status, objective, model, blueprint, world, parent_id, fork_seq,"
@@ -16,7 +17,7 @@ EVENT_COLUMNS = "run_id, seq, type, v, ts, turn, actor, data, ext"
 
 
 def run_values(record: RunRecord) -> tuple[Any, ...]:
-    """The registry row's values, in ``RUN_COLUMNS`` order."""
+    """Return the registry row's values, in ``RUN_COLUMNS`` order."""
     parent = record.parent
     return (
         record.id,

@@ -18,16 +18,17 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
-from ...errors import (
+from helix.errors import (
     AppendOnlyError,
     RunExistsError,
     RunNotFoundError,
     SeqConflictError,
     StoreUnavailableError,
 )
-from ..events import EventRegistry
+from helix.kernel.events import EventRegistry, RunStatus
+
 from ._codec import DEFAULT_BLOB_THRESHOLD
-from ._records import EncodedEvent, RunDelta, RunRecord, RunStatus
+from ._records import EncodedEvent, RunDelta, RunRecord
 from ._sql import EVENT_COLUMNS, RUN_COLUMNS, run_filters, run_from_row, run_values
 from ._sqlite_schema import MIGRATIONS
 from ._store import EventStore
@@ -267,8 +268,11 @@ def _put_blobs(db: sqlite3.Connection, blobs: dict[str, bytes]) -> None:
 
 @contextlib.contextmanager
 def _transaction(db: sqlite3.Connection) -> Any:
-    """``BEGIN IMMEDIATE`` … ``COMMIT``: take the write lock up front, so the seq check
-    and the insert see the same state even with other processes writing."""
+    """Run the block in ``BEGIN IMMEDIATE`` … ``COMMIT``.
+
+    Taking the write lock up front makes the seq check and the insert see the same
+    state, even with other processes writing.
+    """
     db.execute("BEGIN IMMEDIATE")
     try:
         yield

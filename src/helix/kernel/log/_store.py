@@ -17,8 +17,8 @@ from typing import Self
 
 from pydantic_core import from_json
 
-from ...errors import ForkError, InvalidEventError, RunNotFoundError
-from ..events import (
+from helix.errors import ForkError, InvalidEventError, RunNotFoundError
+from helix.kernel.events import (
     DEFAULT_REGISTRY,
     Event,
     EventRegistry,
@@ -26,11 +26,13 @@ from ..events import (
     NewEvent,
     RunCreated,
     RunForked,
+    RunStatus,
     utc_now_iso,
 )
+
 from ._codec import DEFAULT_BLOB_THRESHOLD, blob_hashes, decode, encode
 from ._projection import delta_of
-from ._records import EncodedEvent, RunDelta, RunPage, RunRecord, RunStatus
+from ._records import EncodedEvent, RunDelta, RunPage, RunRecord
 from ._subscription import DEFAULT_MAX_QUEUE, AllRunsSubscription, Broadcaster, Subscription
 
 FORK_POINT_TYPES = frozenset({"run.created", "run.forked", "turn.ended"})
@@ -132,9 +134,7 @@ class EventStore(ABC):
 
     # -- appending ------------------------------------------------------------------
 
-    async def append(
-        self, run_id: str, events: Sequence[NewEvent], *, expected_seq: int
-    ) -> int:
+    async def append(self, run_id: str, events: Sequence[NewEvent], *, expected_seq: int) -> int:
         """Append ``events`` atomically as seqs ``expected_seq``, ``expected_seq + 1``, ….
 
         Returns the log's new next seq. Raises ``SeqConflictError`` when the log's next
@@ -284,7 +284,7 @@ class EventStore(ABC):
 
     # -- lifecycle ----------------------------------------------------------------------
 
-    async def close(self) -> None:
+    async def close(self) -> None:  # noqa: B027 (a no-op unless the backend holds resources)
         """Release connections and stop watching for other processes' appends."""
 
     async def __aenter__(self) -> Self:
@@ -303,8 +303,13 @@ class EventStore(ABC):
     async def _insert_first(self, record: RunRecord, first: NewEvent) -> None:
         blobs: dict[str, bytes] = {}
         row = encode(
-            record.id, record.next_seq - 1, first, record.created_at, self.registry,
-            self.blob_threshold, blobs,
+            record.id,
+            record.next_seq - 1,
+            first,
+            record.created_at,
+            self.registry,
+            self.blob_threshold,
+            blobs,
         )
         await self._insert_run(record, row, blobs)
         self._links[record.id] = record.parent
@@ -337,7 +342,7 @@ class EventStore(ABC):
     async def _read_for_subscriber(self, run_id: str, after: int, limit: int) -> list[Event]:
         return await self.read(run_id, after=after, limit=limit)
 
-    async def _start_watching(self) -> None:
+    async def _start_watching(self) -> None:  # noqa: B027 (single-process stores need none)
         """Start noticing other processes' appends; a no-op for single-process stores."""
 
     # -- backend primitives -----------------------------------------------------------
@@ -393,15 +398,13 @@ def _committed(row: EncodedEvent, event: NewEvent) -> Event:
 
 
 def new_run_id() -> str:
-    """A fresh run id: ``run_`` and 20 hex digits."""
+    """Return a fresh run id: ``run_`` and 20 hex digits."""
     return f"run_{uuid.uuid4().hex[:20]}"
 
 
 def _check_id(run_id: str) -> None:
     if not run_id or len(run_id) > 128 or not run_id.replace("-", "").replace("_", "").isalnum():
-        raise InvalidEventError(
-            f"invalid run id {run_id!r}: use 1-128 letters, digits, '-' or '_'"
-        )
+        raise InvalidEventError(f"invalid run id {run_id!r}: use 1-128 letters, digits, '-' or '_'")
 
 
 def _min_opt(a: int | None, b: int | None) -> int | None:

@@ -16,8 +16,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import Self
 
-from ...errors import SubscriptionOverflowError
-from ..events import Event
+from helix.errors import SubscriptionOverflowError
+from helix.kernel.events import Event
 
 DEFAULT_MAX_QUEUE = 1024
 _PULL_PAGE = 500
@@ -200,13 +200,14 @@ class AllRunsSubscription(AsyncIterator[Event]):
         self._broadcaster = broadcaster
         self._start_watching = start_watching
         self._inbox = _Inbox(max_queue)
-        self._started = False
+        self._watching = False
         self._closed = False
+        # Registered at once: "from the moment of subscribing" means this call.
+        broadcaster.add(None, self._inbox)
 
     async def __anext__(self) -> Event:
-        if not self._started:
-            self._started = True
-            self._broadcaster.add(None, self._inbox)
+        if not self._watching:
+            self._watching = True
             await self._start_watching()
         while True:
             if self._closed:
@@ -229,6 +230,9 @@ class AllRunsSubscription(AsyncIterator[Event]):
         self._inbox.wakeup.set()
 
     async def __aenter__(self) -> Self:
+        if not self._watching:
+            self._watching = True
+            await self._start_watching()
         return self
 
     async def __aexit__(

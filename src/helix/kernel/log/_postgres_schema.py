@@ -1,0 +1,83 @@
+"""The PostgreSQL schema, as an ordered list of migrations (index = version).
+
+The log's invariants live here, not in Python: the ``(run_id, seq)`` primary key makes
+a duplicate seq impossible, and triggers make the database itself refuse to change,
+delete or truncate an event or a blob. Timestamps stay ``TEXT`` in the log's own ISO
+format, so ordering and list cursors compare exactly as in the other backends.
+
+Each script runs whole through the simple query protocol, so it may hold several
+statements and dollar-quoted function bodies.
+"""
+
+from __future__ import annotations
+
+SCHEMA_TABLE = """
+CREATE TABLE IF NOT EXISTS helix_schema (
+    only_row BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (only_row),
+    version  INTEGER NOT NULL
+)
+"""
+"""Holds the single row with the schema's version; created before any migration runs."""
+
+MIGRATIONS: list[str] = [
+    # 0 -> 1
+    """
+    CREATE TABLE runs (
+        id            TEXT PRIMARY KEY,
+        workspace     TEXT NOT NULL,
+        status        TEXT NOT NULL,
+        objective     TEXT NOT NULL,
+        model         TEXT NOT NULL,
+        blueprint     TEXT,
+        world         TEXT NOT NULL,
+        parent_id     TEXT REFERENCES runs (id),
+        fork_seq      BIGINT,
+        created_at    TEXT NOT NULL,
+        updated_at    TEXT NOT NULL,
+        next_seq      BIGINT NOT NULL,
+        turns         BIGINT NOT NULL DEFAULT 0,
+        input_tokens  BIGINT NOT NULL DEFAULT 0,
+        output_tokens BIGINT NOT NULL DEFAULT 0,
+        cost_usd      DOUBLE PRECISION NOT NULL DEFAULT 0
+    );
+    CREATE INDEX runs_by_created ON runs (created_at DESC, id DESC);
+    CREATE INDEX runs_by_parent ON runs (parent_id);
+
+    CREATE TABLE events (
+        run_id TEXT NOT NULL,
+        seq    BIGINT NOT NULL,
+        type   TEXT NOT NULL,
+        v      INTEGER NOT NULL,
+        ts     TEXT NOT NULL,
+        turn   BIGINT,
+        actor  TEXT NOT NULL,
+        data   TEXT NOT NULL,
+        ext    TEXT,
+        PRIMARY KEY (run_id, seq)
+    );
+    CREATE FUNCTION helix_events_are_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION 'helix: events are append-only';
+    END
+    $$;
+    CREATE TRIGGER events_are_append_only BEFORE UPDATE OR DELETE ON events
+        FOR EACH ROW EXECUTE FUNCTION helix_events_are_append_only();
+    CREATE TRIGGER events_are_append_only_truncate BEFORE TRUNCATE ON events
+        FOR EACH STATEMENT EXECUTE FUNCTION helix_events_are_append_only();
+
+    CREATE TABLE blobs (
+        hash TEXT PRIMARY KEY,
+        size BIGINT NOT NULL,
+        data BYTEA NOT NULL
+    );
+    CREATE FUNCTION helix_blobs_are_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION 'helix: blobs are immutable';
+    END
+    $$;
+    CREATE TRIGGER blobs_are_immutable BEFORE UPDATE OR DELETE ON blobs
+        FOR EACH ROW EXECUTE FUNCTION helix_blobs_are_immutable();
+    CREATE TRIGGER blobs_are_immutable_truncate BEFORE TRUNCATE ON blobs
+        FOR EACH STATEMENT EXECUTE FUNCTION helix_blobs_are_immutable();
+    """,
+]

@@ -1,0 +1,175 @@
+"""Replay: a pure fold from events to ``SessionState``.
+
+Folding never calls a model or a tool; it reads recorded results back. The same
+events always give the same state, whether folded at once or one at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from helix.kernel.events import STATUS_AFTER, Event, ForkPoint
+from helix.kernel.log import EventStore
+
+from ._state import CallRequest, Message, PendingApproval, SessionState, Usage
+
+
+def replay(events: Iterable[Event], *, to_seq: int | None = None) -> SessionState:
+    """Fold ``events`` (in seq order) into a new state, stopping after ``to_seq``."""
+    return fold(SessionState(), events, to_seq=to_seq)
+
+
+def fold(
+    state: SessionState, events: Iterable[Event], *, to_seq: int | None = None
+) -> SessionState:
+    """Fold more ``events`` into ``state`` (in place) and return it."""
+    for event in events:
+        if to_seq is not None and event.seq > to_seq:
+            break
+        apply(state, event)
+    return state
+
+
+async def replay_run(store: EventStore, run_id: str, *, to_seq: int | None = None) -> SessionState:
+    """Read a run's (stitched) log from ``store`` and fold it."""
+    state = SessionState(run_id=run_id)
+    async for event in store.iter_events(run_id, to_seq=to_seq):
+        apply(state, event)
+    state.run_id = run_id
+    return state
+
+
+def apply(state: SessionState, event: Event) -> None:
+    """Fold one event into ``state``."""
+    state.head = event.seq
+    status = STATUS_AFTER.get(event.type)
+    if status is not None:
+        state.status = status
+    handler = _HANDLERS.get(event.type)
+    if handler is not None:
+        handler(state, event, event.data)
+
+
+def _run_created(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    state.run_id = event.run_id
+    state.objective = data["objective"]
+    state.model = data["model"]
+    state.world = data["world"]
+    state.messages.append(Message("user", data["objective"]))
+
+
+def _run_forked(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    state.run_id = event.run_id
+    state.parent = ForkPoint.model_validate(data["parent"])
+    state.own_usage = Usage()
+    if data.get("model"):
+        state.model = data["model"]
+    if data.get("message"):
+        state.messages.append(Message("user", data["message"]))
+    state.summary = state.error = None
+
+
+def _run_completed(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    state.summary = data["summary"]
+
+
+def _run_failed(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    state.error = data["error"]
+
+
+def _turn_started(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    state.turn = data["turn"]
+    state.in_turn = True
+
+
+def _turn_ended(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    state.in_turn = False
+
+
+def _model_requested(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    state.awaiting_model = True
+    # Steering received before this call is part of its request.
+    for message in state.steering:
+        state.messages.append(Message("user", message))
+    state.steering.clear()
+
+
+def _model_responded(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    state.awaiting_model = False
+    calls = tuple(CallRequest(c["id"], c["name"], c["args"]) for c in data["tool_calls"])
+    state.messages.append(Message("assistant", data["text"], tool_calls=calls))
+    for call in calls:
+        state.pending_calls[call.id] = call
+    usage = data["usage"]
+    cost = data["cost_usd"]
+    own = event.run_id == state.run_id
+    for totals in (state.usage, state.own_usage) if own else (state.usage,):
+        totals.input_tokens += usage["input_tokens"]
+        totals.output_tokens += usage["output_tokens"]
+        if cost is None:
+            totals.unpriced_calls += 1
+        else:
+            totals.cost_usd += cost
+
+
+def _model_failed(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    if data["retry_in_s"] is None:
+        state.awaiting_model = False
+
+
+def _tool_started(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    state.running_calls.add(data["call_id"])
+
+
+def _tool_completed(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    call_id = data["call_id"]
+    state.pending_calls.pop(call_id, None)
+    state.running_calls.discard(call_id)
+    state.interrupted_calls.discard(call_id)
+    state.messages.append(Message("tool", data["output"], call_id=call_id, ok=data["ok"]))
+
+
+def _tool_interrupted(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    state.running_calls.discard(data["call_id"])
+    state.interrupted_calls.add(data["call_id"])
+
+
+def _approval_requested(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    state.pending_approvals[data["request_id"]] = PendingApproval(
+        data["request_id"], data["call_id"], data["name"], data["args"], data["expires_at"]
+    )
+
+
+def _approval_decided(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    state.pending_approvals.pop(data["request_id"], None)
+
+
+def _steer_received(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    state.steering.append(data["message"])
+
+
+def _agent_spawned(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    state.children.append(data["child_run_id"])
+
+
+_Handler = Callable[[SessionState, Event, dict[str, Any]], None]
+
+_HANDLERS: dict[str, _Handler] = {
+    "run.created": _run_created,
+    "run.forked": _run_forked,
+    "run.completed": _run_completed,
+    "run.failed": _run_failed,
+    "turn.started": _turn_started,
+    "turn.ended": _turn_ended,
+    "model.requested": _model_requested,
+    "model.responded": _model_responded,
+    "model.failed": _model_failed,
+    "tool.started": _tool_started,
+    "tool.completed": _tool_completed,
+    "tool.interrupted": _tool_interrupted,
+    "approval.requested": _approval_requested,
+    "approval.decided": _approval_decided,
+    "steer.received": _steer_received,
+    "agent.spawned": _agent_spawned,
+}

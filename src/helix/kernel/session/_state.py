@@ -1,0 +1,106 @@
+"""What a session is at a point in its log: the values a fold over events produces."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from helix.kernel.events import ForkPoint, RunStatus
+
+
+@dataclass(frozen=True, slots=True)
+class CallRequest:
+    """A tool call the model asked for."""
+
+    id: str
+    name: str
+    args: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One entry of the conversation as the model sees it.
+
+    ``user`` messages carry the objective and steering; ``assistant`` messages the
+    model's text and the calls it asked for; ``tool`` messages one call's result.
+    """
+
+    role: Literal["user", "assistant", "tool"]
+    text: str
+    tool_calls: tuple[CallRequest, ...] = ()
+    call_id: str | None = None
+    ok: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class PendingApproval:
+    """An approval request that has not been decided yet."""
+
+    request_id: str
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    expires_at: str | None
+
+
+@dataclass
+class Usage:
+    """Tokens and money spent."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    unpriced_calls: int = 0
+    """Model calls whose price was unknown (their cost is not in ``cost_usd``)."""
+
+
+@dataclass
+class SessionState:
+    """A run's session folded from its events, up to ``head``.
+
+    ``usage`` counts the whole session, a fork's inherited history included;
+    ``own_usage`` counts only the run's own events, which is what its registry row
+    reports.
+    """
+
+    run_id: str | None = None
+    head: int = -1
+    """The seq of the last event folded in."""
+    status: RunStatus = "queued"
+    objective: str = ""
+    model: str = ""
+    world: str = ""
+    parent: ForkPoint | None = None
+    turn: int = 0
+    """The current (or last) turn number."""
+    in_turn: bool = False
+    """True between ``turn.started`` and ``turn.ended``."""
+    messages: list[Message] = field(default_factory=list[Message])
+    pending_calls: dict[str, CallRequest] = field(default_factory=dict[str, CallRequest])
+    """Calls the model asked for that have no result yet, by call id."""
+    running_calls: set[str] = field(default_factory=set[str])
+    """Calls that started executing and have no result yet."""
+    interrupted_calls: set[str] = field(default_factory=set[str])
+    """Calls that were running when the process died and have no result yet."""
+    pending_approvals: dict[str, PendingApproval] = field(
+        default_factory=dict[str, PendingApproval]
+    )
+    awaiting_model: bool = False
+    """A model call was sent and has not returned or failed for good."""
+    steering: list[str] = field(default_factory=list[str])
+    """Steering messages received since the last model call."""
+    usage: Usage = field(default_factory=Usage)
+    own_usage: Usage = field(default_factory=Usage)
+    summary: str | None = None
+    error: str | None = None
+    children: list[str] = field(default_factory=list[str])
+
+    @property
+    def at_turn_boundary(self) -> bool:
+        """Whether the session is between turns (a fork may start here)."""
+        return not self.in_turn
+
+    def copy(self) -> SessionState:
+        """Return an independent copy (folding more into it leaves this one alone)."""
+        return copy.deepcopy(self)

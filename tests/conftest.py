@@ -1,0 +1,47 @@
+"""Shared fixtures: real PostgreSQL databases made and dropped per test session."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+POSTGRES_ADMIN_URL = os.environ.get(
+    "HELIX_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres"
+)
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+async def _admin(sql: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(POSTGRES_ADMIN_URL, timeout=5)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A fresh PostgreSQL database for this test session, dropped afterwards.
+
+    Without a server, the tests that need it fail in CI and skip elsewhere.
+    """
+    name = f"helix_test_{uuid.uuid4().hex[:12]}"
+    try:
+        asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    except Exception as error:  # any failure to reach the server lands here
+        message = f"PostgreSQL is not reachable at {POSTGRES_ADMIN_URL}: {error}"
+        if _in_ci():
+            pytest.fail(message)
+        pytest.skip(message)
+    base = POSTGRES_ADMIN_URL.rsplit("/", 1)[0]
+    yield f"{base}/{name}"
+    asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))

@@ -1,0 +1,199 @@
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from helix.errors import ConfigError, StoreUnavailableError
+from helix.kernel.events import EventRegistry, NewEvent, SteerReceived, ToolCompleted
+from helix.kernel.log import EventStore, SqliteEventStore, open_store
+from helix.testing import run_created, session_events
+from helix.testing.conformance import EventStoreConformance, Reopen
+
+from ._children import APPEND_FOREVER
+from ._crash import check_appends_survive_sigkill, check_racing_processes
+
+
+class TestSqliteConformance(EventStoreConformance):
+    @pytest.fixture
+    async def store(self, tmp_path: Path) -> AsyncIterator[EventStore]:
+        async with SqliteEventStore(tmp_path / "helix.db") as store:
+            yield store
+
+    @pytest.fixture
+    async def reopen(self) -> AsyncIterator[Reopen]:
+        opened: list[EventStore] = []
+
+        async def reopen(store: EventStore, registry: EventRegistry) -> EventStore:
+            assert isinstance(store, SqliteEventStore)
+            other = SqliteEventStore(store.path, registry=registry)
+            opened.append(other)
+            return other
+
+        yield reopen
+        for other in opened:
+            await other.close()
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SqliteEventStore]:
+    async with SqliteEventStore(tmp_path / "helix.db") as store:
+        yield store
+
+
+async def _run(store: EventStore, turns: int = 1) -> str:
+    run_id = (await store.create_run(run_created())).id
+    await store.append(run_id, session_events(turns), expected_seq=1)
+    return run_id
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE events SET data = '{}' WHERE run_id = ?",
+        "DELETE FROM events WHERE run_id = ?",
+        "UPDATE events SET seq = seq + 100 WHERE run_id = ?",
+    ],
+)
+async def test_database_refuses_changing_events(store: SqliteEventStore, sql: str) -> None:
+    run_id = await _run(store)
+    before = await store.read(run_id)
+    raw = sqlite3.connect(store.path)
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        raw.execute(sql, (run_id,))
+    raw.close()
+    assert await store.read(run_id) == before
+
+
+async def test_database_refuses_changing_blobs(store: SqliteEventStore) -> None:
+    run_id = (await store.create_run(run_created())).id
+    big = "z" * (store.blob_threshold + 10)
+    event = NewEvent(ToolCompleted(call_id="c", ok=True, output=big, duration_ms=1))
+    await store.append(run_id, [event, event], expected_seq=1)
+    raw = sqlite3.connect(store.path)
+    assert raw.execute("SELECT count(*), sum(size) FROM blobs").fetchone() == (1, len(big))
+    for sql in ("UPDATE blobs SET data = x'00'", "DELETE FROM blobs"):
+        with pytest.raises(sqlite3.IntegrityError, match="immutable"):
+            raw.execute(sql)
+    raw.close()
+
+
+async def test_events_stay_small_when_outputs_are_large(store: SqliteEventStore) -> None:
+    run_id = (await store.create_run(run_created())).id
+    big = "q" * 100_000
+    event = NewEvent(ToolCompleted(call_id="c", ok=True, output=big, duration_ms=1))
+    await store.append(run_id, [event], expected_seq=1)
+    (size,) = store.connection.execute(
+        "SELECT length(data) FROM events WHERE run_id = ? AND seq = 1", (run_id,)
+    ).fetchone()
+    assert size < 200
+
+
+async def test_appends_survive_sigkill(store: SqliteEventStore) -> None:
+    run_id = (await store.create_run(run_created())).id
+    await check_appends_survive_sigkill(store, f"sqlite:///{store.path}", run_id)
+
+
+async def test_racing_processes_never_gap_or_duplicate(store: SqliteEventStore) -> None:
+    run_id = (await store.create_run(run_created())).id
+    await check_racing_processes(store, f"sqlite:///{store.path}", run_id)
+
+
+async def test_subscriber_sees_another_process_append(store: SqliteEventStore) -> None:
+    run_id = (await store.create_run(run_created())).id
+    async with store.subscribe(run_id) as sub:
+        assert (await anext(sub)).seq == 0
+        child = subprocess.Popen(
+            [sys.executable, "-c", APPEND_FOREVER, f"sqlite:///{store.path}", run_id, "1"],
+            stdout=subprocess.DEVNULL,
+        )
+        try:
+            got = [await asyncio.wait_for(anext(sub), 10) for _ in range(20)]
+        finally:
+            child.kill()
+            child.wait()
+    assert [e.seq for e in got] == list(range(1, 21))
+    assert got[0].data == {"message": "m1"}
+
+
+async def test_all_runs_subscriber_sees_another_process(store: SqliteEventStore) -> None:
+    run_id = (await store.create_run(run_created())).id
+    async with store.subscribe_all() as sub:
+        child = subprocess.Popen(
+            [sys.executable, "-c", APPEND_FOREVER, f"sqlite:///{store.path}", run_id, "2"],
+            stdout=subprocess.DEVNULL,
+        )
+        try:
+            got = [await asyncio.wait_for(anext(sub), 10) for _ in range(6)]
+        finally:
+            child.kill()
+            child.wait()
+    assert [(e.run_id, e.seq) for e in got] == [(run_id, s) for s in range(1, 7)]
+
+
+@pytest.mark.parametrize("durability", ["normal", "full"])
+async def test_durability_setting(tmp_path: Path, durability: str) -> None:
+    store = await open_store(f"sqlite:///{tmp_path}/d.db", durability=durability)  # type: ignore[arg-type]
+    assert isinstance(store, SqliteEventStore)
+    (level,) = store.connection.execute("PRAGMA synchronous").fetchone()
+    assert level == {"normal": 1, "full": 2}[durability]
+    (mode,) = store.connection.execute("PRAGMA journal_mode").fetchone()
+    assert mode == "wal"
+    await store.close()
+
+
+async def test_unknown_durability_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(StoreUnavailableError, match="durability"):
+        SqliteEventStore(tmp_path / "x.db", durability="sometimes")  # type: ignore[arg-type]
+
+
+async def test_unwritable_path_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(StoreUnavailableError, match="cannot open the SQLite store"):
+        await open_store(f"sqlite:///{blocker}/helix.db")
+
+
+async def test_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreUnavailableError, match="cannot open the SQLite store"):
+        await open_store(f"sqlite:///{garbage}")
+
+
+async def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "future.db"
+    raw = sqlite3.connect(path)
+    raw.execute("PRAGMA user_version = 99")
+    raw.close()
+    with pytest.raises(StoreUnavailableError, match="newer"):
+        SqliteEventStore(path)
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["sqlite://relative.db", "sqlite:///", "mysql://x/y", "nonsense", "postgresql:///db", ""],
+)
+async def test_malformed_store_urls(url: str) -> None:
+    with pytest.raises(ConfigError, match="invalid store URL"):
+        await open_store(url)
+
+
+async def test_reopening_keeps_everything(tmp_path: Path) -> None:
+    path = tmp_path / "keep.db"
+    async with SqliteEventStore(path) as first:
+        run_id = await _run(first, 2)
+        before = await first.read(run_id)
+        record = await first.get_run(run_id)
+    async with SqliteEventStore(path) as second:
+        assert await second.read(run_id) == before
+        assert await second.get_run(run_id) == record
+        seq = await second.append(
+            run_id, [NewEvent(SteerReceived(message="again"))], expected_seq=record.next_seq
+        )
+        assert seq == record.next_seq + 1
