@@ -2,8 +2,6 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -15,8 +13,7 @@ from helix.kernel.log import EventStore, SqliteEventStore, open_store
 from helix.testing import run_created, session_events
 from helix.testing.conformance import EventStoreConformance, Reopen
 
-from ._children import APPEND_FOREVER
-from ._crash import check_appends_survive_sigkill, check_racing_processes
+from ._crash import appending_child, check_appends_survive_sigkill, check_racing_processes
 
 
 class TestSqliteConformance(EventStoreConformance):
@@ -108,31 +105,16 @@ async def test_subscriber_sees_another_process_append(store: SqliteEventStore) -
     run_id = (await store.create_run(run_created())).id
     async with store.subscribe(run_id) as sub:
         assert (await anext(sub)).seq == 0
-        child = subprocess.Popen(
-            [sys.executable, "-c", APPEND_FOREVER, f"sqlite:///{store.path}", run_id, "1"],
-            stdout=subprocess.DEVNULL,
-        )
-        try:
+        async with appending_child(f"sqlite:///{store.path}", run_id, 1):
             got = [await asyncio.wait_for(anext(sub), 10) for _ in range(20)]
-        finally:
-            child.kill()
-            child.wait()
     assert [e.seq for e in got] == list(range(1, 21))
     assert got[0].data == {"message": "m1"}
 
 
 async def test_all_runs_subscriber_sees_another_process(store: SqliteEventStore) -> None:
     run_id = (await store.create_run(run_created())).id
-    async with store.subscribe_all() as sub:
-        child = subprocess.Popen(
-            [sys.executable, "-c", APPEND_FOREVER, f"sqlite:///{store.path}", run_id, "2"],
-            stdout=subprocess.DEVNULL,
-        )
-        try:
-            got = [await asyncio.wait_for(anext(sub), 10) for _ in range(6)]
-        finally:
-            child.kill()
-            child.wait()
+    async with store.subscribe_all() as sub, appending_child(f"sqlite:///{store.path}", run_id, 2):
+        got = [await asyncio.wait_for(anext(sub), 10) for _ in range(6)]
     assert [(e.run_id, e.seq) for e in got] == [(run_id, s) for s in range(1, 7)]
 
 

@@ -37,6 +37,7 @@ class EventRegistry:
 
     def __init__(self, payloads: Iterable[type[Payload]] = ()) -> None:
         self._types: dict[str, type[Payload]] = {}
+        self._versions: dict[str, int] = {}
         self._upcasters: dict[tuple[str, int], Upcaster] = {}
         self._envelope: TypeAdapter[Any] | None = None
         for payload in payloads:
@@ -47,12 +48,18 @@ class EventRegistry:
         if payload.TYPE in self._types:
             raise ValueError(f"event type {payload.TYPE!r} is already registered")
         self._types[payload.TYPE] = payload
+        self._versions[payload.TYPE] = payload.VERSION
         self._envelope = None
 
     def register_upcaster(self, event_type: str, from_version: int, upcaster: Upcaster) -> None:
         """Register how to turn ``event_type`` at ``from_version`` into ``from_version + 1``."""
         self.model(event_type)
         self._upcasters[(event_type, from_version)] = upcaster
+
+    @property
+    def versions(self) -> Mapping[str, int]:
+        """The current version of every registered type, by name."""
+        return self._versions
 
     @property
     def types(self) -> Mapping[str, type[Payload]]:

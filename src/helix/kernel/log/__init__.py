@@ -1,9 +1,11 @@
 """The append-only session log: one interface, several backends."""
 
 from ._codec import DEFAULT_BLOB_THRESHOLD as DEFAULT_BLOB_THRESHOLD
+from ._codec import encode as encode_event
 from ._memory import MemoryEventStore as MemoryEventStore
 from ._open import open_store as open_store
 from ._open import parse_store_url as parse_store_url
+from ._records import EncodedEvent as EncodedEvent
 from ._records import RunPage as RunPage
 from ._records import RunRecord as RunRecord
 from ._sqlite import Durability as Durability
@@ -19,12 +21,14 @@ __all__ = [
     "FORK_POINT_TYPES",
     "AllRunsSubscription",
     "Durability",
+    "EncodedEvent",
     "EventStore",
     "MemoryEventStore",
     "RunPage",
     "RunRecord",
     "SqliteEventStore",
     "Subscription",
+    "encode_event",
     "new_run_id",
     "open_store",
     "parse_store_url",

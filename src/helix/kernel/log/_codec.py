@@ -9,13 +9,14 @@ reading puts every string back before anyone sees the event.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic_core import from_json, to_json
 
 from helix.kernel.events import Event, EventRegistry, NewEvent
 
-from ._records import EncodedEvent
+from ._records import EncodedEvent, RawRow
 
 DEFAULT_BLOB_THRESHOLD = 16 * 1024
 
@@ -43,27 +44,47 @@ def encode(
             text = to_json(data).decode()
             ext = to_json(moved).decode()
     return EncodedEvent(
-        run_id, seq, payload.TYPE, payload.VERSION, ts, event.turn, event.actor, text, ext
+        run_id,
+        seq,
+        payload.TYPE,
+        payload.VERSION,
+        event.ts or ts,
+        event.turn,
+        event.actor,
+        text,
+        ext,
     )
 
 
-def blob_hashes(rows: list[EncodedEvent]) -> set[str]:
+def blob_hashes(rows: Iterable[RawRow]) -> set[str]:
     """Every blob hash the rows refer to."""
     hashes: set[str] = set()
     for row in rows:
-        if row.ext is not None:
-            hashes.update(from_json(row.ext).values())
+        if row[8] is not None:
+            hashes.update(from_json(row[8]).values())
     return hashes
 
 
-def decode(row: EncodedEvent, registry: EventRegistry, blobs: dict[str, bytes]) -> Event:
-    """Decode a stored row, restoring moved-out strings and upcasting old versions."""
-    data: dict[str, Any] = from_json(row.data)
-    if row.ext is not None:
-        for pointer, digest in from_json(row.ext).items():
-            _put(data, pointer, blobs[digest].decode())
-    version, data = registry.upcast(row.type, row.v, data)
-    return Event(row.run_id, row.seq, row.type, version, row.ts, row.turn, row.actor, data)
+def decode_rows(
+    rows: Iterable[RawRow], registry: EventRegistry, blobs: dict[str, bytes]
+) -> list[Event]:
+    """Decode stored rows, restoring moved-out strings and upcasting old versions.
+
+    This is replay's inner loop, so it stays flat: no per-row helper calls unless a
+    row needs a blob or an upcast.
+    """
+    versions = registry.versions
+    out: list[Event] = []
+    append = out.append
+    for run_id, seq, event_type, v, ts, turn, actor, text, ext in rows:
+        data: dict[str, Any] = from_json(text)
+        if ext is not None:
+            for pointer, digest in from_json(ext).items():
+                _put(data, pointer, blobs[digest].decode())
+        if v != versions.get(event_type, v):
+            v, data = registry.upcast(event_type, v, data)
+        append(Event(run_id, seq, event_type, v, ts, turn, actor, data))
+    return out
 
 
 def _move_out(

@@ -50,6 +50,10 @@ class RunPage:
     next_cursor: str | None
 
 
+RawRow = tuple[str, int, str, int, str, "int | None", str, str, "str | None"]
+"""A stored event row as drivers return it, in ``EncodedEvent``'s column order."""
+
+
 class EncodedEvent(NamedTuple):
     """An event as the backends store it: the payload is JSON text.
 

@@ -28,7 +28,7 @@ from helix.errors import (
 from helix.kernel.events import EventRegistry, RunStatus
 
 from ._codec import DEFAULT_BLOB_THRESHOLD
-from ._records import EncodedEvent, RunDelta, RunRecord
+from ._records import EncodedEvent, RawRow, RunDelta, RunRecord
 from ._sql import EVENT_COLUMNS, RUN_COLUMNS, run_filters, run_from_row, run_values
 from ._sqlite_schema import MIGRATIONS
 from ._store import EventStore
@@ -142,13 +142,13 @@ class SqliteEventStore(EventStore):
 
     async def _read_rows(
         self, run_id: str, after: int, to_seq: int | None, limit: int | None
-    ) -> list[EncodedEvent]:
-        rows = self._db.execute(
+    ) -> list[RawRow]:
+        rows: list[RawRow] = self._db.execute(
             f"SELECT {EVENT_COLUMNS} FROM events WHERE run_id = ? AND seq > ? AND seq <= ?"
             " ORDER BY seq LIMIT ?",
             (run_id, after, _MAX_SEQ if to_seq is None else to_seq, -1 if limit is None else limit),
         ).fetchall()
-        return [EncodedEvent._make(row) for row in rows]
+        return rows
 
     async def _get_blobs(self, hashes: set[str]) -> dict[str, bytes]:
         marks = ", ".join("?" * len(hashes))
@@ -191,10 +191,9 @@ class SqliteEventStore(EventStore):
             if not rows:
                 return last_pos
             last_pos = rows[-1][0]
-            by_run: dict[str, list[EncodedEvent]] = {}
+            by_run: dict[str, list[RawRow]] = {}
             for row in rows:
-                encoded = EncodedEvent._make(row[1:])
-                by_run.setdefault(encoded.run_id, []).append(encoded)
+                by_run.setdefault(row[1], []).append(row[1:])
             for run_id, encoded_rows in by_run.items():
                 self._broadcaster.publish(run_id, await self._decode(encoded_rows))
 

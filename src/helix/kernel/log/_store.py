@@ -30,9 +30,9 @@ from helix.kernel.events import (
     utc_now_iso,
 )
 
-from ._codec import DEFAULT_BLOB_THRESHOLD, blob_hashes, decode, encode
+from ._codec import DEFAULT_BLOB_THRESHOLD, blob_hashes, decode_rows, encode
 from ._projection import delta_of
-from ._records import EncodedEvent, RunDelta, RunPage, RunRecord
+from ._records import EncodedEvent, RawRow, RunDelta, RunPage, RunRecord
 from ._subscription import DEFAULT_MAX_QUEUE, AllRunsSubscription, Broadcaster, Subscription
 
 FORK_POINT_TYPES = frozenset({"run.created", "run.forked", "turn.ended"})
@@ -184,18 +184,26 @@ class EventStore(ABC):
                 break
         return out
 
-    async def iter_events(
+    async def read_pages(
         self, run_id: str, *, after: int = -1, to_seq: int | None = None
-    ) -> AsyncIterator[Event]:
-        """Yield the run's events page by page (memory stays flat on long logs)."""
+    ) -> AsyncIterator[list[Event]]:
+        """Yield the run's events a page at a time (memory stays flat on long logs)."""
         cursor = after
         while True:
             page = await self.read(run_id, after=cursor, to_seq=to_seq, limit=_READ_PAGE)
-            for event in page:
-                yield event
+            if page:
+                yield page
             if len(page) < _READ_PAGE:
                 return
             cursor = page[-1].seq
+
+    async def iter_events(
+        self, run_id: str, *, after: int = -1, to_seq: int | None = None
+    ) -> AsyncIterator[Event]:
+        """Yield the run's events one by one, reading a page at a time."""
+        async for page in self.read_pages(run_id, after=after, to_seq=to_seq):
+            for event in page:
+                yield event
 
     async def event_at(self, run_id: str, seq: int) -> Event | None:
         """Return the event at ``seq`` in the run's (stitched) log, if there is one."""
@@ -334,10 +342,10 @@ class EventStore(ABC):
         segments.reverse()
         return segments
 
-    async def _decode(self, rows: list[EncodedEvent]) -> list[Event]:
+    async def _decode(self, rows: Sequence[RawRow]) -> list[Event]:
         hashes = blob_hashes(rows)
         blobs = await self._get_blobs(hashes) if hashes else {}
-        return [decode(row, self.registry, blobs) for row in rows]
+        return decode_rows(rows, self.registry, blobs)
 
     async def _read_for_subscriber(self, run_id: str, after: int, limit: int) -> list[Event]:
         return await self.read(run_id, after=after, limit=limit)
@@ -383,7 +391,7 @@ class EventStore(ABC):
     @abstractmethod
     async def _read_rows(
         self, run_id: str, after: int, to_seq: int | None, limit: int | None
-    ) -> list[EncodedEvent]:
+    ) -> Sequence[RawRow]:
         """Return the run's own rows with ``after < seq <= to_seq`` in seq order."""
 
     @abstractmethod

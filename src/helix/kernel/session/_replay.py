@@ -34,8 +34,9 @@ def fold(
 async def replay_run(store: EventStore, run_id: str, *, to_seq: int | None = None) -> SessionState:
     """Read a run's (stitched) log from ``store`` and fold it."""
     state = SessionState(run_id=run_id)
-    async for event in store.iter_events(run_id, to_seq=to_seq):
-        apply(state, event)
+    async for page in store.read_pages(run_id, to_seq=to_seq):
+        for event in page:
+            apply(state, event)
     state.run_id = run_id
     return state
 

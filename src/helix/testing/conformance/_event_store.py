@@ -52,16 +52,14 @@ def _steer(text: str) -> NewEvent:
     return NewEvent(SteerReceived(message=text), actor="user:ann")
 
 
-async def _collect(iterator: AsyncIterator[Event], count: int, timeout: float = 10) -> list[Event]:
-    async def take() -> list[Event]:
-        out = []
+async def _collect(iterator: AsyncIterator[Event], count: int) -> list[Event]:
+    out: list[Event] = []
+    async with asyncio.timeout(10):
         async for event in iterator:
             out.append(event)
             if len(out) == count:
                 break
-        return out
-
-    return await asyncio.wait_for(take(), timeout)
+    return out
 
 
 class EventStoreConformance:
@@ -69,7 +67,7 @@ class EventStoreConformance:
 
     @pytest.fixture
     def workspace(self) -> str:
-        """A workspace name of this test's own."""
+        """Return a workspace name of this test's own."""
         return f"ws-{uuid.uuid4().hex[:10]}"
 
     async def _new_run(self, store: EventStore, workspace: str = "default") -> str:
@@ -254,7 +252,8 @@ class EventStoreConformance:
             if page.next_cursor is None:
                 break
             cursor = page.next_cursor
-        assert sorted(seen) == sorted(ids) and len(seen) == 7
+        assert sorted(seen) == sorted(ids)
+        assert len(seen) == 7
         completed = await store.list_runs(workspace=workspace, status="completed")
         assert sorted(r.id for r in completed.runs) == sorted(done)
         assert completed.next_cursor is None

@@ -1,0 +1,384 @@
+"""``helix bench eventlog``: the event log's throughput, replay, fork and latency figures.
+
+Every throughput figure has a baseline measured in the same run: the raw driver
+(``sqlite3`` or ``asyncpg``) inserting the very same encoded rows into a table of the
+same shape, with the same durability settings. Ratios hold on a noisy machine where
+absolute rates do not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from helix.kernel.events import DEFAULT_REGISTRY, NewEvent, SteerReceived, ToolCompleted
+from helix.kernel.log import EncodedEvent, EventStore, SqliteEventStore, encode_event, open_store
+from helix.kernel.session import replay_run
+from helix.testing import run_created, session_events
+
+from ._figure import Figure, percentile
+from ._postgres import PostgresBench, temporary_database
+
+SUITE = "eventlog"
+
+
+@dataclass(frozen=True, slots=True)
+class EventlogSizes:
+    """How much work each measurement does."""
+
+    single: int = 5_000
+    batched: int = 100_000
+    batch: int = 100
+    replay: int = 100_000
+    fork_histories: tuple[int, ...] = (1_000, 100_000)
+    forks: int = 30
+    subscriber_events: int = 1_000
+    cross_process_events: int = 300
+
+    @classmethod
+    def quick(cls) -> EventlogSizes:
+        """Sizes small enough for a smoke test (figures are then only indicative)."""
+        return cls(
+            single=300,
+            batched=3_000,
+            replay=3_000,
+            fork_histories=(100, 1_000),
+            forks=5,
+            subscriber_events=50,
+            cross_process_events=20,
+        )
+
+
+async def run_eventlog(
+    sizes: EventlogSizes, *, postgres_url: str | None, workdir: Path | None = None
+) -> AsyncIterator[Figure]:
+    """Measure everything on SQLite, then on PostgreSQL when a server is given."""
+    with tempfile.TemporaryDirectory(dir=workdir, prefix="helix-bench-") as tmp:
+        root = Path(tmp)
+        async for figure in _sqlite_figures(sizes, root):
+            yield figure
+    if postgres_url is not None:
+        async with temporary_database(postgres_url) as url:
+            async for figure in _postgres_figures(sizes, url):
+                yield figure
+
+
+# -- the workloads -------------------------------------------------------------------
+
+
+def _tool_events(count: int) -> list[NewEvent]:
+    output = "x" * 150  # with the envelope, rows of about 200 bytes
+    return [
+        NewEvent(ToolCompleted(call_id=f"c{i}", ok=True, output=output, duration_ms=1.0), turn=1)
+        for i in range(count)
+    ]
+
+
+def _encoded(run_id: str, events: list[NewEvent]) -> list[EncodedEvent]:
+    """The rows the store would write, for the raw-driver baselines to insert."""
+    ts = "2026-11-29T00:00:00.000000Z"
+    return [
+        encode_event(run_id, i, e, ts, DEFAULT_REGISTRY, 1 << 30, {}) for i, e in enumerate(events)
+    ]
+
+
+async def _append_single(store: EventStore, run_id: str, events: list[NewEvent]) -> float:
+    seq = (await store.get_run(run_id)).next_seq
+    started = time.perf_counter()
+    for event in events:
+        seq = await store.append(run_id, [event], expected_seq=seq)
+    return len(events) / (time.perf_counter() - started)
+
+
+async def _append_batched(
+    store: EventStore, run_id: str, events: list[NewEvent], batch: int
+) -> float:
+    seq = (await store.get_run(run_id)).next_seq
+    started = time.perf_counter()
+    for i in range(0, len(events), batch):
+        seq = await store.append(run_id, events[i : i + batch], expected_seq=seq)
+    return len(events) / (time.perf_counter() - started)
+
+
+async def _session_run(store: EventStore, events: int) -> str:
+    """A run holding a realistic session of about ``events`` events."""
+    run_id = (await store.create_run(run_created())).id
+    turns = max(1, events // 8)  # one tool call per turn: eight events a turn
+    body = session_events(turns)
+    seq = 1
+    for i in range(0, len(body), 1000):
+        seq = await store.append(run_id, body[i : i + 1000], expected_seq=seq)
+    return run_id
+
+
+async def _replay_rate(store: EventStore, run_id: str) -> tuple[float, int]:
+    started = time.perf_counter()
+    state = await replay_run(store, run_id)
+    elapsed = time.perf_counter() - started
+    return (state.head + 1) / elapsed, state.head + 1
+
+
+async def _fork_latency(store: EventStore, run_id: str, forks: int) -> tuple[float, str]:
+    events = await store.read(run_id, after=(await store.get_run(run_id)).head - 12)
+    boundary = max(e.seq for e in events if e.type == "turn.ended")
+    samples = []
+    fork_id = ""
+    for _ in range(forks):
+        started = time.perf_counter()
+        fork_id = (await store.fork(run_id, at_seq=boundary, message="try again")).id
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples), fork_id
+
+
+async def _subscriber_latencies(store: EventStore, count: int) -> list[float]:
+    run_id = (await store.create_run(run_created())).id
+    sent: dict[int, float] = {}
+    latencies: list[float] = []
+
+    async def receive() -> None:
+        async with store.subscribe(run_id, after=0) as sub:
+            async for event in sub:
+                latencies.append((time.perf_counter() - sent[event.seq]) * 1000)
+                if len(latencies) == count:
+                    return
+
+    receiver = asyncio.create_task(receive())
+    await asyncio.sleep(0.01)
+    seq = 1
+    for i in range(count):
+        sent[seq] = time.perf_counter()
+        seq = await store.append(
+            run_id, [NewEvent(SteerReceived(message=str(i)))], expected_seq=seq
+        )
+        await asyncio.sleep(0.001)
+    await asyncio.wait_for(receiver, 30)
+    return latencies
+
+
+_CROSS_WRITER = """
+import asyncio, sys, time
+from helix.kernel.events import NewEvent, SteerReceived
+from helix.kernel.log import open_store
+
+async def main(url, run_id, count):
+    store = await open_store(url)
+    seq = (await store.get_run(run_id)).next_seq
+    for _ in range(count):
+        message = str(time.time_ns())
+        seq = await store.append(run_id, [NewEvent(SteerReceived(message=message))], expected_seq=seq)
+        await asyncio.sleep(0.005)
+    await store.close()
+
+asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
+"""
+
+
+async def _cross_process_latencies(store: EventStore, url: str, count: int) -> list[float]:
+    """Latency from another process's append to this process's subscriber."""
+    run_id = (await store.create_run(run_created())).id
+    latencies: list[float] = []
+    async with store.subscribe(run_id, after=0) as sub:
+        writer = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", _CROSS_WRITER, url, run_id, str(count), env=dict(os.environ)
+        )
+        try:
+            async with asyncio.timeout(60):
+                async for event in sub:
+                    latencies.append((time.time_ns() - int(event.data["message"])) / 1e6)
+                    if len(latencies) == count:
+                        break
+        finally:
+            await writer.wait()
+    return latencies
+
+
+def _latency_figures(backend: str, mode: str, samples: list[float]) -> list[Figure]:
+    params = {"backend": backend, "mode": mode, "events": len(samples)}
+    return [
+        Figure(SUITE, "subscriber_latency_p50", percentile(samples, 50), "ms", params),
+        Figure(SUITE, "subscriber_latency_p99", percentile(samples, 99), "ms", params),
+    ]
+
+
+# -- SQLite ----------------------------------------------------------------------------
+
+
+_RAW_SQLITE_SCHEMA = """
+CREATE TABLE events (
+    pos INTEGER PRIMARY KEY, run_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL,
+    v INTEGER NOT NULL, ts TEXT NOT NULL, turn INTEGER, actor TEXT NOT NULL,
+    data TEXT NOT NULL, ext TEXT, UNIQUE (run_id, seq)
+)
+"""
+_RAW_SQLITE_INSERT = (
+    "INSERT INTO events (run_id, seq, type, v, ts, turn, actor, data, ext)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _raw_sqlite(path: Path, rows: list[EncodedEvent], batch: int) -> float:
+    """Insert ``rows`` with plain ``sqlite3`` (WAL, synchronous=NORMAL), ``batch`` a commit."""
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = NORMAL")
+    db.execute(_RAW_SQLITE_SCHEMA)
+    started = time.perf_counter()
+    for i in range(0, len(rows), batch):
+        db.execute("BEGIN")
+        if batch == 1:
+            db.execute(_RAW_SQLITE_INSERT, rows[i])
+        else:
+            db.executemany(_RAW_SQLITE_INSERT, rows[i : i + batch])
+        db.execute("COMMIT")
+    rate = len(rows) / (time.perf_counter() - started)
+    db.close()
+    return rate
+
+
+def _sqlite_fork_bytes(store: SqliteEventStore, fork_id: str) -> int:
+    """Bytes of the rows a fork added: its registry row and its own events."""
+    row_bytes = "coalesce(length(CAST({} AS BLOB)), 0)"
+    event_cols = ["run_id", "type", "ts", "actor", "data", "ext"]
+    run_cols = [
+        "id",
+        "workspace",
+        "status",
+        "objective",
+        "model",
+        "blueprint",
+        "world",
+        "parent_id",
+        "created_at",
+        "updated_at",
+    ]
+    events_sql = " + ".join(row_bytes.format(c) for c in event_cols) + " + 8 * 4"
+    runs_sql = " + ".join(row_bytes.format(c) for c in run_cols) + " + 8 * 6"
+    db = store.connection
+    (events,) = db.execute(
+        f"SELECT coalesce(sum({events_sql}), 0) FROM events WHERE run_id = ?", (fork_id,)
+    ).fetchone()
+    (runs,) = db.execute(f"SELECT {runs_sql} FROM runs WHERE id = ?", (fork_id,)).fetchone()
+    return int(events + runs)
+
+
+async def _sqlite_figures(sizes: EventlogSizes, root: Path) -> AsyncIterator[Figure]:
+    backend = {"backend": "sqlite"}
+    store = SqliteEventStore(root / "helix.db")
+    try:
+        run_id = (await store.create_run(run_created())).id
+        single = _tool_events(sizes.single)
+        rate = await _append_single(store, run_id, single)
+        raw = _raw_sqlite(root / "raw-single.db", _encoded(run_id, single), 1)
+        yield Figure(
+            SUITE,
+            "append_single",
+            rate,
+            "events/s",
+            {**backend, "events": sizes.single, "durability": "normal"},
+            baseline=raw,
+        )
+
+        run_id = (await store.create_run(run_created())).id
+        batched = _tool_events(sizes.batched)
+        rate = await _append_batched(store, run_id, batched, sizes.batch)
+        raw = _raw_sqlite(root / "raw-batched.db", _encoded(run_id, batched), sizes.batch)
+        yield Figure(
+            SUITE,
+            "append_batched",
+            rate,
+            "events/s",
+            {**backend, "events": sizes.batched, "batch": sizes.batch},
+            baseline=raw,
+        )
+        del single, batched
+
+        async for figure in _shared_figures(store, sizes, "sqlite", _sqlite_fork_bytes):
+            yield figure
+        for figure in _latency_figures(
+            "sqlite", "in-process", await _subscriber_latencies(store, sizes.subscriber_events)
+        ):
+            yield figure
+        samples = await _cross_process_latencies(
+            store, f"sqlite:///{store.path}", sizes.cross_process_events
+        )
+        for figure in _latency_figures("sqlite", "cross-process", samples):
+            yield figure
+    finally:
+        await store.close()
+
+
+async def _shared_figures(
+    store: Any, sizes: EventlogSizes, backend: str, fork_bytes: Any
+) -> AsyncIterator[Figure]:
+    """Replay and fork figures, identical in method for every backend."""
+    replay_run_id = await _session_run(store, sizes.replay)
+    rate, count = await _replay_rate(store, replay_run_id)
+    yield Figure(SUITE, "replay", rate, "events/s", {"backend": backend, "events": count})
+    for history in sizes.fork_histories:
+        run_id = replay_run_id if history == sizes.replay else await _session_run(store, history)
+        latency, fork_id = await _fork_latency(store, run_id, sizes.forks)
+        params = {"backend": backend, "history": history}
+        yield Figure(SUITE, "fork_latency", latency, "ms", {**params, "forks": sizes.forks})
+        bytes_added = fork_bytes(store, fork_id)
+        if asyncio.iscoroutine(bytes_added):
+            bytes_added = await bytes_added
+        yield Figure(SUITE, "fork_bytes", float(bytes_added), "bytes", params)
+
+
+# -- PostgreSQL -----------------------------------------------------------------------
+
+
+async def _postgres_figures(sizes: EventlogSizes, url: str) -> AsyncIterator[Figure]:
+    backend = {"backend": "postgres"}
+    store = await open_store(url)
+    bench = PostgresBench(url)
+    try:
+        run_id = (await store.create_run(run_created())).id
+        single_sizes = replace(sizes, single=max(1, sizes.single // 2))
+        single = _tool_events(single_sizes.single)
+        rate = await _append_single(store, run_id, single)
+        raw = await bench.raw_inserts(_encoded(run_id, single), 1)
+        yield Figure(
+            SUITE,
+            "append_single",
+            rate,
+            "events/s",
+            {**backend, "events": single_sizes.single, "durability": "normal"},
+            baseline=raw,
+        )
+
+        run_id = (await store.create_run(run_created())).id
+        batched = _tool_events(sizes.batched)
+        rate = await _append_batched(store, run_id, batched, sizes.batch)
+        raw = await bench.raw_inserts(_encoded(run_id, batched), sizes.batch)
+        yield Figure(
+            SUITE,
+            "append_batched",
+            rate,
+            "events/s",
+            {**backend, "events": sizes.batched, "batch": sizes.batch},
+            baseline=raw,
+        )
+        del single, batched
+
+        async for figure in _shared_figures(store, sizes, "postgres", bench.fork_bytes):
+            yield figure
+        for figure in _latency_figures(
+            "postgres", "in-process", await _subscriber_latencies(store, sizes.subscriber_events)
+        ):
+            yield figure
+        samples = await _cross_process_latencies(store, url, sizes.cross_process_events)
+        for figure in _latency_figures("postgres", "cross-process", samples):
+            yield figure
+    finally:
+        await bench.close()
+        await store.close()

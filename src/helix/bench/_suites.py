@@ -1,0 +1,23 @@
+"""The benchmark suites ``helix bench`` knows, by name."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from helix.errors import ConfigError
+
+from ._eventlog import EventlogSizes, run_eventlog
+from ._figure import Figure
+
+SUITES = ("eventlog",)
+
+
+def run_suite(
+    name: str, *, quick: bool = False, postgres_url: str | None = None, workdir: Path | None = None
+) -> AsyncIterator[Figure]:
+    """Start the suite called ``name``; its figures arrive as they are measured."""
+    if name == "eventlog":
+        sizes = EventlogSizes.quick() if quick else EventlogSizes()
+        return run_eventlog(sizes, postgres_url=postgres_url, workdir=workdir)
+    raise ConfigError(f"unknown benchmark suite {name!r}: choose from {', '.join(SUITES)}")
