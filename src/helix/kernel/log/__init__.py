@@ -13,6 +13,8 @@ from ._sqlite import SqliteEventStore as SqliteEventStore
 from ._store import FORK_POINT_TYPES as FORK_POINT_TYPES
 from ._store import EventStore as EventStore
 from ._store import new_run_id as new_run_id
+from ._transfer import export_lines as export_lines
+from ._transfer import import_lines as import_lines
 from ._subscription import AllRunsSubscription as AllRunsSubscription
 from ._subscription import Subscription as Subscription
 
@@ -29,6 +31,8 @@ __all__ = [
     "SqliteEventStore",
     "Subscription",
     "encode_event",
+    "export_lines",
+    "import_lines",
     "new_run_id",
     "open_store",
     "parse_store_url",

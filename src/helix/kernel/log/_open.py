@@ -36,7 +36,8 @@ def parse_store_url(url: str) -> StoreUrl:
             )
         if not parts.path or parts.path.endswith("/"):
             raise ConfigError(f"invalid store URL {url!r}: it names no database file")
-        return StoreUrl("sqlite", parts.path)
+        # sqlite:////abs/path splits as "//abs/path"; POSIX would keep the double slash.
+        return StoreUrl("sqlite", "/" + parts.path.lstrip("/"))
     if scheme in ("postgresql", "postgres"):
         if not parts.hostname and "host=" not in parts.query:
             raise ConfigError(f"invalid store URL {url!r}: it names no host")

@@ -79,12 +79,16 @@ class EventStore(ABC):
         run_id: str | None = None,
         workspace: str = "default",
         actor: str = "system",
+        ts: str | None = None,
     ) -> RunRecord:
-        """Register a new run and append its ``run.created`` event (seq 0)."""
+        """Register a new run and append its ``run.created`` event (seq 0).
+
+        ``ts`` backdates the creation (an imported log keeps its times).
+        """
         run_id = run_id or new_run_id()
         _check_id(run_id)
-        ts = utc_now_iso()
-        first = NewEvent(created, actor=actor, turn=0)
+        ts = ts or utc_now_iso()
+        first = NewEvent(created, actor=actor, turn=0, ts=ts)
         record = RunRecord(
             id=run_id,
             workspace=workspace,

@@ -4,6 +4,7 @@ from ._replay import apply as apply
 from ._replay import fold as fold
 from ._replay import replay as replay
 from ._replay import replay_run as replay_run
+from ._replay import turn_boundary as turn_boundary
 from ._state import CallRequest as CallRequest
 from ._state import Message as Message
 from ._state import PendingApproval as PendingApproval
@@ -20,4 +21,5 @@ __all__ = [
     "fold",
     "replay",
     "replay_run",
+    "turn_boundary",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from helix.errors import ForkError
 from helix.kernel.events import STATUS_AFTER, Event, ForkPoint
 from helix.kernel.log import EventStore
 
@@ -39,6 +40,22 @@ async def replay_run(store: EventStore, run_id: str, *, to_seq: int | None = Non
             apply(state, event)
     state.run_id = run_id
     return state
+
+
+async def turn_boundary(store: EventStore, run_id: str, turn: int) -> int:
+    """Return the seq where ``turn`` ends in the run's log (turn 0: where the run starts).
+
+    This scans the log; forking at the seq it returns is O(1).
+    """
+    if turn < 0:
+        raise ForkError(f"turn must be 0 or more, not {turn}")
+    if turn == 0:
+        return 0
+    async for page in store.read_pages(run_id):
+        for event in page:
+            if event.type == "turn.ended" and event.data["turn"] == turn:
+                return event.seq
+    raise ForkError(f"run {run_id!r} has no completed turn {turn}")
 
 
 def apply(state: SessionState, event: Event) -> None:

@@ -1,0 +1,5 @@
+"""``python -m helix`` runs the command line."""
+
+from helix.cli import main
+
+main()

@@ -1,0 +1,49 @@
+"""The ``helix`` command: one Typer app, commands wired in one place."""
+
+from __future__ import annotations
+
+import typer
+
+from helix._version import __version__
+
+from ._bench import bench
+from ._demo import demo
+from ._logs import export, import_, logs, replay
+from ._runs import fork, runs, show
+from ._schema import schema_app
+
+app = typer.Typer(
+    name="helix",
+    help="Helix: supervised agent runs whose event log is the session.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"helix {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version."
+    ),
+) -> None:
+    """Helix: supervised agent runs whose event log is the session."""
+
+
+app.command()(demo)
+app.command()(runs)
+app.command()(show)
+app.command()(logs)
+app.command()(replay)
+app.command()(fork)
+app.command()(export)
+app.command("import")(import_)
+app.command()(bench)
+app.add_typer(schema_app, name="schema")

@@ -1,0 +1,61 @@
+"""``helix bench SUITE``: measure, with baselines run beside."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated
+
+import typer
+
+from ._common import print_json_line, run
+
+_DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+def bench(
+    suite: Annotated[str, typer.Argument(help="The suite to run: eventlog.")],
+    json: Annotated[bool, typer.Option("--json", help="One JSON figure per line.")] = False,
+    quick: Annotated[bool, typer.Option(help="Tiny sizes: a smoke test, not a measurement.")] = False,
+    postgres: Annotated[
+        str | None,
+        typer.Option(
+            help="An admin URL of a PostgreSQL server to measure too (a scratch database is"
+            " made and dropped). Default: $HELIX_BENCH_POSTGRES, else a local server if one"
+            " answers."
+        ),
+    ] = None,
+    no_postgres: Annotated[bool, typer.Option(help="Measure SQLite only.")] = False,
+) -> None:
+    """Run a benchmark suite and print its figures."""
+    from helix.bench import run_suite
+
+    async def main() -> None:
+        url = None if no_postgres else await _postgres_url(postgres)
+        if url is None and not no_postgres:
+            typer.echo("note: no PostgreSQL server answered; measuring SQLite only", err=True)
+        async for figure in run_suite(suite, quick=quick, postgres_url=url):
+            if json:
+                print_json_line(figure.to_dict())
+            else:
+                line = f"{figure.name:<24} {figure.value:>14,.3f} {figure.unit:<9}"
+                if figure.baseline is not None:
+                    line += f" baseline {figure.baseline:>12,.1f}  ratio {figure.ratio:.2f}"
+                typer.echo(f"{line}  {figure.params}")
+
+    run(main)
+
+
+async def _postgres_url(explicit: str | None) -> str | None:
+    url = explicit or os.environ.get("HELIX_BENCH_POSTGRES")
+    if url is not None:
+        return url
+    try:
+        import asyncpg
+    except ImportError:
+        return None
+    try:
+        conn = await asyncpg.connect(_DEFAULT_POSTGRES, timeout=2)
+    except (OSError, TimeoutError, asyncpg.PostgresError):
+        return None
+    await conn.close()
+    return _DEFAULT_POSTGRES

@@ -1,0 +1,103 @@
+"""Human-readable views of events, runs and session states."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from helix.kernel.events import Event
+from helix.kernel.log import RunRecord
+from helix.kernel.session import SessionState
+
+
+def _clip(text: str, width: int = 70) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+_SUMMARIES: dict[str, str] = {
+    "run.created": "{objective!r} with {model}",
+    "run.forked": "from {parent[run_id]} at seq {parent[seq]} (turn {turn})",
+    "run.paused": "{reason}",
+    "run.completed": "{summary}",
+    "run.failed": "{error}",
+    "run.cancelled": "by {by}",
+    "turn.started": "turn {turn}",
+    "turn.ended": "turn {turn}",
+    "model.requested": "{provider}:{model}",
+    "tool.requested": "{name} {args}",
+    "gate.decided": "{gate}: {verdict} ({reason})",
+    "approval.requested": "{name} {args} (request {request_id})",
+    "approval.decided": "{decision} by {by}",
+    "tool.started": "{call_id} in {sandbox}",
+    "tool.interrupted": "{call_id}: {reason}",
+    "file.changed": "{op} {path}",
+    "steer.received": "{message}",
+    "budget.exceeded": "spent ${spent_usd} of ${cap_usd}",
+    "agent.spawned": "{child_run_id}: {objective}",
+    "agent.reported": "{child_run_id}: {report}",
+    "ui.component": "{component}",
+    "supervisor.restarted": "{component} (attempt {attempt}): {reason}",
+}
+
+
+def summarize(event: Event) -> str:
+    """One line saying what an event means."""
+    data: dict[str, Any] = event.data
+    if event.type == "model.responded":
+        calls = ", ".join(c["name"] for c in data["tool_calls"]) or "no tools"
+        return f"{_clip(data['text'], 40)!r} → {calls}"
+    if event.type == "tool.completed":
+        mark = "ok" if data["ok"] else "error"
+        return f"{data['call_id']} {mark}: {_clip(data['output'], 50)!r}"
+    template = _SUMMARIES.get(event.type)
+    if template is None:
+        return ""
+    try:
+        return _clip(template.format(**data))
+    except (KeyError, IndexError):
+        return ""
+
+
+def event_line(event: Event) -> str:
+    """A log line: seq, turn, actor, type and what it means."""
+    turn = "-" if event.turn is None else str(event.turn)
+    return f"{event.seq:>6}  t{turn:<3} {event.actor:<10} {event.type:<18} {summarize(event)}"
+
+
+def run_lines(record: RunRecord) -> list[str]:
+    """The fields of a run, one per line."""
+    parent = "-" if record.parent is None else f"{record.parent.run_id} @ seq {record.parent.seq}"
+    return [
+        f"run        {record.id}",
+        f"status     {record.status}",
+        f"objective  {record.objective}",
+        f"model      {record.model}{'  (scripted)' if record.model.startswith('scripted:') else ''}",
+        f"world      {record.world}",
+        f"parent     {parent}",
+        f"turns      {record.turns}",
+        f"tokens     {record.input_tokens} in / {record.output_tokens} out",
+        f"cost       ${record.cost_usd:.4f}",
+        f"events     {record.next_seq}",
+        f"created    {record.created_at}",
+        f"updated    {record.updated_at}",
+    ]
+
+
+def state_dict(state: SessionState) -> dict[str, Any]:
+    """The replayed state as JSON-ready data."""
+    return {
+        "run_id": state.run_id,
+        "head": state.head,
+        "status": state.status,
+        "turn": state.turn,
+        "at_turn_boundary": state.at_turn_boundary,
+        "messages": len(state.messages),
+        "pending_calls": sorted(state.pending_calls),
+        "interrupted_calls": sorted(state.interrupted_calls),
+        "pending_approvals": sorted(state.pending_approvals),
+        "input_tokens": state.usage.input_tokens,
+        "output_tokens": state.usage.output_tokens,
+        "cost_usd": round(state.usage.cost_usd, 6),
+        "summary": state.summary,
+        "error": state.error,
+    }

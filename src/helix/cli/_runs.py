@@ -1,0 +1,94 @@
+"""``helix runs``, ``helix show``, ``helix fork``: the run registry."""
+
+from __future__ import annotations
+
+from typing import Annotated, cast
+
+import typer
+
+from helix.kernel.events import RUN_STATUSES, RunStatus
+from helix.kernel.log import EventStore, RunRecord
+
+from ._common import fail, print_json_line, run, with_store
+from ._render import run_lines
+
+
+def _record_dict(record: RunRecord) -> dict[str, object]:
+    parent = None if record.parent is None else record.parent.model_dump()
+    return {
+        "id": record.id,
+        "status": record.status,
+        "objective": record.objective,
+        "model": record.model,
+        "parent": parent,
+        "workspace": record.workspace,
+        "turns": record.turns,
+        "cost_usd": record.cost_usd,
+        "input_tokens": record.input_tokens,
+        "output_tokens": record.output_tokens,
+        "events": record.next_seq,
+        "created_at": record.created_at,
+        "updated_at": record.updated_at,
+    }
+
+
+def runs(
+    status: Annotated[str | None, typer.Option(help="Only runs with this status.")] = None,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="At most this many runs.")] = 20,
+    json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+) -> None:
+    """List runs, newest first."""
+    if status is not None and status not in RUN_STATUSES:
+        fail(f"unknown status {status!r}: choose from {', '.join(RUN_STATUSES)}")
+
+    async def main(store: EventStore) -> None:
+        page = await store.list_runs(status=cast(RunStatus | None, status), limit=limit)
+        for record in page.runs:
+            if json:
+                print_json_line(_record_dict(record))
+            else:
+                typer.echo(
+                    f"{record.id}  {record.status:<9}  t{record.turns:<3}"
+                    f"  ${record.cost_usd:<8.4f}  {record.objective[:50]}"
+                )
+        if not page.runs and not json:
+            typer.echo("no runs yet: try `helix demo`")
+
+    run(lambda: with_store(main))
+
+
+def show(
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Show one run: status, model, counters."""
+
+    async def main(store: EventStore) -> None:
+        record = await store.get_run(run_id)
+        if json:
+            print_json_line(_record_dict(record))
+        else:
+            typer.echo("\n".join(run_lines(record)))
+
+    run(lambda: with_store(main))
+
+
+def fork(
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    turn: Annotated[int, typer.Option(min=0, help="Fork where this turn ended (0: start).")],
+    message: Annotated[str | None, typer.Option(help="What the fork is told first.")] = None,
+    model: Annotated[str | None, typer.Option(help="A different model for the fork.")] = None,
+    json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Fork a run at a turn boundary: O(1), nothing copied."""
+    from helix.kernel.session import turn_boundary
+
+    async def main(store: EventStore) -> None:
+        seq = await turn_boundary(store, run_id, turn)
+        record = await store.fork(run_id, at_seq=seq, message=message, model=model)
+        if json:
+            print_json_line(_record_dict(record))
+        else:
+            typer.echo(record.id)
+
+    run(lambda: with_store(main))

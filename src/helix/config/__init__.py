@@ -1,0 +1,5 @@
+"""Configuration from the environment."""
+
+from ._settings import Settings as Settings
+
+__all__ = ["Settings"]

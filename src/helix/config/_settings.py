@@ -1,0 +1,43 @@
+"""Settings read from the environment: where Helix keeps its data, and how durably."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import cast
+
+from helix.errors import ConfigError
+from helix.kernel.log import Durability, parse_store_url
+
+_DURABILITIES = ("normal", "full")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Where the store is and how durable its commits are."""
+
+    home: Path
+    """``HELIX_HOME``: Helix's data directory (default ``~/.local/share/helix``)."""
+    db_url: str
+    """``HELIX_DB``: the store URL (default: ``helix.db`` in the data directory)."""
+    durability: Durability
+    """``HELIX_DURABILITY``: ``normal`` (survives a process crash) or ``full`` (fsync)."""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read and check the settings; ``ConfigError`` names the variable at fault."""
+        env = os.environ if env is None else env
+        home = Path(env.get("HELIX_HOME") or Path.home() / ".local" / "share" / "helix")
+        db_url = env.get("HELIX_DB") or f"sqlite:///{home / 'helix.db'}"
+        try:
+            parse_store_url(db_url)
+        except ConfigError as error:
+            raise ConfigError(f"HELIX_DB: {error}") from None
+        durability = env.get("HELIX_DURABILITY") or "normal"
+        if durability not in _DURABILITIES:
+            raise ConfigError(
+                f"HELIX_DURABILITY: {durability!r} is not one of {', '.join(_DURABILITIES)}"
+            )
+        return cls(home=home, db_url=db_url, durability=cast(Durability, durability))

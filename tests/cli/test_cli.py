@@ -1,0 +1,206 @@
+"""The ``helix`` command, run as a real process: output and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def helix(
+    home: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith("HELIX_")}
+    environment = {**inherited, "HELIX_HOME": str(home), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "helix", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+def _demo_runs(home: Path) -> list[dict[str, object]]:
+    assert helix(home, "demo").returncode == 0
+    listed = helix(home, "runs", "--json")
+    assert listed.returncode == 0
+    return [json.loads(line) for line in listed.stdout.splitlines()]
+
+
+def test_help_lists_the_commands(home: Path) -> None:
+    result = helix(home, "--help")
+    assert result.returncode == 0
+    for command in ("demo", "runs", "logs", "replay", "fork", "bench", "schema"):
+        assert command in result.stdout
+
+
+def test_demo_writes_a_forked_session_to_the_default_store(home: Path) -> None:
+    result = helix(home, "demo")
+    assert result.returncode == 0, result.stderr
+    assert "scripted" in result.stdout
+    assert "nothing copied" in result.stdout
+    assert (home / "helix.db").exists()
+    runs = _demo_runs(home)
+    assert len(runs) == 4  # two demos, each a run and its fork
+    assert {r["status"] for r in runs} == {"completed"}
+    forks = [r for r in runs if r["parent"] is not None]
+    assert len(forks) == 2
+
+
+def test_logs_replay_and_show_agree(home: Path) -> None:
+    runs = _demo_runs(home)
+    fork = next(r for r in runs if r["parent"] is not None)
+    logs = helix(home, "logs", str(fork["id"]), "--json")
+    assert logs.returncode == 0
+    events = [json.loads(line) for line in logs.stdout.splitlines()]
+    assert [e["seq"] for e in events] == list(range(len(events)))
+    assert events[-1]["type"] == "run.completed"
+    assert {e["run_id"] for e in events} == {fork["id"], fork["parent"]["run_id"]}  # type: ignore[index]
+    replayed = json.loads(helix(home, "replay", str(fork["id"]), "--json").stdout)
+    assert replayed["status"] == "completed"
+    assert replayed["head"] == events[-1]["seq"]
+    shown = json.loads(helix(home, "show", str(fork["id"]), "--json").stdout)
+    assert shown["events"] == len(events)
+    partial = json.loads(helix(home, "replay", str(fork["id"]), "--to", "5", "--json").stdout)
+    assert partial["head"] == 5
+
+
+def test_logs_follow_stops_when_the_run_has_ended(home: Path) -> None:
+    run_id = str(_demo_runs(home)[0]["id"])
+    result = helix(home, "logs", run_id, "--follow", "--after", "3")
+    assert result.returncode == 0
+    assert "run.completed" in result.stdout.splitlines()[-1]
+
+
+def test_fork_by_turn(home: Path) -> None:
+    original = next(r for r in _demo_runs(home) if r["parent"] is None)
+    result = helix(home, "fork", str(original["id"]), "--turn", "2", "--message", "again", "--json")
+    assert result.returncode == 0, result.stderr
+    fork = json.loads(result.stdout)
+    assert fork["parent"]["run_id"] == original["id"]
+    assert fork["turns"] == 2
+    missing = helix(home, "fork", str(original["id"]), "--turn", "99")
+    assert missing.returncode == 1
+    assert "no completed turn 99" in missing.stderr
+
+
+def test_export_then_import_round_trips(home: Path, tmp_path: Path) -> None:
+    run_id = str(_demo_runs(home)[0]["id"])
+    exported = helix(home, "export", run_id)
+    assert exported.returncode == 0
+    again = helix(home, "import", "-", stdin=exported.stdout)
+    assert again.returncode == 1
+    assert "--as" in again.stderr
+    imported = helix(home, "import", "-", "--as", "copy-1", stdin=exported.stdout)
+    assert imported.returncode == 0, imported.stderr
+    assert imported.stdout.strip() == "copy-1"
+    copy = helix(home, "export", "copy-1").stdout.splitlines()
+    original = exported.stdout.splitlines()
+    assert len(copy) == len(original)
+    for mine, theirs in zip(copy, original, strict=True):
+        a, b = json.loads(mine), json.loads(theirs)
+        assert (a["seq"], a["type"], a["ts"], a["data"]) == (b["seq"], b["type"], b["ts"], b["data"])
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        ('{"x": 1}', "string 'type'"),
+        ("not json", "line 1"),
+        ('{"run_id":"r","seq":0,"type":"nope","v":1,"ts":"t","turn":0,"actor":"system","data":{}}',
+         "unknown event type"),
+        ('{"run_id":"r","seq":0,"type":"run.paused","v":1,"ts":"t","turn":0,"actor":"system",'
+         '"data":{"reason":7}}', "run.paused"),
+        ('{"run_id":"r","seq":0,"type":"run.started","v":1,"ts":"t","turn":0,"actor":"system",'
+         '"data":{}}', "starts with run.created"),
+        ('{"run_id":"r","seq":3,"type":"run.started","v":1,"ts":"t","turn":0,"actor":"system",'
+         '"data":{}}', "expected seq 0"),
+        ("", "empty"),
+    ],
+)
+def test_import_refuses_bad_logs_and_writes_nothing(home: Path, lines: str, message: str) -> None:
+    result = helix(home, "import", "-", stdin=lines)
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert helix(home, "runs", "--json").stdout == ""
+
+
+def test_schema_events_is_json_schema(home: Path) -> None:
+    result = helix(home, "schema", "events")
+    assert result.returncode == 0
+    schema = json.loads(result.stdout)
+    assert schema["discriminator"]["propertyName"] == "type"
+    mapping = schema["discriminator"]["mapping"]
+    for event_type in ("run.created", "tool.completed", "gate.decided", "turn.ended"):
+        assert event_type in mapping
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "code", "message"),
+    [
+        (["show", "run_missing"], None, 3, "does not exist"),
+        (["logs", "run_missing"], None, 3, "does not exist"),
+        (["runs"], {"HELIX_DB": "mysql://db"}, 2, "HELIX_DB: invalid store URL"),
+        (["runs"], {"HELIX_DB": "sqlite://relative.db"}, 2, "three slashes"),
+        (["runs"], {"HELIX_DURABILITY": "maybe"}, 2, "HELIX_DURABILITY"),
+        (["runs"], {"HELIX_DB": "sqlite:////proc/no/such/dir/x.db"}, 4, "cannot open"),
+        (["runs", "--status", "bogus"], None, 2, "unknown status"),
+        (["runs", "--limit", "0"], None, 2, ""),
+        (["bench", "nope"], None, 2, "unknown benchmark suite"),
+        (["import", "/no/such/file"], None, 2, "cannot read"),
+        (["nonsense"], None, 2, ""),
+    ],
+)
+def test_bad_input_is_a_clear_error(
+    home: Path, args: list[str], env: dict[str, str] | None, code: int, message: str
+) -> None:
+    result = helix(home, *args, env=env)
+    assert result.returncode == code, result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_unwritable_home_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    result = helix(blocker / "home", "runs")
+    assert result.returncode == 4
+    assert "cannot open the SQLite store" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_bench_quick_prints_contract_json(home: Path, tmp_path: Path) -> None:
+    result = helix(home, "bench", "eventlog", "--quick", "--json", "--no-postgres")
+    assert result.returncode == 0, result.stderr
+    figures = [json.loads(line) for line in result.stdout.splitlines()]
+    names = {f["name"] for f in figures}
+    assert names >= {
+        "append_single",
+        "append_batched",
+        "replay",
+        "fork_latency",
+        "fork_bytes",
+        "subscriber_latency_p99",
+    }
+    for figure in figures:
+        assert figure["suite"] == "eventlog"
+        assert set(figure) >= {"suite", "name", "value", "unit", "params"}
+        assert figure["value"] > 0
+        if "baseline" in figure:
+            assert figure["ratio"] == pytest.approx(figure["value"] / figure["baseline"], rel=1e-2)
+    modes = {f["params"].get("mode") for f in figures if f["name"] == "subscriber_latency_p99"}
+    assert modes == {"in-process", "cross-process"}
+    histories = {f["params"]["history"] for f in figures if f["name"] == "fork_bytes"}
+    assert len(histories) == 2
