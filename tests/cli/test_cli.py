@@ -110,7 +110,12 @@ def test_export_then_import_round_trips(home: Path, tmp_path: Path) -> None:
     assert len(copy) == len(original)
     for mine, theirs in zip(copy, original, strict=True):
         a, b = json.loads(mine), json.loads(theirs)
-        assert (a["seq"], a["type"], a["ts"], a["data"]) == (b["seq"], b["type"], b["ts"], b["data"])
+        assert (a["seq"], a["type"], a["ts"], a["data"]) == (
+            b["seq"],
+            b["type"],
+            b["ts"],
+            b["data"],
+        )
 
 
 @pytest.mark.parametrize(
@@ -118,14 +123,25 @@ def test_export_then_import_round_trips(home: Path, tmp_path: Path) -> None:
     [
         ('{"x": 1}', "string 'type'"),
         ("not json", "line 1"),
-        ('{"run_id":"r","seq":0,"type":"nope","v":1,"ts":"t","turn":0,"actor":"system","data":{}}',
-         "unknown event type"),
-        ('{"run_id":"r","seq":0,"type":"run.paused","v":1,"ts":"t","turn":0,"actor":"system",'
-         '"data":{"reason":7}}', "run.paused"),
-        ('{"run_id":"r","seq":0,"type":"run.started","v":1,"ts":"t","turn":0,"actor":"system",'
-         '"data":{}}', "starts with run.created"),
-        ('{"run_id":"r","seq":3,"type":"run.started","v":1,"ts":"t","turn":0,"actor":"system",'
-         '"data":{}}', "expected seq 0"),
+        (
+            '{"run_id":"r","seq":0,"type":"nope","v":1,"ts":"t","turn":0,"actor":"system","data":{}}',
+            "unknown event type",
+        ),
+        (
+            '{"run_id":"r","seq":0,"type":"run.paused","v":1,"ts":"t","turn":0,"actor":"system",'
+            '"data":{"reason":7}}',
+            "run.paused",
+        ),
+        (
+            '{"run_id":"r","seq":0,"type":"run.started","v":1,"ts":"t","turn":0,"actor":"system",'
+            '"data":{}}',
+            "starts with run.created",
+        ),
+        (
+            '{"run_id":"r","seq":3,"type":"run.started","v":1,"ts":"t","turn":0,"actor":"system",'
+            '"data":{}}',
+            "expected seq 0",
+        ),
         ("", "empty"),
     ],
 )

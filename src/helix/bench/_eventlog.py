@@ -84,7 +84,7 @@ def _tool_events(count: int) -> list[NewEvent]:
 
 
 def _encoded(run_id: str, events: list[NewEvent]) -> list[EncodedEvent]:
-    """The rows the store would write, for the raw-driver baselines to insert."""
+    """Encode the rows the store would write, for the raw-driver baselines to insert."""
     ts = "2026-11-29T00:00:00.000000Z"
     return [
         encode_event(run_id, i, e, ts, DEFAULT_REGISTRY, 1 << 30, {}) for i, e in enumerate(events)
@@ -110,7 +110,7 @@ async def _append_batched(
 
 
 async def _session_run(store: EventStore, events: int) -> str:
-    """A run holding a realistic session of about ``events`` events."""
+    """Create a run holding a realistic session of about ``events`` events."""
     run_id = (await store.create_run(run_created())).id
     turns = max(1, events // 8)  # one tool call per turn: eight events a turn
     body = session_events(turns)
@@ -174,7 +174,8 @@ async def main(url, run_id, count):
     seq = (await store.get_run(run_id)).next_seq
     for _ in range(count):
         message = str(time.time_ns())
-        seq = await store.append(run_id, [NewEvent(SteerReceived(message=message))], expected_seq=seq)
+        event = NewEvent(SteerReceived(message=message))
+        seq = await store.append(run_id, [event], expected_seq=seq)
         await asyncio.sleep(0.005)
     await store.close()
 

@@ -50,7 +50,7 @@ class Figure:
 def _round(value: float) -> float:
     if value == 0 or not math.isfinite(value):
         return value
-    digits = max(0, 4 - int(math.floor(math.log10(abs(value)))))
+    digits = max(0, 4 - math.floor(math.log10(abs(value))))
     return round(value, digits)
 
 

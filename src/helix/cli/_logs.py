@@ -19,7 +19,9 @@ _TERMINAL = {"run.completed", "run.failed", "run.cancelled"}
 
 def logs(
     run_id: Annotated[str, typer.Argument(metavar="RUN")],
-    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new events.")] = False,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep printing new events.")
+    ] = False,
     after: Annotated[int, typer.Option(help="Only events with a seq above this.")] = -1,
     json: Annotated[bool, typer.Option("--json", help="One JSON event per line.")] = False,
 ) -> None:

@@ -41,7 +41,7 @@ _SUMMARIES: dict[str, str] = {
 
 
 def summarize(event: Event) -> str:
-    """One line saying what an event means."""
+    """Say in one line what an event means."""
     data: dict[str, Any] = event.data
     if event.type == "model.responded":
         calls = ", ".join(c["name"] for c in data["tool_calls"]) or "no tools"
@@ -59,19 +59,20 @@ def summarize(event: Event) -> str:
 
 
 def event_line(event: Event) -> str:
-    """A log line: seq, turn, actor, type and what it means."""
+    """Format a log line: seq, turn, actor, type and what it means."""
     turn = "-" if event.turn is None else str(event.turn)
     return f"{event.seq:>6}  t{turn:<3} {event.actor:<10} {event.type:<18} {summarize(event)}"
 
 
 def run_lines(record: RunRecord) -> list[str]:
-    """The fields of a run, one per line."""
+    """Format the fields of a run, one per line."""
+    scripted = "  (scripted)" if record.model.startswith("scripted:") else ""
     parent = "-" if record.parent is None else f"{record.parent.run_id} @ seq {record.parent.seq}"
     return [
         f"run        {record.id}",
         f"status     {record.status}",
         f"objective  {record.objective}",
-        f"model      {record.model}{'  (scripted)' if record.model.startswith('scripted:') else ''}",
+        f"model      {record.model}{scripted}",
         f"world      {record.world}",
         f"parent     {parent}",
         f"turns      {record.turns}",
@@ -84,7 +85,7 @@ def run_lines(record: RunRecord) -> list[str]:
 
 
 def state_dict(state: SessionState) -> dict[str, Any]:
-    """The replayed state as JSON-ready data."""
+    """Return the replayed state as JSON-ready data."""
     return {
         "run_id": state.run_id,
         "head": state.head,

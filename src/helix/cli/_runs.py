@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, cast
+from typing import Annotated
 
 import typer
 
-from helix.kernel.events import RUN_STATUSES, RunStatus
+from helix.kernel.events import RUN_STATUSES
 from helix.kernel.log import EventStore, RunRecord
 
 from ._common import fail, print_json_line, run, with_store
@@ -42,7 +42,7 @@ def runs(
         fail(f"unknown status {status!r}: choose from {', '.join(RUN_STATUSES)}")
 
     async def main(store: EventStore) -> None:
-        page = await store.list_runs(status=cast(RunStatus | None, status), limit=limit)
+        page = await store.list_runs(status=status, limit=limit)
         for record in page.runs:
             if json:
                 print_json_line(_record_dict(record))

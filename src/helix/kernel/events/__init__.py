@@ -86,5 +86,6 @@ __all__ = [
     "UiComponent",
     "Upcaster",
     "Usage",
+    "builtin_registry",
     "utc_now_iso",
 ]

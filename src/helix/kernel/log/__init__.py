@@ -5,18 +5,18 @@ from ._codec import encode as encode_event
 from ._memory import MemoryEventStore as MemoryEventStore
 from ._open import open_store as open_store
 from ._open import parse_store_url as parse_store_url
+from ._records import Durability as Durability
 from ._records import EncodedEvent as EncodedEvent
 from ._records import RunPage as RunPage
 from ._records import RunRecord as RunRecord
-from ._sqlite import Durability as Durability
 from ._sqlite import SqliteEventStore as SqliteEventStore
 from ._store import FORK_POINT_TYPES as FORK_POINT_TYPES
 from ._store import EventStore as EventStore
 from ._store import new_run_id as new_run_id
-from ._transfer import export_lines as export_lines
-from ._transfer import import_lines as import_lines
 from ._subscription import AllRunsSubscription as AllRunsSubscription
 from ._subscription import Subscription as Subscription
+from ._transfer import export_lines as export_lines
+from ._transfer import import_lines as import_lines
 
 __all__ = [
     "DEFAULT_BLOB_THRESHOLD",

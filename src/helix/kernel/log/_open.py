@@ -11,7 +11,8 @@ from helix.errors import ConfigError
 from helix.kernel.events import EventRegistry
 
 from ._memory import MemoryEventStore
-from ._sqlite import Durability, SqliteEventStore
+from ._records import Durability
+from ._sqlite import SqliteEventStore
 from ._store import EventStore
 
 

@@ -3,7 +3,10 @@
 The log's invariants live here, not in Python: the ``(run_id, seq)`` primary key makes
 a duplicate seq impossible, and triggers make the database itself refuse to change,
 delete or truncate an event or a blob. Timestamps stay ``TEXT`` in the log's own ISO
-format, so ordering and list cursors compare exactly as in the other backends.
+format, and the text columns that runs are ordered or looked up by are ``COLLATE "C"``:
+byte order, as SQLite compares, whatever the database's locale (under ``en_US``,
+``'run-b' < 'run_a'`` is false), so listings and their cursors match the other backends
+and index comparisons skip the locale's rules.
 
 Each script runs whole through the simple query protocol, so it may hold several
 statements and dollar-quoted function bodies.
@@ -11,28 +14,32 @@ statements and dollar-quoted function bodies.
 
 from __future__ import annotations
 
-SCHEMA_TABLE = """
+from typing import Any
+
+from helix.errors import StoreUnavailableError
+
+_LOCK = 0x68656C6978  # "helix"; any key works as long as every Helix uses the same one
+_SCHEMA_TABLE = """
 CREATE TABLE IF NOT EXISTS helix_schema (
     only_row BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (only_row),
     version  INTEGER NOT NULL
 )
 """
-"""Holds the single row with the schema's version; created before any migration runs."""
 
 MIGRATIONS: list[str] = [
     # 0 -> 1
     """
     CREATE TABLE runs (
-        id            TEXT PRIMARY KEY,
+        id            TEXT COLLATE "C" PRIMARY KEY,
         workspace     TEXT NOT NULL,
         status        TEXT NOT NULL,
         objective     TEXT NOT NULL,
         model         TEXT NOT NULL,
         blueprint     TEXT,
         world         TEXT NOT NULL,
-        parent_id     TEXT REFERENCES runs (id),
+        parent_id     TEXT COLLATE "C" REFERENCES runs (id),
         fork_seq      BIGINT,
-        created_at    TEXT NOT NULL,
+        created_at    TEXT COLLATE "C" NOT NULL,
         updated_at    TEXT NOT NULL,
         next_seq      BIGINT NOT NULL,
         turns         BIGINT NOT NULL DEFAULT 0,
@@ -44,7 +51,7 @@ MIGRATIONS: list[str] = [
     CREATE INDEX runs_by_parent ON runs (parent_id);
 
     CREATE TABLE events (
-        run_id TEXT NOT NULL,
+        run_id TEXT COLLATE "C" NOT NULL,
         seq    BIGINT NOT NULL,
         type   TEXT NOT NULL,
         v      INTEGER NOT NULL,
@@ -66,7 +73,7 @@ MIGRATIONS: list[str] = [
         FOR EACH STATEMENT EXECUTE FUNCTION helix_events_are_append_only();
 
     CREATE TABLE blobs (
-        hash TEXT PRIMARY KEY,
+        hash TEXT COLLATE "C" PRIMARY KEY,
         size BIGINT NOT NULL,
         data BYTEA NOT NULL
     );
@@ -81,3 +88,24 @@ MIGRATIONS: list[str] = [
         FOR EACH STATEMENT EXECUTE FUNCTION helix_blobs_are_immutable();
     """,
 ]
+
+
+async def migrate(db: Any) -> None:
+    """Bring the schema up to date; safe with several processes opening at once."""
+    async with db.transaction():
+        # A transaction-level lock is released at commit or rollback, even if this
+        # process dies half-way, so no one ever waits on a stale lock.
+        await db.execute("SELECT pg_advisory_xact_lock($1)", _LOCK)
+        await db.execute(_SCHEMA_TABLE)
+        version = await db.fetchval("SELECT version FROM helix_schema")
+        if version is None:
+            version = 0
+            await db.execute("INSERT INTO helix_schema (version) VALUES (0)")
+        if version > len(MIGRATIONS):
+            raise StoreUnavailableError(
+                f"the store's schema (version {version}) is newer than this Helix understands"
+                f" ({len(MIGRATIONS)}): upgrade Helix"
+            )
+        for script in MIGRATIONS[version:]:
+            await db.execute(script)
+        await db.execute("UPDATE helix_schema SET version = $1", len(MIGRATIONS))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from helix.kernel.events import ForkPoint, RunStatus
 
@@ -49,6 +49,9 @@ class RunPage:
     runs: list[RunRecord]
     next_cursor: str | None
 
+
+Durability = Literal["normal", "full"]
+"""``normal``: survives a crash of the process; ``full``: fsync every commit (see docs)."""
 
 RawRow = tuple[str, int, str, int, str, "int | None", str, str, "str | None"]
 """A stored event row as drivers return it, in ``EncodedEvent``'s column order."""

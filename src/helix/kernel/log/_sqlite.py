@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import sqlite3
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from helix.errors import (
     AppendOnlyError,
@@ -28,12 +28,10 @@ from helix.errors import (
 from helix.kernel.events import EventRegistry, RunStatus
 
 from ._codec import DEFAULT_BLOB_THRESHOLD
-from ._records import EncodedEvent, RawRow, RunDelta, RunRecord
+from ._records import Durability, EncodedEvent, RawRow, RunDelta, RunRecord
 from ._sql import EVENT_COLUMNS, RUN_COLUMNS, run_filters, run_from_row, run_values
 from ._sqlite_schema import MIGRATIONS
 from ._store import EventStore
-
-Durability = Literal["normal", "full"]
 
 _APPEND = f"INSERT INTO events ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _ADVANCE = """

@@ -23,7 +23,11 @@ async def export_lines(store: EventStore, run_id: str) -> AsyncIterator[str]:
 
 
 async def import_lines(
-    store: EventStore, lines: Iterable[str], *, run_id: str | None = None, workspace: str = "default"
+    store: EventStore,
+    lines: Iterable[str],
+    *,
+    run_id: str | None = None,
+    workspace: str = "default",
 ) -> RunRecord:
     """Import an exported log as a new run; every line is checked before anything is written.
 

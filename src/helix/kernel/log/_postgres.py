@@ -1,0 +1,498 @@
+"""The PostgreSQL event store: one log shared by many processes and hosts.
+
+Every call borrows a connection from an asyncpg pool, and every write is a single
+statement, so one round trip and one transaction. In an append, the conditional
+``UPDATE`` of the run's registry row is the seq check (a racing writer waits on the
+row lock, then matches no row and learns where the log really is); blobs and events go
+in as ``INSERT … SELECT FROM unnest(…)`` of column arrays; and the ``NOTIFY`` that
+announces the commit rides on the ``UPDATE``'s ``RETURNING``. Measured here for batches
+of 100, that is 1.4x the throughput of a transaction of separate statements with the
+same ``unnest`` and 1.6x one with ``executemany``; a single-event append takes a third
+of the time. A store with subscribers listens on a connection of its own and publishes
+other processes' appends to them.
+
+Durability: ``normal`` (``synchronous_commit = off``) keeps every returned append
+across a crash of the writing process, since the server already has the commit, but a
+crash of the PostgreSQL server itself may lose the last fraction of a second of
+commits; ``full`` (``synchronous_commit = on``) waits until the commit is on disk,
+surviving a server crash too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from helix.errors import (
+    AppendOnlyError,
+    RunExistsError,
+    RunNotFoundError,
+    SeqConflictError,
+    StoreUnavailableError,
+)
+from helix.kernel.events import EventRegistry, RunStatus
+
+from ._codec import DEFAULT_BLOB_THRESHOLD
+from ._postgres_schema import migrate
+from ._records import Durability, EncodedEvent, RawRow, RunDelta, RunRecord
+from ._sql import EVENT_COLUMNS, RUN_COLUMNS, run_filters, run_from_row, run_values
+from ._store import EventStore
+
+CHANNEL = "helix_events"
+"""The channel every commit is announced on, as ``TOKEN RUN_ID FIRST_SEQ LAST_SEQ``."""
+
+# The inserts are gated on the UPDATE's (or run INSERT's) RETURNING, which also sends
+# the NOTIFY: queued only if the run advanced, delivered only if the statement commits.
+_CREATE = f"""
+WITH created AS (
+    INSERT INTO runs ({RUN_COLUMNS})
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+    RETURNING pg_notify('{CHANNEL}', $17)
+), stored_blobs AS (
+    INSERT INTO blobs (hash, size, data)
+    SELECT * FROM unnest($18::text[], $19::bigint[], $20::bytea[])
+    WHERE EXISTS (SELECT FROM created)
+    ON CONFLICT DO NOTHING
+)
+INSERT INTO events ({EVENT_COLUMNS})
+SELECT * FROM unnest($21::text[], $22::bigint[], $23::text[], $24::integer[], $25::text[],
+                     $26::bigint[], $27::text[], $28::text[], $29::text[])
+WHERE EXISTS (SELECT FROM created)
+"""
+_APPEND = f"""
+WITH advanced AS (
+    UPDATE runs SET next_seq = $1, status = coalesce($2, status), turns = greatest(turns, $3),
+        input_tokens = input_tokens + $4, output_tokens = output_tokens + $5,
+        cost_usd = cost_usd + $6, updated_at = $7
+    WHERE id = $8 AND next_seq = $9
+    RETURNING pg_notify('{CHANNEL}', $10)
+), stored_blobs AS (
+    INSERT INTO blobs (hash, size, data)
+    SELECT * FROM unnest($11::text[], $12::bigint[], $13::bytea[])
+    WHERE EXISTS (SELECT FROM advanced)
+    ON CONFLICT DO NOTHING
+)
+INSERT INTO events ({EVENT_COLUMNS})
+SELECT * FROM unnest($14::text[], $15::bigint[], $16::text[], $17::integer[], $18::text[],
+                     $19::bigint[], $20::text[], $21::text[], $22::text[])
+WHERE EXISTS (SELECT FROM advanced)
+"""
+_NEXT_SEQ = "SELECT next_seq FROM runs WHERE id = $1"
+
+_NOTHING_INSERTED = "INSERT 0 0"
+_UNIQUE_VIOLATION = "23505"
+_RAISE_EXCEPTION = "P0001"
+# Shut down, crashed, starting up, out of connection slots.
+_UNREACHABLE = frozenset({"57P01", "57P02", "57P03", "53300"})
+_RELISTEN_MAX_DELAY_S = 5.0
+_MAX_SEQ = 2**62
+
+_log = logging.getLogger(__name__)
+
+
+class PostgresEventStore(EventStore):
+    """An ``EventStore`` in a PostgreSQL database, shared by every process that opens it.
+
+    Create one with ``await PostgresEventStore.open(dsn)``.
+    """
+
+    def __init__(
+        self,
+        pool: Any,
+        connect: Callable[[], Awaitable[Any]],
+        *,
+        where: str,
+        durability: Durability,
+        registry: EventRegistry | None = None,
+        blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
+    ) -> None:
+        super().__init__(registry=registry, blob_threshold=blob_threshold)
+        self.durability = durability
+        self._pool = pool
+        self._connect = connect
+        self._where = where
+        # Tells this store's own notices apart: its subscribers already got those events.
+        self._token = secrets.token_hex(8)
+        self._listener: Any = None
+        self._listen_lock = asyncio.Lock()
+        self._notices: asyncio.Queue[tuple[str, int, int]] = asyncio.Queue()
+        self._consumer: asyncio.Task[None] | None = None
+        self._relistening: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    @classmethod
+    async def open(
+        cls,
+        dsn: str,
+        *,
+        durability: Durability = "normal",
+        registry: EventRegistry | None = None,
+        blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
+        min_size: int = 1,
+        max_size: int = 10,
+    ) -> PostgresEventStore:
+        """Connect to the database, create or upgrade its schema, and return the store.
+
+        Args:
+            dsn: A libpq connection URL, e.g. ``postgresql://helix@db.internal/helix``.
+            durability: ``normal`` or ``full``; see the module's documentation.
+            registry: The event vocabulary; the default one if not given.
+            blob_threshold: Strings longer than this many bytes are stored as blobs.
+            min_size: Connections the pool keeps open.
+            max_size: Connections the pool opens at most.
+
+        Returns:
+            The open store; close it with ``close`` or ``async with``.
+
+        Raises:
+            StoreUnavailableError: asyncpg is not installed, the server cannot be
+                reached or refuses the login, or its schema is newer than this Helix.
+
+        """
+        if durability not in ("normal", "full"):
+            raise StoreUnavailableError(
+                f"unknown durability {durability!r}: use 'normal' or 'full'"
+            )
+        try:
+            import asyncpg
+        except ImportError:
+            raise StoreUnavailableError(
+                "the PostgreSQL store needs asyncpg: pip install 'helix-harness[postgres]'"
+            ) from None
+        where = _describe(dsn)
+        # Startup settings, not a SET: they outlast any RESET ALL.
+        settings = {"synchronous_commit": "off" if durability == "normal" else "on"}
+        failures = (OSError, ValueError, asyncpg.PostgresError, asyncpg.InterfaceError)
+        try:
+            pool = await asyncpg.create_pool(
+                dsn,
+                min_size=min_size,
+                max_size=max_size,
+                server_settings=settings,
+                reset=_keep_session,
+            )
+        except failures as error:
+            raise StoreUnavailableError(_cannot_open(where, error, dsn)) from None
+        try:
+            async with pool.acquire() as connection:
+                await migrate(connection)
+        except BaseException as error:
+            pool.terminate()
+            if isinstance(error, failures):
+                raise StoreUnavailableError(_cannot_open(where, error, dsn)) from None
+            raise
+        connect = functools.partial(asyncpg.connect, dsn, server_settings=settings)
+        return cls(
+            pool,
+            connect,
+            where=where,
+            durability=durability,
+            registry=registry,
+            blob_threshold=blob_threshold,
+        )
+
+    @property
+    def pool(self) -> Any:
+        """The asyncpg pool (for tests and benchmarks that bypass the store).
+
+        Connections return to it without a session reset: leave no ``SET``, ``LISTEN``
+        or session-level advisory lock behind on one.
+        """
+        return self._pool
+
+    async def _insert_run(
+        self, record: RunRecord, first: EncodedEvent, blobs: dict[str, bytes]
+    ) -> None:
+        with self._refusals():
+            try:
+                await self._pool.execute(
+                    _CREATE,
+                    *run_values(record),
+                    self._notice(record.id, first.seq, first.seq),
+                    *_blob_columns(blobs),
+                    *_columns([first]),
+                )
+            except Exception as error:
+                key = getattr(error, "constraint_name", None)
+                if _sqlstate(error) == _UNIQUE_VIOLATION and key == "runs_pkey":
+                    raise RunExistsError(record.id) from None
+                raise
+
+    async def _append_rows(
+        self,
+        run_id: str,
+        expected_seq: int,
+        rows: list[EncodedEvent],
+        blobs: dict[str, bytes],
+        delta: RunDelta,
+        ts: str,
+    ) -> None:
+        with self._refusals():
+            async with self._pool.acquire() as db:
+                try:
+                    status = await db.execute(
+                        _APPEND,
+                        expected_seq + len(rows),
+                        delta.status,
+                        delta.turns or 0,
+                        delta.input_tokens,
+                        delta.output_tokens,
+                        delta.cost_usd,
+                        ts,
+                        run_id,
+                        expected_seq,
+                        self._notice(run_id, expected_seq, rows[-1].seq),
+                        *_blob_columns(blobs),
+                        *_columns(rows),
+                    )
+                except Exception as error:
+                    if _sqlstate(error) != _UNIQUE_VIOLATION:
+                        raise
+                    status = _NOTHING_INSERTED
+                if status != _NOTHING_INSERTED:
+                    return
+                # A fresh statement sees the commit that beat this append.
+                actual = await db.fetchval(_NEXT_SEQ, run_id)
+        if actual is None:
+            raise RunNotFoundError(run_id)
+        raise SeqConflictError(run_id, expected_seq, actual)
+
+    async def _load_run(self, run_id: str) -> RunRecord | None:
+        with self._refusals():
+            row = await self._pool.fetchrow(f"SELECT {RUN_COLUMNS} FROM runs WHERE id = $1", run_id)
+        return None if row is None else run_from_row(row)
+
+    async def _query_runs(
+        self,
+        status: RunStatus | None,
+        workspace: str | None,
+        parent_id: str | None,
+        limit: int,
+        after: tuple[str, str] | None,
+    ) -> list[RunRecord]:
+        where, args = run_filters(status, workspace, parent_id, after, lambda n: f"${n}")
+        with self._refusals():
+            rows = await self._pool.fetch(
+                f"SELECT {RUN_COLUMNS} FROM runs {where}"
+                f" ORDER BY created_at DESC, id DESC LIMIT ${len(args) + 1}",
+                *args,
+                limit,
+            )
+        return [run_from_row(row) for row in rows]
+
+    async def _read_rows(
+        self, run_id: str, after: int, to_seq: int | None, limit: int | None
+    ) -> Sequence[RawRow]:
+        # asyncpg's records index and unpack like the tuples decoding expects.
+        with self._refusals():
+            rows: list[RawRow] = await self._pool.fetch(
+                f"SELECT {EVENT_COLUMNS} FROM events"
+                " WHERE run_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4",
+                run_id,
+                after,
+                _MAX_SEQ if to_seq is None else to_seq,
+                limit,  # LIMIT NULL is no limit
+            )
+        return rows
+
+    async def _get_blobs(self, hashes: set[str]) -> dict[str, bytes]:
+        with self._refusals():
+            rows = await self._pool.fetch(
+                "SELECT hash, data FROM blobs WHERE hash = ANY($1::text[])", list(hashes)
+            )
+        return {row[0]: row[1] for row in rows}
+
+    # -- noticing other processes' appends --------------------------------------------
+
+    async def _start_watching(self) -> None:
+        async with self._listen_lock:
+            if self._listener is None and not self._closed:
+                await self._listen()
+
+    async def _listen(self) -> None:
+        """Open the LISTEN connection; the caller holds ``_listen_lock``.
+
+        Not a pooled one: releasing a connection to the pool drops its listeners.
+        """
+        with self._refusals():
+            listener = await self._connect()
+            try:
+                await listener.add_listener(CHANNEL, self._on_notify)
+            except BaseException:
+                listener.terminate()
+                raise
+        listener.add_termination_listener(self._on_listener_lost)
+        self._listener = listener
+        if self._consumer is None:
+            self._consumer = asyncio.create_task(self._consume(), name="helix-postgres-watch")
+
+    def _on_notify(self, connection: Any, pid: int, channel: str, payload: str) -> None:
+        token, _, rest = payload.partition(" ")
+        if token == self._token:
+            return
+        try:
+            run_id, first, last = rest.split(" ")
+            notice = (run_id, int(first), int(last))
+        except ValueError:
+            return  # not a Helix notice: someone else uses the channel
+        self._notices.put_nowait(notice)
+
+    async def _consume(self) -> None:
+        """Publish other processes' appends to this store's subscribers, in commit order.
+
+        Notices that piled up are merged into one read per run: a run's appends commit
+        in seq order, so everything from the lowest first seq to the highest last seq
+        is there.
+        """
+        while True:
+            spans: dict[str, tuple[int, int]] = {}
+            notice: tuple[str, int, int] | None = await self._notices.get()
+            while notice is not None:
+                run_id, first, last = notice
+                low, high = spans.get(run_id, (first, last))
+                spans[run_id] = (min(low, first), max(high, last))
+                notice = None if self._notices.empty() else self._notices.get_nowait()
+            for run_id, (first, last) in spans.items():
+                if not self._broadcaster.active:
+                    break
+                try:
+                    events = await self._decode(
+                        await self._read_rows(run_id, first - 1, last, None)
+                    )
+                except Exception:
+                    # Dropping a push loses nothing: subscribers read the log on a gap.
+                    _log.warning("cannot read run %s's new events", run_id, exc_info=True)
+                    continue
+                self._broadcaster.publish(run_id, events)
+
+    def _on_listener_lost(self, connection: Any) -> None:
+        if connection is self._listener and not self._closed:
+            self._listener = None
+            task = asyncio.create_task(self._relisten(), name="helix-postgres-relisten")
+            self._relistening.add(task)
+            task.add_done_callback(self._relistening.discard)
+
+    async def _relisten(self) -> None:
+        """Listen again after the connection dropped (a server restart or failover).
+
+        Appends committed while nobody listened are not pushed; a run's subscribers
+        still read them from the log once the next pushed event shows the gap.
+        """
+        delay = 0.1
+        while True:
+            async with self._listen_lock:
+                if self._listener is not None or self._closed:
+                    return
+                try:
+                    await self._listen()
+                    return
+                except Exception as error:
+                    _log.warning("cannot listen on %s again: %s", self._where, error)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, _RELISTEN_MAX_DELAY_S)
+
+    def _notice(self, run_id: str, first: int, last: int) -> str:
+        return f"{self._token} {run_id} {first} {last}"
+
+    @contextlib.contextmanager
+    def _refusals(self) -> Iterator[None]:
+        """Turn the database's refusals and a lost server into Helix errors."""
+        try:
+            yield
+        except Exception as error:
+            state = _sqlstate(error)
+            message = str(error)
+            if state == _RAISE_EXCEPTION and ("append-only" in message or "immutable" in message):
+                raise AppendOnlyError(message) from None
+            lost = state is not None and (state.startswith("08") or state in _UNREACHABLE)
+            if not (lost or isinstance(error, OSError)):
+                raise
+            raise StoreUnavailableError(
+                f"cannot reach the PostgreSQL store at {self._where}: {_one_line(error)}"
+            ) from None
+
+    async def close(self) -> None:
+        """Stop watching for other processes' appends and close every connection."""
+        if self._closed:
+            return
+        self._closed = True
+        # A reconnect attempt holds the lock while it connects: stop it first.
+        await _cancel(self._relistening)
+        async with self._listen_lock:
+            if self._consumer is not None:
+                await _cancel([self._consumer])
+                self._consumer = None
+            listener, self._listener = self._listener, None
+            if listener is not None:
+                try:
+                    await listener.remove_listener(CHANNEL, self._on_notify)
+                    await listener.close()
+                except Exception:
+                    listener.terminate()  # already broken: nothing to say goodbye to
+        await self._pool.close()
+
+
+async def _cancel(tasks: Iterable[asyncio.Task[None]]) -> None:
+    pending = list(tasks)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+
+
+def _columns(rows: list[EncodedEvent]) -> list[tuple[Any, ...]]:
+    """Transpose rows into the column arrays ``_APPEND`` unnests."""
+    return list(zip(*rows, strict=True))
+
+
+def _blob_columns(blobs: dict[str, bytes]) -> tuple[list[str], list[int], list[bytes]]:
+    # Sorted, so two appends storing the same new blobs lock their keys in the same
+    # order and cannot deadlock.
+    hashes = sorted(blobs)
+    return hashes, [len(blobs[h]) for h in hashes], [blobs[h] for h in hashes]
+
+
+async def _keep_session(connection: Any) -> None:
+    """Hand a connection back to the pool without asyncpg's session reset.
+
+    The store leaves no session state (no ``SET``, ``LISTEN``, cursors or session
+    locks), and asyncpg still rolls back any open transaction before calling this;
+    skipping ``RESET ALL`` and the rest saves a round trip on every call (a
+    single-event append measured 420 µs with the reset, 270 µs without).
+    """
+
+
+def _sqlstate(error: BaseException) -> str | None:
+    """Return the error's SQLSTATE code, if the server (or asyncpg) gave one."""
+    state = getattr(error, "sqlstate", None)
+    return state if isinstance(state, str) else None
+
+
+def _describe(dsn: str) -> str:
+    """Name the server and database of a DSN for messages, leaving out any password."""
+    parts = urlsplit(dsn)
+    userinfo, _, hosts = parts.netloc.rpartition("@")
+    query = parse_qs(parts.query)
+    user = unquote(userinfo.partition(":")[0]) or ",".join(query.get("user", []))
+    hosts = unquote(hosts) or ",".join(query.get("host", [])) or "localhost"
+    database = unquote(parts.path.lstrip("/")) or ",".join(query.get("dbname", [])) or user
+    return f"{user}@{hosts}/{database}" if user else f"{hosts}/{database}"
+
+
+def _cannot_open(where: str, error: BaseException, dsn: str) -> str:
+    parts = urlsplit(dsn)
+    passwords = [*parse_qs(parts.query).get("password", []), parts.password or ""]
+    reason = _one_line(error)
+    for secret in filter(None, passwords):
+        reason = reason.replace(secret, "***").replace(unquote(secret), "***")
+    return f"cannot open the PostgreSQL store at {where}: {reason}"
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return text or type(error).__name__

@@ -1,0 +1,51 @@
+"""Review rules that are cheaper as tests than as comments."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "helix"
+MAX_LINES = 500
+"""Modules are meant to be read in one sitting; split before this."""
+
+
+@pytest.mark.parametrize(
+    "path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE))
+)
+def test_modules_stay_small(path: Path) -> None:
+    lines = len(path.read_text().splitlines())
+    assert lines <= MAX_LINES, f"{path.name} has {lines} lines: split it"
+
+
+def test_implementation_modules_are_private() -> None:
+    """Packages expose their surface through ``__init__``; files behind it are ``_name.py``."""
+    public_files = {"__init__.py", "__main__.py", "_version.py", "errors.py", "py.typed"}
+    for path in PACKAGE.rglob("*.py"):
+        if path.parent == PACKAGE:
+            continue
+        assert path.name in public_files or path.name.startswith("_"), path
+
+
+HEAVY = ["asyncpg", "ray", "anthropic", "openai", "google.genai", "mcp", "textual", "apprise"]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import helix",
+        "import helix.kernel.log, helix.kernel.session",
+        "import sys; sys.argv = ['helix', '--help']\n"
+        "from helix.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass",
+    ],
+)
+def test_no_heavy_imports(code: str) -> None:
+    probe = f"{code}\nimport sys\nprint(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"
