@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -18,7 +17,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from helix.kernel.events import DEFAULT_REGISTRY, NewEvent, SteerReceived, ToolCompleted
 from helix.kernel.log import EncodedEvent, EventStore, SqliteEventStore, encode_event, open_store
@@ -27,6 +26,7 @@ from helix.testing import run_created, session_events
 
 from ._figure import Figure, percentile
 from ._postgres import PostgresBench, temporary_database
+from ._sqlite import SqliteBench
 
 SUITE = "eventlog"
 
@@ -210,176 +210,83 @@ def _latency_figures(backend: str, mode: str, samples: list[float]) -> list[Figu
     ]
 
 
-# -- SQLite ----------------------------------------------------------------------------
+# -- the figures, the same for every backend -----------------------------------------
 
 
-_RAW_SQLITE_SCHEMA = """
-CREATE TABLE events (
-    pos INTEGER PRIMARY KEY, run_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL,
-    v INTEGER NOT NULL, ts TEXT NOT NULL, turn INTEGER, actor TEXT NOT NULL,
-    data TEXT NOT NULL, ext TEXT, UNIQUE (run_id, seq)
-)
-"""
-_RAW_SQLITE_INSERT = (
-    "INSERT INTO events (run_id, seq, type, v, ts, turn, actor, data, ext)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
+class _Baselines(Protocol):
+    """What a backend's benchmark needs besides the store: raw inserts, row sizes."""
+
+    async def raw_inserts(self, rows: list[EncodedEvent], batch: int) -> float:
+        """Insert ``rows`` with the raw driver, ``batch`` a transaction; return events/s."""
+        ...
+
+    async def fork_bytes(self, fork_id: str) -> int:
+        """Return the bytes of the rows a fork added."""
+        ...
+
+    async def close(self) -> None:
+        """Release what the baselines hold."""
+        ...
 
 
-def _raw_sqlite(path: Path, rows: list[EncodedEvent], batch: int) -> float:
-    """Insert ``rows`` with plain ``sqlite3`` (WAL, synchronous=NORMAL), ``batch`` a commit."""
-    db = sqlite3.connect(path, isolation_level=None)
-    db.execute("PRAGMA journal_mode = WAL")
-    db.execute("PRAGMA synchronous = NORMAL")
-    db.execute(_RAW_SQLITE_SCHEMA)
-    started = time.perf_counter()
-    for i in range(0, len(rows), batch):
-        db.execute("BEGIN")
-        if batch == 1:
-            db.execute(_RAW_SQLITE_INSERT, rows[i])
-        else:
-            db.executemany(_RAW_SQLITE_INSERT, rows[i : i + batch])
-        db.execute("COMMIT")
-    rate = len(rows) / (time.perf_counter() - started)
-    db.close()
-    return rate
-
-
-def _sqlite_fork_bytes(store: SqliteEventStore, fork_id: str) -> int:
-    """Bytes of the rows a fork added: its registry row and its own events."""
-    row_bytes = "coalesce(length(CAST({} AS BLOB)), 0)"
-    event_cols = ["run_id", "type", "ts", "actor", "data", "ext"]
-    run_cols = [
-        "id",
-        "workspace",
-        "status",
-        "objective",
-        "model",
-        "blueprint",
-        "world",
-        "parent_id",
-        "created_at",
-        "updated_at",
-    ]
-    events_sql = " + ".join(row_bytes.format(c) for c in event_cols) + " + 8 * 4"
-    runs_sql = " + ".join(row_bytes.format(c) for c in run_cols) + " + 8 * 6"
-    db = store.connection
-    (events,) = db.execute(
-        f"SELECT coalesce(sum({events_sql}), 0) FROM events WHERE run_id = ?", (fork_id,)
-    ).fetchone()
-    (runs,) = db.execute(f"SELECT {runs_sql} FROM runs WHERE id = ?", (fork_id,)).fetchone()
-    return int(events + runs)
-
-
-async def _sqlite_figures(sizes: EventlogSizes, root: Path) -> AsyncIterator[Figure]:
-    backend = {"backend": "sqlite"}
-    store = SqliteEventStore(root / "helix.db")
-    try:
-        run_id = (await store.create_run(run_created())).id
-        single = _tool_events(sizes.single)
-        rate = await _append_single(store, run_id, single)
-        raw = _raw_sqlite(root / "raw-single.db", _encoded(run_id, single), 1)
-        yield Figure(
-            SUITE,
-            "append_single",
-            rate,
-            "events/s",
-            {**backend, "events": sizes.single, "durability": "normal"},
-            baseline=raw,
-        )
-
-        run_id = (await store.create_run(run_created())).id
-        batched = _tool_events(sizes.batched)
-        rate = await _append_batched(store, run_id, batched, sizes.batch)
-        raw = _raw_sqlite(root / "raw-batched.db", _encoded(run_id, batched), sizes.batch)
-        yield Figure(
-            SUITE,
-            "append_batched",
-            rate,
-            "events/s",
-            {**backend, "events": sizes.batched, "batch": sizes.batch},
-            baseline=raw,
-        )
-        del single, batched
-
-        async for figure in _shared_figures(store, sizes, "sqlite", _sqlite_fork_bytes):
-            yield figure
-        for figure in _latency_figures(
-            "sqlite", "in-process", await _subscriber_latencies(store, sizes.subscriber_events)
-        ):
-            yield figure
-        samples = await _cross_process_latencies(
-            store, f"sqlite:///{store.path}", sizes.cross_process_events
-        )
-        for figure in _latency_figures("sqlite", "cross-process", samples):
-            yield figure
-    finally:
-        await store.close()
-
-
-async def _shared_figures(
-    store: Any, sizes: EventlogSizes, backend: str, fork_bytes: Any
+async def _figures(
+    store: EventStore, url: str, backend: str, baselines: _Baselines, sizes: EventlogSizes
 ) -> AsyncIterator[Figure]:
-    """Replay and fork figures, identical in method for every backend."""
+    params: dict[str, Any] = {"backend": backend}
+    run_id = (await store.create_run(run_created())).id
+    single = _tool_events(sizes.single)
+    rate = await _append_single(store, run_id, single)
+    raw = await baselines.raw_inserts(_encoded(run_id, single), 1)
+    single_params = {**params, "events": sizes.single, "durability": "normal"}
+    yield Figure(SUITE, "append_single", rate, "events/s", single_params, baseline=raw)
+    del single
+
+    run_id = (await store.create_run(run_created())).id
+    batched = _tool_events(sizes.batched)
+    rate = await _append_batched(store, run_id, batched, sizes.batch)
+    raw = await baselines.raw_inserts(_encoded(run_id, batched), sizes.batch)
+    batched_params = {**params, "events": sizes.batched, "batch": sizes.batch}
+    yield Figure(SUITE, "append_batched", rate, "events/s", batched_params, baseline=raw)
+    del batched
+
     replay_run_id = await _session_run(store, sizes.replay)
     rate, count = await _replay_rate(store, replay_run_id)
-    yield Figure(SUITE, "replay", rate, "events/s", {"backend": backend, "events": count})
+    yield Figure(SUITE, "replay", rate, "events/s", {**params, "events": count})
     for history in sizes.fork_histories:
         run_id = replay_run_id if history == sizes.replay else await _session_run(store, history)
         latency, fork_id = await _fork_latency(store, run_id, sizes.forks)
-        params = {"backend": backend, "history": history}
-        yield Figure(SUITE, "fork_latency", latency, "ms", {**params, "forks": sizes.forks})
-        bytes_added = fork_bytes(store, fork_id)
-        if asyncio.iscoroutine(bytes_added):
-            bytes_added = await bytes_added
-        yield Figure(SUITE, "fork_bytes", float(bytes_added), "bytes", params)
+        fork_params = {**params, "history": history}
+        yield Figure(SUITE, "fork_latency", latency, "ms", {**fork_params, "forks": sizes.forks})
+        size = float(await baselines.fork_bytes(fork_id))
+        yield Figure(SUITE, "fork_bytes", size, "bytes", fork_params)
+
+    samples = await _subscriber_latencies(store, sizes.subscriber_events)
+    for figure in _latency_figures(backend, "in-process", samples):
+        yield figure
+    samples = await _cross_process_latencies(store, url, sizes.cross_process_events)
+    for figure in _latency_figures(backend, "cross-process", samples):
+        yield figure
 
 
-# -- PostgreSQL -----------------------------------------------------------------------
+async def _sqlite_figures(sizes: EventlogSizes, root: Path) -> AsyncIterator[Figure]:
+    store = SqliteEventStore(root / "helix.db")
+    baselines = SqliteBench(root, store)
+    try:
+        async for figure in _figures(store, f"sqlite:///{store.path}", "sqlite", baselines, sizes):
+            yield figure
+    finally:
+        await baselines.close()
+        await store.close()
 
 
 async def _postgres_figures(sizes: EventlogSizes, url: str) -> AsyncIterator[Figure]:
-    backend = {"backend": "postgres"}
     store = await open_store(url)
-    bench = PostgresBench(url)
+    baselines = PostgresBench(url)
+    # A networked commit costs more: half the single appends keep the run short.
+    sizes = replace(sizes, single=max(1, sizes.single // 2))
     try:
-        run_id = (await store.create_run(run_created())).id
-        single_sizes = replace(sizes, single=max(1, sizes.single // 2))
-        single = _tool_events(single_sizes.single)
-        rate = await _append_single(store, run_id, single)
-        raw = await bench.raw_inserts(_encoded(run_id, single), 1)
-        yield Figure(
-            SUITE,
-            "append_single",
-            rate,
-            "events/s",
-            {**backend, "events": single_sizes.single, "durability": "normal"},
-            baseline=raw,
-        )
-
-        run_id = (await store.create_run(run_created())).id
-        batched = _tool_events(sizes.batched)
-        rate = await _append_batched(store, run_id, batched, sizes.batch)
-        raw = await bench.raw_inserts(_encoded(run_id, batched), sizes.batch)
-        yield Figure(
-            SUITE,
-            "append_batched",
-            rate,
-            "events/s",
-            {**backend, "events": sizes.batched, "batch": sizes.batch},
-            baseline=raw,
-        )
-        del single, batched
-
-        async for figure in _shared_figures(store, sizes, "postgres", bench.fork_bytes):
-            yield figure
-        for figure in _latency_figures(
-            "postgres", "in-process", await _subscriber_latencies(store, sizes.subscriber_events)
-        ):
-            yield figure
-        samples = await _cross_process_latencies(store, url, sizes.cross_process_events)
-        for figure in _latency_figures("postgres", "cross-process", samples):
+        async for figure in _figures(store, url, "postgres", baselines, sizes):
             yield figure
     finally:
-        await bench.close()
+        await baselines.close()
         await store.close()

@@ -85,7 +85,7 @@ class PostgresBench:
                     await conn.executemany(_RAW_INSERT, rows[i : i + batch])
         return len(rows) / (time.perf_counter() - started)
 
-    async def fork_bytes(self, _store: Any, fork_id: str) -> int:
+    async def fork_bytes(self, fork_id: str) -> int:
         """Bytes of the rows a fork added: its registry row and its own events."""
         conn = await self._connection()
         events = await conn.fetchval(
