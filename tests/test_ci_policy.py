@@ -1,0 +1,42 @@
+"""In CI a missing PostgreSQL fails the run; elsewhere it skips. Checked for real."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOWHERE = "postgresql://postgres@127.0.0.1:1/postgres"
+
+
+def _pytest_with(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if k not in ("CI", "HELIX_TEST_POSTGRES")}
+    return subprocess.run(
+        [
+            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+            "tests/kernel/log/test_postgres.py::test_durability_setting",
+        ],
+        cwd=ROOT,
+        env={**base, "HELIX_TEST_POSTGRES": NOWHERE, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("env", "failed"), [({"CI": "true"}, True), ({}, False)], ids=["in-ci", "local"]
+)
+def test_missing_postgres(env: dict[str, str], failed: bool) -> None:
+    result = _pytest_with(env)
+    assert "PostgreSQL is not reachable" in result.stdout or result.returncode == 0
+    if failed:
+        assert result.returncode == 1, result.stdout
+        assert "2 errors" in result.stdout
+    else:
+        assert result.returncode == 0, result.stdout
+        assert "2 skipped" in result.stdout
