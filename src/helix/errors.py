@@ -5,6 +5,9 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
 
     HelixError
     ├── ConfigError              a setting is malformed or points somewhere unusable
+    │   ├── ModelNameError       not ``provider:model``, or an unknown provider
+    │   ├── MissingKeyError      the provider's API key variable is not set
+    │   └── ScenarioError        a scripted scenario file does not parse
     ├── StoreUnavailableError    the event store cannot be opened or reached
     ├── NotFoundError
     │   └── RunNotFoundError     no run with that id (in this workspace)
@@ -16,7 +19,12 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     │   └── InvalidPayloadError
     ├── ForkError                the fork point is past the head or not a turn boundary
     ├── AppendOnlyError          something tried to change or delete a stored event
-    └── SubscriptionOverflowError  a subscriber fell too far behind to be caught up
+    ├── SubscriptionOverflowError  a subscriber fell too far behind to be caught up
+    └── ModelCallError           a model call failed (after any retries)
+        ├── ModelRateLimitedError    429: retried, honouring Retry-After
+        ├── ModelUnavailableError    5xx, timeouts, refused connections: retried
+        ├── ModelAuthError           401/403: fails fast, names the variable to set
+        └── ModelRequestError        any other 4xx: the request itself is wrong
 """
 
 from __future__ import annotations
@@ -135,3 +143,76 @@ class SubscriptionOverflowError(HelixError):
         super().__init__("subscriber fell behind; resume from the given cursors")
         self.cursors = cursors
         """Last seq delivered per run id, to resume from."""
+
+
+class ModelNameError(ConfigError):
+    """A model name is not ``provider:model``, or names an unknown provider."""
+
+    code = "invalid_model"
+
+
+class MissingKeyError(ConfigError):
+    """The provider needs an API key and its variable is not set."""
+
+    code = "missing_api_key"
+
+    def __init__(self, provider: str, variable: str) -> None:
+        super().__init__(f"{provider} needs an API key: set {variable}")
+        self.provider = provider
+        self.variable = variable
+
+
+class ScenarioError(ConfigError):
+    """A scripted-model scenario file cannot be read or does not parse."""
+
+    code = "invalid_scenario"
+
+
+class ModelCallError(HelixError):
+    """A model call failed.
+
+    ``retryable`` says whether trying again may help; ``retry_after`` is the delay the
+    provider asked for, in seconds, when it gave one. Messages never hold secrets.
+    """
+
+    code = "model_call_failed"
+    retryable = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.status = status
+        self.retry_after = retry_after
+
+
+class ModelRateLimitedError(ModelCallError):
+    """The provider answered 429: too many requests."""
+
+    code = "model_rate_limited"
+    retryable = True
+
+
+class ModelUnavailableError(ModelCallError):
+    """A 5xx answer, a timeout or a refused connection."""
+
+    code = "model_unavailable"
+    retryable = True
+
+
+class ModelAuthError(ModelCallError):
+    """The provider refused the credentials (401) or the access (403)."""
+
+    code = "model_auth_failed"
+
+
+class ModelRequestError(ModelCallError):
+    """The provider refused the request itself (400, 404, 422, …)."""
+
+    code = "model_request_invalid"

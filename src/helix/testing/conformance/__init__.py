@@ -2,5 +2,18 @@
 
 from ._event_store import EventStoreConformance as EventStoreConformance
 from ._event_store import Reopen as Reopen
+from ._model_adapter import KEY as KEY
+from ._model_adapter import MakeAdapter as MakeAdapter
+from ._model_adapter import ModelAdapterConformance as ModelAdapterConformance
+from ._model_adapter import history_request as history_request
+from ._model_adapter import simple_request as simple_request
 
-__all__ = ["EventStoreConformance", "Reopen"]
+__all__ = [
+    "KEY",
+    "EventStoreConformance",
+    "MakeAdapter",
+    "ModelAdapterConformance",
+    "Reopen",
+    "history_request",
+    "simple_request",
+]

@@ -1,0 +1,105 @@
+"""From a model name (``provider:model``) or a fallback list to a ready adapter."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+
+from helix.errors import ModelNameError
+
+from ._adapter import ModelAdapter
+from ._fallback import FallbackModel
+from ._provider import PROVIDERS, Connection, ProviderSpec
+from ._retry import FailureHook, RetryingModel, RetryPolicy
+from ._scripted import ScriptedModel
+
+ModelSpec = str | Sequence[str]
+"""One model name, or a fallback chain of them."""
+
+_SPECIAL = ("scripted", "local")
+
+
+def parse_model_name(name: str) -> tuple[str, str]:
+    """Split ``provider:model``; ``ModelNameError`` explains a malformed or unknown name."""
+    provider, sep, model = name.partition(":")
+    provider = provider.strip().lower()
+    if not sep or not provider or not model.strip():
+        raise ModelNameError(
+            f"invalid model name {name!r}: use provider:model, e.g. openai:gpt-4.1,"
+            " anthropic:claude-sonnet-4-5 or ollama:qwen2.5-coder:7b"
+        )
+    if provider not in PROVIDERS and provider not in _SPECIAL:
+        known = ", ".join([*PROVIDERS, *_SPECIAL])
+        raise ModelNameError(f"unknown provider {provider!r} in {name!r}: choose from {known}")
+    return provider, model.strip()
+
+
+def provider_spec(name: str) -> ProviderSpec:
+    """The provider called ``name``."""
+    try:
+        return PROVIDERS[name]
+    except KeyError:
+        raise ModelNameError(f"unknown provider {name!r}") from None
+
+
+def open_model(
+    name: str, *, env: Mapping[str, str] | None = None, timeout: float = 120.0
+) -> ModelAdapter:
+    """Build the adapter for one model name (no retries: see ``build_model``)."""
+    env = os.environ if env is None else env
+    provider, model = parse_model_name(name)
+    if provider == "scripted":
+        return ScriptedModel.from_file(model)
+    if provider == "local":
+        from ._local import resolve_local
+
+        return open_model(resolve_local(model, env=env), env=env, timeout=timeout)
+    connection = PROVIDERS[provider].connect(env)
+    return adapter_for(connection, model, timeout=timeout)
+
+
+def adapter_for(connection: Connection, model: str, *, timeout: float = 120.0) -> ModelAdapter:
+    """The adapter of the connection's family."""
+    if connection.family == "openai":
+        from ._openai import OpenAIChatAdapter
+
+        return OpenAIChatAdapter(connection, model, timeout=timeout)
+    if connection.family == "anthropic":
+        from ._anthropic import AnthropicAdapter
+
+        return AnthropicAdapter(connection, model, timeout=timeout)
+    from ._google import GoogleAdapter
+
+    return GoogleAdapter(connection, model, timeout=timeout)
+
+
+def build_model(
+    spec: ModelSpec,
+    *,
+    policy: RetryPolicy | None = None,
+    on_failure: FailureHook | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ModelAdapter:
+    """Build what a run calls: each model with retries, a list as a fallback chain."""
+    names = [spec] if isinstance(spec, str) else list(spec)
+    if not names:
+        raise ModelNameError("no model given: name one, e.g. openai:gpt-4.1")
+    models = [
+        RetryingModel(open_model(n, env=env), policy, on_failure=on_failure) for n in names
+    ]
+    return models[0] if len(models) == 1 else FallbackModel(models)
+
+
+ROLES = ("default", "planner", "worker", "summarizer")
+"""The roles a blueprint may give models of their own (cognitive tiering)."""
+
+
+def model_for_role(roles: Mapping[str, ModelSpec], role: str) -> ModelSpec:
+    """The model for ``role``: its own if the blueprint names one, else ``default``."""
+    if role not in ROLES:
+        raise ModelNameError(f"unknown role {role!r}: choose from {', '.join(ROLES)}")
+    if role in roles:
+        return roles[role]
+    if "default" in roles:
+        return roles["default"]
+    raise ModelNameError(f"no model for role {role!r} and no default model")

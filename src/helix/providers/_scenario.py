@@ -1,0 +1,123 @@
+"""Scenarios: scripted model replies, played by ``scripted:PATH`` and the mock server.
+
+A scenario file (JSON, YAML or TOML) is a list of steps; each step is one model reply
+(text, tool calls, usage, a delay) or an HTTP error the mock server answers with::
+
+    steps:
+      - text: "Let me look."
+        tool_calls: [{name: read_file, args: {path: README.md}}]
+      - error: {status: 429, headers: {Retry-After: "1"}}
+      - text: "Done."
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from helix.errors import ScenarioError
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ScenarioToolCall(_Strict):
+    """A tool call a scripted reply asks for."""
+
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict[str, Any])
+    id: str | None = None
+    """The call's id; made up (``call_<step>_<n>``) when not given."""
+
+
+class ScenarioUsage(_Strict):
+    """Tokens a scripted reply reports."""
+
+    input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+    cached_tokens: int | None = Field(default=None, ge=0)
+
+
+class ScenarioHttpError(_Strict):
+    """An HTTP error the mock server answers with instead of a reply."""
+
+    status: int = Field(ge=400, le=599)
+    message: str = "scripted error"
+    headers: dict[str, str] = Field(default_factory=dict[str, str])
+
+
+class ScenarioStep(_Strict):
+    """One model reply, or one error."""
+
+    text: str = ""
+    tool_calls: list[ScenarioToolCall] = Field(default_factory=list[ScenarioToolCall])
+    usage: ScenarioUsage | None = None
+    """Reported usage; estimated from the text (4 characters a token) when not given."""
+    delay_s: float = Field(default=0.0, ge=0)
+    """How long to wait before answering."""
+    error: ScenarioHttpError | None = None
+
+
+class Scenario(_Strict):
+    """A list of steps, played in order."""
+
+    steps: list[ScenarioStep]
+    repeat: bool = False
+    """Start over after the last step instead of refusing further requests."""
+
+    @classmethod
+    def of(cls, *steps: ScenarioStep | dict[str, Any], repeat: bool = False) -> Scenario:
+        """Build a scenario from steps or step dictionaries."""
+        return cls(
+            steps=[s if isinstance(s, ScenarioStep) else ScenarioStep(**s) for s in steps],
+            repeat=repeat,
+        )
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Scenario:
+        """Read a JSON, YAML or TOML scenario; ``ScenarioError`` says what to fix."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ScenarioError(f"cannot read scenario {path}: {error}") from None
+        try:
+            data = _parse(path, text)
+        except Exception as error:
+            lines = str(error).strip().splitlines() or [type(error).__name__]
+            first = lines[0]
+            raise ScenarioError(f"scenario {path} does not parse: {first}") from None
+        if isinstance(data, list):
+            data = {"steps": data}
+        try:
+            return cls.model_validate(data)
+        except ValidationError as error:
+            item = error.errors()[0]
+            where = ".".join(str(p) for p in item["loc"]) or "(top)"
+            raise ScenarioError(
+                f"scenario {path}: {where}: {item['msg']} (a scenario is a list of steps:"
+                " text, tool_calls, usage, delay_s or error)"
+            ) from None
+
+
+def _parse(path: Path, text: str) -> Any:
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        return json.loads(text)
+    if suffix == ".toml":
+        return tomllib.loads(text)
+    if suffix in (".yaml", ".yml"):
+        import yaml
+
+        return yaml.safe_load(text)
+    raise ValueError(f"unknown scenario format {suffix!r}: use .json, .yaml or .toml")
+
+
+def estimate_tokens(text: str) -> int:
+    """A stand-in token count: four characters a token, at least one."""
+    return max(1, len(text) // 4)
