@@ -38,6 +38,7 @@ HEAVY = ["asyncpg", "ray", "anthropic", "openai", "google.genai", "mcp", "textua
     [
         "import helix",
         "import helix.kernel.log, helix.kernel.session",
+        "import helix.providers, helix.testing",
         "import sys; sys.argv = ['helix', '--help']\n"
         "from helix.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass",
     ],

@@ -14,6 +14,7 @@ PUBLIC = [
     "helix.kernel.events",
     "helix.kernel.log",
     "helix.kernel.session",
+    "helix.providers",
     "helix.testing",
     "helix.testing.conformance",
 ]

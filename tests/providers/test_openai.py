@@ -63,7 +63,8 @@ class TestPresetConformance(ModelAdapterConformance):
 
         def make(url: str, key: str) -> ModelAdapter:
             assert spec.base_url_env is not None
-            base = url.removeprefix("http://") if spec.base_url_env == "OLLAMA_HOST" else f"{url}/v1"
+            ollama = spec.base_url_env == "OLLAMA_HOST"
+            base = url.removeprefix("http://") if ollama else f"{url}/v1"
             env = {spec.base_url_env: base}
             if spec.key_env:
                 env[spec.key_env] = key
@@ -94,3 +95,18 @@ async def test_each_preset_reads_its_own_variables(preset: str) -> None:
     assert adapter.name == f"{preset}:m1"
     if spec.key_env:
         assert sent.api_key == f"key-for-{preset}"
+
+
+async def test_an_error_inside_a_stream_is_a_model_error() -> None:
+    from helix.errors import ModelRateLimitedError
+
+    failing = {"error": {"status": 429, "message": "quota", "mid_stream": True}}
+    with MockModelServer(Scenario.of(failing)) as server:
+        env = {"OPENAI_API_KEY": "k" * 12, "OPENAI_BASE_URL": server.openai_base_url}
+        adapter = open_model("openai:gpt-4.1", env=env)
+        try:
+            with pytest.raises(ModelRateLimitedError, match="quota"):
+                async for _ in adapter.stream(ModelRequest(messages=(UserMessage("x"),))):
+                    pass
+        finally:
+            await adapter.aclose()

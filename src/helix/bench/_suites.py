@@ -7,10 +7,9 @@ from pathlib import Path
 
 from helix.errors import ConfigError
 
-from ._eventlog import EventlogSizes, run_eventlog
 from ._figure import Figure
 
-SUITES = ("eventlog",)
+SUITES = ("eventlog", "models")
 
 
 def run_suite(
@@ -18,6 +17,12 @@ def run_suite(
 ) -> AsyncIterator[Figure]:
     """Start the suite called ``name``; its figures arrive as they are measured."""
     if name == "eventlog":
+        from ._eventlog import EventlogSizes, run_eventlog
+
         sizes = EventlogSizes.quick() if quick else EventlogSizes()
         return run_eventlog(sizes, postgres_url=postgres_url, workdir=workdir)
+    if name == "models":
+        from ._models import ModelsSizes, run_models
+
+        return run_models(ModelsSizes.quick() if quick else ModelsSizes())
     raise ConfigError(f"unknown benchmark suite {name!r}: choose from {', '.join(SUITES)}")

@@ -9,6 +9,7 @@ from helix._version import __version__
 from ._bench import bench
 from ._demo import demo
 from ._logs import export, import_, logs, replay
+from ._models import models_app
 from ._runs import fork, runs, show
 from ._schema import schema_app
 
@@ -47,3 +48,4 @@ app.command()(export)
 app.command("import")(import_)
 app.command()(bench)
 app.add_typer(schema_app, name="schema")
+app.add_typer(models_app, name="models")

@@ -13,7 +13,7 @@ _DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 
 def bench(
-    suite: Annotated[str, typer.Argument(help="The suite to run: eventlog.")],
+    suite: Annotated[str, typer.Argument(help="The suite to run: eventlog or models.")],
     json: Annotated[bool, typer.Option("--json", help="One JSON figure per line.")] = False,
     quick: Annotated[
         bool, typer.Option(help="Tiny sizes: a smoke test, not a measurement.")
@@ -32,8 +32,9 @@ def bench(
     from helix.bench import run_suite
 
     async def main() -> None:
-        url = None if no_postgres else await _postgres_url(postgres)
-        if url is None and not no_postgres:
+        wants_postgres = suite == "eventlog" and not no_postgres
+        url = await _postgres_url(postgres) if wants_postgres else None
+        if url is None and wants_postgres:
             typer.echo("note: no PostgreSQL server answered; measuring SQLite only", err=True)
         async for figure in run_suite(suite, quick=quick, postgres_url=url):
             if json:

@@ -7,11 +7,28 @@ wraps an adapter without knowing which one it is.
 
 from ._adapter import ModelAdapter as ModelAdapter
 from ._assemble import collect as collect
+from ._cost import Price as Price
+from ._cost import PriceBook as PriceBook
+from ._fallback import FallbackModel as FallbackModel
+from ._provider import PROVIDERS as PROVIDERS
+from ._provider import Connection as Connection
+from ._provider import ProviderSpec as ProviderSpec
+from ._registry import ROLES as ROLES
+from ._registry import ModelSpec as ModelSpec
+from ._registry import build_model as build_model
+from ._registry import model_for_role as model_for_role
+from ._registry import open_model as open_model
+from ._registry import parse_model_name as parse_model_name
+from ._retry import FailureHook as FailureHook
+from ._retry import ModelFailure as ModelFailure
+from ._retry import RetryingModel as RetryingModel
+from ._retry import RetryPolicy as RetryPolicy
 from ._scenario import Scenario as Scenario
 from ._scenario import ScenarioHttpError as ScenarioHttpError
 from ._scenario import ScenarioStep as ScenarioStep
 from ._scenario import ScenarioToolCall as ScenarioToolCall
 from ._scenario import ScenarioUsage as ScenarioUsage
+from ._scripted import ScriptedModel as ScriptedModel
 from ._types import AssistantMessage as AssistantMessage
 from ._types import ChatMessage as ChatMessage
 from ._types import ModelRequest as ModelRequest
@@ -28,16 +45,29 @@ from ._types import ToolSpec as ToolSpec
 from ._types import UserMessage as UserMessage
 
 __all__ = [
+    "PROVIDERS",
+    "ROLES",
     "AssistantMessage",
     "ChatMessage",
+    "Connection",
+    "FailureHook",
+    "FallbackModel",
     "ModelAdapter",
+    "ModelFailure",
     "ModelRequest",
     "ModelResponse",
+    "ModelSpec",
+    "Price",
+    "PriceBook",
+    "ProviderSpec",
+    "RetryPolicy",
+    "RetryingModel",
     "Scenario",
     "ScenarioHttpError",
     "ScenarioStep",
     "ScenarioToolCall",
     "ScenarioUsage",
+    "ScriptedModel",
     "StopReason",
     "StreamDelta",
     "StreamEnd",
@@ -48,5 +78,9 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "UserMessage",
+    "build_model",
     "collect",
+    "model_for_role",
+    "open_model",
+    "parse_model_name",
 ]

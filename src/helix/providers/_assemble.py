@@ -50,7 +50,7 @@ class Assembler:
             self.end = delta
 
     def response(self, latency_ms: float) -> ModelResponse:
-        """The assembled response (the stream must have ended)."""
+        """Return the assembled response (the stream must have ended)."""
         end = self.end or StreamEnd(TokenUsage(), "other", "")
         calls = tuple(
             ToolCall(c.id, c.name, parse_args(c.args_json, self.provider, c.name))
@@ -88,7 +88,7 @@ def parse_args(text: str, provider: str, tool: str) -> dict[str, object]:
 
 
 def deltas_of(response: ModelResponse) -> list[StreamDelta]:
-    """The deltas that assemble into ``response`` (for adapters that cannot stream)."""
+    """Return deltas that assemble into ``response`` (for adapters that cannot stream)."""
     deltas: list[StreamDelta] = []
     if response.text:
         deltas.append(TextDelta(response.text))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import email.utils
 import time
 from collections.abc import Mapping
+from types import ModuleType, TracebackType
 
 from helix._util import redact
 from helix.errors import (
@@ -21,7 +22,7 @@ from ._provider import Connection
 def status_error(
     connection: Connection, status: int, message: str, headers: Mapping[str, str]
 ) -> ModelCallError:
-    """The error for an HTTP status answer (never raised here: the caller raises it)."""
+    """Build the error for an HTTP status answer (the caller raises it)."""
     provider = connection.provider
     text = redact(f"{provider} answered {status}: {message}", [connection.api_key])
     if status == 429:
@@ -44,7 +45,7 @@ def status_error(
 
 
 def connection_error(connection: Connection, error: BaseException) -> ModelUnavailableError:
-    """The error for a timeout or a connection that could not be made."""
+    """Build the error for a timeout or a connection that could not be made."""
     where = connection.base_url or "its default address"
     detail = redact(str(error) or type(error).__name__, [connection.api_key])
     return ModelUnavailableError(
@@ -54,7 +55,7 @@ def connection_error(connection: Connection, error: BaseException) -> ModelUnava
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or a date)."""
+    """Return the seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or date)."""
     lowered = {k.lower(): v for k, v in headers.items()}
     millis = lowered.get("retry-after-ms")
     if millis is not None:
@@ -74,3 +75,62 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+# The error types in the bodies of OpenAI- and Anthropic-style APIs, as statuses: an
+# error that arrives inside a stream comes with a 200, and only its type says what it is.
+_STATUS_OF_TYPE = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "server_error": 500,
+    "overloaded_error": 529,
+}
+
+
+class SdkFailures:
+    """Maps an OpenAI or Anthropic SDK's exceptions to Helix's, inside an ``async with``.
+
+    Both SDKs share one exception shape (``APIStatusError`` with the response,
+    ``APIConnectionError`` for timeouts and refusals, plain ``APIError`` for an error
+    event inside a stream), so one mapping serves both.
+    """
+
+    def __init__(self, sdk: ModuleType, connection: Connection) -> None:
+        self._sdk = sdk
+        self._connection = connection
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if error is None:
+            return
+        if isinstance(error, self._sdk.APIConnectionError):  # timeouts included
+            raise connection_error(self._connection, error) from None
+        if not isinstance(error, self._sdk.APIError):
+            return
+        detail = _detail(getattr(error, "body", None))
+        message = detail.get("message")
+        text = message if isinstance(message, str) else str(getattr(error, "message", error))
+        response = getattr(error, "response", None)
+        status = response.status_code if response is not None else 0
+        if status < 400:
+            status = _STATUS_OF_TYPE.get(str(detail.get("type")), 500)
+        headers = dict(response.headers) if response is not None else {}
+        raise status_error(self._connection, status, text, headers) from None
+
+
+def _detail(body: object) -> dict[str, object]:
+    """Pick the error object out of ``{"error": {...}}`` (or take the body itself)."""
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    return inner if isinstance(inner, dict) else {}

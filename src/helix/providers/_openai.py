@@ -15,7 +15,7 @@ from typing import Any
 
 from ._adapter import ModelAdapter
 from ._assemble import parse_args
-from ._failures import connection_error, status_error
+from ._failures import SdkFailures
 from ._provider import Connection
 from ._sdk import require
 from ._types import (
@@ -66,7 +66,11 @@ class OpenAIChatAdapter(ModelAdapter):
         choice = completion.choices[0]
         message = choice.message
         calls = tuple(
-            ToolCall(c.id, c.function.name, parse_args(c.function.arguments, self.provider, c.function.name))
+            ToolCall(
+                c.id,
+                c.function.name,
+                parse_args(c.function.arguments, self.provider, c.function.name),
+            )
             for c in message.tool_calls or ()
             if c.type == "function"
         )
@@ -158,8 +162,8 @@ class OpenAIChatAdapter(ModelAdapter):
             payload["stop"] = list(request.stop)
         return payload
 
-    def _failures(self) -> Any:
-        return _Failures(self._errors, self._connection)
+    def _failures(self) -> SdkFailures:
+        return SdkFailures(self._errors, self._connection)
 
 
 def _usage(usage: Any) -> TokenUsage:
@@ -168,34 +172,3 @@ def _usage(usage: Any) -> TokenUsage:
     details = getattr(usage, "prompt_tokens_details", None)
     cached = getattr(details, "cached_tokens", None) if details is not None else None
     return TokenUsage(usage.prompt_tokens or 0, usage.completion_tokens or 0, cached)
-
-
-class _Failures:
-    """Maps the SDK's exceptions to Helix's, inside an ``async with``."""
-
-    def __init__(self, sdk: Any, connection: Connection) -> None:
-        self._sdk = sdk
-        self._connection = connection
-
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, kind: Any, error: BaseException | None, tb: Any) -> None:
-        if error is None:
-            return
-        if isinstance(error, self._sdk.APIStatusError):
-            response = error.response
-            raise status_error(
-                self._connection, response.status_code, _message(error), dict(response.headers)
-            ) from None
-        if isinstance(error, self._sdk.APIConnectionError):  # timeouts included
-            raise connection_error(self._connection, error) from None
-
-
-def _message(error: Any) -> str:
-    body = getattr(error, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return str(inner["message"])
-    return str(getattr(error, "message", error))

@@ -35,7 +35,7 @@ def parse_model_name(name: str) -> tuple[str, str]:
 
 
 def provider_spec(name: str) -> ProviderSpec:
-    """The provider called ``name``."""
+    """Return the provider called ``name``."""
     try:
         return PROVIDERS[name]
     except KeyError:
@@ -59,7 +59,7 @@ def open_model(
 
 
 def adapter_for(connection: Connection, model: str, *, timeout: float = 120.0) -> ModelAdapter:
-    """The adapter of the connection's family."""
+    """Return the adapter of the connection's family."""
     if connection.family == "openai":
         from ._openai import OpenAIChatAdapter
 
@@ -84,9 +84,7 @@ def build_model(
     names = [spec] if isinstance(spec, str) else list(spec)
     if not names:
         raise ModelNameError("no model given: name one, e.g. openai:gpt-4.1")
-    models = [
-        RetryingModel(open_model(n, env=env), policy, on_failure=on_failure) for n in names
-    ]
+    models = [RetryingModel(open_model(n, env=env), policy, on_failure=on_failure) for n in names]
     return models[0] if len(models) == 1 else FallbackModel(models)
 
 
@@ -95,7 +93,7 @@ ROLES = ("default", "planner", "worker", "summarizer")
 
 
 def model_for_role(roles: Mapping[str, ModelSpec], role: str) -> ModelSpec:
-    """The model for ``role``: its own if the blueprint names one, else ``default``."""
+    """Return the model for ``role``: its own if the blueprint names one, else ``default``."""
     if role not in ROLES:
         raise ModelNameError(f"unknown role {role!r}: choose from {', '.join(ROLES)}")
     if role in roles:

@@ -34,7 +34,7 @@ class RetryPolicy:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
         if retry_after is not None:
             return min(retry_after, self.max_delay_s)
-        backoff = min(self.base_delay_s * 2 ** (attempt - 1), self.max_delay_s)
+        backoff = min(self.base_delay_s * 2.0 ** (attempt - 1), self.max_delay_s)
         return backoff * (1 + rng.uniform(-self.jitter, self.jitter))
 
 

@@ -49,6 +49,9 @@ class ScenarioHttpError(_Strict):
     status: int = Field(ge=400, le=599)
     message: str = "scripted error"
     headers: dict[str, str] = Field(default_factory=dict[str, str])
+    mid_stream: bool = False
+    """For a streamed request: start a 200 stream, then send the error as an event in it
+    (as providers do when they fail part-way). Plain requests get the HTTP error."""
 
 
 class ScenarioStep(_Strict):
@@ -119,5 +122,5 @@ def _parse(path: Path, text: str) -> Any:
 
 
 def estimate_tokens(text: str) -> int:
-    """A stand-in token count: four characters a token, at least one."""
+    """Return a stand-in token count: four characters a token, at least one."""
     return max(1, len(text) // 4)

@@ -51,7 +51,9 @@ class ScriptedModel(ModelAdapter):
                 step.usage.input_tokens, step.usage.output_tokens, step.usage.cached_tokens
             )
         else:
-            prompt = "".join(getattr(m, "text", "") or getattr(m, "output", "") for m in request.messages)
+            prompt = "".join(
+                getattr(m, "text", "") or getattr(m, "output", "") for m in request.messages
+            )
             produced = step.text + "".join(json.dumps(c.args) for c in calls)
             usage = TokenUsage(estimate_tokens(prompt), estimate_tokens(produced))
         return ModelResponse(
@@ -64,7 +66,7 @@ class ScriptedModel(ModelAdapter):
         )
 
     def _reply_for(self, turn: int) -> tuple[int, ScenarioStep]:
-        """The reply step for the conversation's ``turn``-th model call (raising errors first)."""
+        """Find the reply to the conversation's ``turn``-th model call (raising errors first)."""
         steps = self.scenario.steps
         replies = 0
         position = 0

@@ -30,7 +30,9 @@ from helix.providers import Scenario, ScenarioStep
 
 from . import _wire
 
-_GEMINI = re.compile(r"^/v1(?:beta|alpha)?/models/([^:/]+):(generateContent|streamGenerateContent)$")
+_GEMINI = re.compile(
+    r"^/v1(?:beta|alpha)?/models/([^:/]+):(generateContent|streamGenerateContent)$"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,14 +166,17 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes; with Nagle's algorithm and the
+    # client's delayed ACK that stalls every response by ~40 ms.
+    disable_nagle_algorithm = True
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         """Stay quiet: tests read ``requests``, not stderr."""
 
     # -- routing -----------------------------------------------------------------------
 
-    def do_GET(self) -> None:  # noqa: N802 (the stdlib's naming)
+    def do_GET(self) -> None:
         """Model listings, as Ollama and OpenAI-compatible servers give them."""
         path = urlsplit(self.path).path
         mock = self.server.mock
@@ -179,12 +184,14 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/api/tags":
             self._json(200, {"models": mock.local_models})
         elif path in ("/v1/models", "/models"):
-            data = [{"id": m["name"], "object": "model", "owned_by": "mock"} for m in mock.local_models]
+            data = [
+                {"id": m["name"], "object": "model", "owned_by": "mock"} for m in mock.local_models
+            ]
             self._json(200, {"object": "list", "data": data})
         else:
             self._json(404, {"error": {"message": f"no route {path}"}})
 
-    def do_POST(self) -> None:  # noqa: N802 (the stdlib's naming)
+    def do_POST(self) -> None:
         """Model calls in each dialect."""
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
@@ -221,7 +228,11 @@ class _Handler(BaseHTTPRequestHandler):
         if step.delay_s:
             time.sleep(step.delay_s)
         if step.error is not None:
-            self._error(api, step.error.status, step.error.message, step.error.headers)
+            error = step.error
+            if error.mid_stream and stream and api in ("openai", "anthropic"):
+                self._stream(_wire.stream_error(api, model, error.status, error.message))
+            else:
+                self._error(api, error.status, error.message, error.headers)
             return
         reply = _wire.resolve(step, index, model, raw)
         if not stream:
@@ -247,7 +258,8 @@ class _Handler(BaseHTTPRequestHandler):
         if key is None and headers.get("authorization", "").lower().startswith("bearer "):
             key = headers["authorization"][7:]
         if key is None:
-            key = (parse_qs(urlsplit(self.path).query).get("key") or [None])[0]
+            keys = parse_qs(urlsplit(self.path).query).get("key")
+            key = keys[0] if keys else None
         recorded = RecordedRequest(api, self.command, self.path, headers, body, stream, key)
         with self.server.mock._lock:
             self.server.mock.requests.append(recorded)

@@ -28,9 +28,7 @@ class Reply:
 
 def resolve(step: ScenarioStep, index: int, model: str, request_body: bytes) -> Reply:
     """Turn a step into the reply to one request."""
-    calls = [
-        (c.id or f"call_{index}_{n}", c.name, c.args) for n, c in enumerate(step.tool_calls)
-    ]
+    calls = [(c.id or f"call_{index}_{n}", c.name, c.args) for n, c in enumerate(step.tool_calls)]
     if step.usage is not None:
         usage = step.usage
         return Reply(
@@ -76,7 +74,11 @@ def openai_body(reply: Reply) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
     if reply.calls:
         message["tool_calls"] = [
-            {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+            {
+                "id": cid,
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)},
+            }
             for cid, name, args in reply.calls
         ]
     return {
@@ -147,8 +149,9 @@ def openai_error(status: int, message: str) -> dict[str, Any]:
 
 
 def _anthropic_usage(reply: Reply) -> dict[str, Any]:
+    # Anthropic counts cache reads apart: its input_tokens are the uncached ones.
     usage: dict[str, Any] = {
-        "input_tokens": reply.input_tokens,
+        "input_tokens": reply.input_tokens - (reply.cached_tokens or 0),
         "output_tokens": reply.output_tokens,
     }
     if reply.cached_tokens is not None:
@@ -195,8 +198,8 @@ def anthropic_stream(reply: Reply) -> list[bytes]:
         index = 1
     for offset, (cid, name, args) in enumerate(reply.calls):
         at = index + offset
-        block = {"type": "content_block_start", "index": at,
-                 "content_block": {"type": "tool_use", "id": cid, "name": name, "input": {}}}  # fmt: skip
+        use = {"type": "tool_use", "id": cid, "name": name, "input": {}}
+        block = {"type": "content_block_start", "index": at, "content_block": use}
         out.append(sse(block, "content_block_start"))
         for piece in _pieces(json.dumps(args)):
             delta = {"type": "content_block_delta", "index": at,
@@ -288,3 +291,11 @@ def gemini_error(status: int, message: str) -> dict[str, Any]:
         503: "UNAVAILABLE",
     }.get(status, "INTERNAL")
     return {"error": {"code": status, "message": message, "status": kind}}
+
+
+def stream_error(api: str, model: str, status: int, message: str) -> list[bytes]:
+    """A stream that starts well, then carries an error event, as a failing provider's does."""
+    reply = Reply(model, "", [], 1, 1, None)
+    if api == "openai":
+        return [openai_stream(reply, False)[0], sse(openai_error(status, message))]
+    return [anthropic_stream(reply)[0], sse(anthropic_error(status, message), "error")]

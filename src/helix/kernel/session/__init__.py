@@ -5,6 +5,8 @@ from ._replay import fold as fold
 from ._replay import replay as replay
 from ._replay import replay_run as replay_run
 from ._replay import turn_boundary as turn_boundary
+from ._spend import SpendReport as SpendReport
+from ._spend import spend as spend
 from ._state import CallRequest as CallRequest
 from ._state import Message as Message
 from ._state import PendingApproval as PendingApproval
@@ -16,10 +18,12 @@ __all__ = [
     "Message",
     "PendingApproval",
     "SessionState",
+    "SpendReport",
     "Usage",
     "apply",
     "fold",
     "replay",
     "replay_run",
+    "spend",
     "turn_boundary",
 ]

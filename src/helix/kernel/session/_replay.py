@@ -81,6 +81,7 @@ def _run_forked(state: SessionState, event: Event, data: dict[str, Any]) -> None
     state.run_id = event.run_id
     state.parent = ForkPoint.model_validate(data["parent"])
     state.own_usage = Usage()
+    state.usage_by_model = {}
     if data.get("model"):
         state.model = data["model"]
     if data.get("message"):
@@ -107,6 +108,7 @@ def _turn_ended(state: SessionState, event: Event, data: dict[str, Any]) -> None
 
 def _model_requested(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     state.awaiting_model = True
+    state.current_model = f"{data['provider']}:{data['model']}"
     # Steering received before this call is part of its request.
     for message in state.steering:
         state.messages.append(Message("user", message))
@@ -122,7 +124,11 @@ def _model_responded(state: SessionState, event: Event, data: dict[str, Any]) ->
     usage = data["usage"]
     cost = data["cost_usd"]
     own = event.run_id == state.run_id
-    for totals in (state.usage, state.own_usage) if own else (state.usage,):
+    counted = [state.usage]
+    if own:
+        counted.append(state.own_usage)
+        counted.append(state.usage_by_model.setdefault(state.current_model or "unknown", Usage()))
+    for totals in counted:
         totals.input_tokens += usage["input_tokens"]
         totals.output_tokens += usage["output_tokens"]
         if cost is None:

@@ -92,6 +92,10 @@ class SessionState:
     """Steering messages received since the last model call."""
     usage: Usage = field(default_factory=Usage)
     own_usage: Usage = field(default_factory=Usage)
+    usage_by_model: dict[str, Usage] = field(default_factory=dict[str, Usage])
+    """The run's own spend per ``provider:model`` (a fallback chain may use several)."""
+    current_model: str | None = None
+    """The ``provider:model`` of the model call in flight or last made."""
     summary: str | None = None
     error: str | None = None
     children: list[str] = field(default_factory=list[str])

@@ -98,8 +98,8 @@ class ModelAdapterConformance:
     # -- replies --------------------------------------------------------------------
 
     async def test_plain_reply(self, make_adapter: MakeAdapter, server: MockModelServer) -> None:
-        server.play(Scenario.of({"text": "Hello there.", "usage": {"input_tokens": 12,
-                                                                   "output_tokens": 3}}))  # fmt: skip
+        usage = {"input_tokens": 12, "output_tokens": 3}
+        server.play(Scenario.of({"text": "Hello there.", "usage": usage}))
         response = await self._call(make_adapter, server, simple_request())
         assert response.text == "Hello there."
         assert response.tool_calls == ()
@@ -117,6 +117,7 @@ class ModelAdapterConformance:
         server.play(Scenario.of({"text": "ok", "usage": usage}))
         response = await self._call(make_adapter, server, simple_request())
         assert response.usage.cached_tokens == 80
+        assert response.usage.input_tokens == 100  # every input token, cached or not
 
     async def test_one_tool_call(self, make_adapter: MakeAdapter, server: MockModelServer) -> None:
         call = {"name": "read_file", "args": {"path": "a.txt", "lines": [1, 2]}}
@@ -264,4 +265,3 @@ class ModelAdapterConformance:
 async def _replay(items: list[Any]) -> Any:
     for item in items:
         yield item
-
