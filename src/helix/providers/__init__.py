@@ -9,6 +9,8 @@ from ._adapter import ModelAdapter as ModelAdapter
 from ._assemble import collect as collect
 from ._cost import Price as Price
 from ._cost import PriceBook as PriceBook
+from ._events import failed as failed_event
+from ._events import responded as responded_event
 from ._fallback import FallbackModel as FallbackModel
 from ._provider import PROVIDERS as PROVIDERS
 from ._provider import Connection as Connection
@@ -80,7 +82,9 @@ __all__ = [
     "UserMessage",
     "build_model",
     "collect",
+    "failed_event",
     "model_for_role",
     "open_model",
     "parse_model_name",
+    "responded_event",
 ]

@@ -1,0 +1,31 @@
+"""What model calls write to the log: ``model.responded`` and ``model.failed`` payloads."""
+
+from __future__ import annotations
+
+from helix.kernel.events import ModelFailed, ModelResponded, ToolCall, Usage
+
+from ._retry import ModelFailure
+from ._types import ModelResponse
+
+
+def responded(response: ModelResponse, cost_usd: float | None) -> ModelResponded:
+    """The ``model.responded`` payload of a response (``cost_usd`` ``None`` if unpriced)."""
+    usage = response.usage
+    return ModelResponded(
+        text=response.text,
+        tool_calls=[ToolCall(id=c.id, name=c.name, args=c.args) for c in response.tool_calls],
+        usage=Usage(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cached_tokens=usage.cached_tokens,
+        ),
+        cost_usd=cost_usd,
+        latency_ms=response.latency_ms,
+    )
+
+
+def failed(failure: ModelFailure) -> ModelFailed:
+    """The ``model.failed`` payload of one failed attempt (its message is already redacted)."""
+    return ModelFailed(
+        error=str(failure.error), attempt=failure.attempt, retry_in_s=failure.retry_in_s
+    )
