@@ -7,6 +7,7 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     ├── ConfigError              a setting is malformed or points somewhere unusable
     │   ├── ModelNameError       not ``provider:model``, or an unknown provider
     │   ├── MissingKeyError      the provider's API key variable is not set
+    │   ├── BlueprintError       a blueprint file is malformed (file, field, reason)
     │   └── ScenarioError        a scripted scenario file does not parse
     ├── StoreUnavailableError    the event store cannot be opened or reached
     ├── NotFoundError
@@ -18,6 +19,10 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     │   ├── UnknownEventTypeError
     │   └── InvalidPayloadError
     ├── ForkError                the fork point is past the head or not a turn boundary
+    ├── RunStateError            the run cannot do that now (steer a finished run, …)
+    │   └── ApprovalClosedError  the approval was already decided, or expired
+    ├── UnknownToolError         a blueprint or a model named a tool that does not exist
+    ├── InvalidToolArgumentsError  a tool call's arguments fail the tool's schema
     ├── AppendOnlyError          something tried to change or delete a stored event
     ├── SubscriptionOverflowError  a subscriber fell too far behind to be caught up
     └── ModelCallError           a model call failed (after any retries)
@@ -216,3 +221,33 @@ class ModelRequestError(ModelCallError):
     """The provider refused the request itself (400, 404, 422, …)."""
 
     code = "model_request_invalid"
+
+
+class UnknownToolError(HelixError):
+    """A blueprint or a model named a tool that is not registered."""
+
+    code = "unknown_tool"
+
+
+class InvalidToolArgumentsError(HelixError):
+    """A tool call's arguments do not match the tool's schema."""
+
+    code = "invalid_tool_arguments"
+
+
+class BlueprintError(ConfigError):
+    """A blueprint file does not parse or does not validate."""
+
+    code = "invalid_blueprint"
+
+
+class RunStateError(ConflictError):
+    """The run is in a state where this cannot be done (e.g. steering a finished run)."""
+
+    code = "invalid_run_state"
+
+
+class ApprovalClosedError(RunStateError):
+    """The approval request was already decided, or its deadline passed."""
+
+    code = "approval_closed"

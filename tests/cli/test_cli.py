@@ -45,34 +45,45 @@ def test_help_lists_the_commands(home: Path) -> None:
         assert command in result.stdout
 
 
-def test_demo_writes_a_forked_session_to_the_default_store(home: Path) -> None:
+def test_demo_runs_a_scripted_agent_through_the_engine(home: Path) -> None:
     result = helix(home, "demo")
     assert result.returncode == 0, result.stderr
-    assert "scripted" in result.stdout
-    assert "nothing copied" in result.stdout
-    assert (home / "helix.db").exists()
-    runs = _demo_runs(home)
-    assert len(runs) == 4  # two demos, each a run and its fork
-    assert {r["status"] for r in runs} == {"completed"}
-    forks = [r for r in runs if r["parent"] is not None]
-    assert len(forks) == 2
+    out = result.stdout
+    assert "SCRIPTED" in out
+    assert "denied by the commands gate" in out
+    assert "approval.requested" in out
+    assert "run.completed" in out
+    assert result.stderr == ""
+    (world,) = (home / "demo").iterdir()
+    assert (world / "notes" / "todo.md").read_text().startswith("# TODO")
+    assert (world / "README.md").exists()
+    assert (world / "build" / "lines.txt").read_text().split()[0] == "4"
+    (run,) = _demo_runs(home)[:1]
+    assert run["status"] == "completed"
+
+
+def _forked(home: Path) -> tuple[dict[str, object], dict[str, object]]:
+    original = _demo_runs(home)[0]
+    made = helix(home, "fork", str(original["id"]), "--turn", "2", "--detach", "--json")
+    assert made.returncode == 0, made.stderr
+    return original, json.loads(made.stdout)
 
 
 def test_logs_replay_and_show_agree(home: Path) -> None:
-    runs = _demo_runs(home)
-    fork = next(r for r in runs if r["parent"] is not None)
+    original, fork = _forked(home)
     logs = helix(home, "logs", str(fork["id"]), "--json")
     assert logs.returncode == 0
     events = [json.loads(line) for line in logs.stdout.splitlines()]
     assert [e["seq"] for e in events] == list(range(len(events)))
-    assert events[-1]["type"] == "run.completed"
-    assert {e["run_id"] for e in events} == {fork["id"], fork["parent"]["run_id"]}  # type: ignore[index]
+    assert events[-1]["type"] == "run.forked"
+    assert {e["run_id"] for e in events} == {fork["id"], original["id"]}
     replayed = json.loads(helix(home, "replay", str(fork["id"]), "--json").stdout)
-    assert replayed["status"] == "completed"
+    assert replayed["status"] == "queued"
     assert replayed["head"] == events[-1]["seq"]
+    assert replayed["turn"] == 2
     shown = json.loads(helix(home, "show", str(fork["id"]), "--json").stdout)
     assert shown["events"] == len(events)
-    partial = json.loads(helix(home, "replay", str(fork["id"]), "--to", "5", "--json").stdout)
+    partial = json.loads(helix(home, "replay", str(original["id"]), "--to", "5", "--json").stdout)
     assert partial["head"] == 5
 
 
@@ -84,11 +95,8 @@ def test_logs_follow_stops_when_the_run_has_ended(home: Path) -> None:
 
 
 def test_fork_by_turn(home: Path) -> None:
-    original = next(r for r in _demo_runs(home) if r["parent"] is None)
-    result = helix(home, "fork", str(original["id"]), "--turn", "2", "--message", "again", "--json")
-    assert result.returncode == 0, result.stderr
-    fork = json.loads(result.stdout)
-    assert fork["parent"]["run_id"] == original["id"]
+    original, fork = _forked(home)
+    assert fork["parent"]["run_id"] == original["id"]  # type: ignore[index]
     assert fork["turns"] == 2
     missing = helix(home, "fork", str(original["id"]), "--turn", "99")
     assert missing.returncode == 1

@@ -7,9 +7,11 @@ import typer
 from helix._version import __version__
 
 from ._bench import bench
+from ._control import approve, cancel, deny, pause, steer
 from ._demo import demo
 from ._logs import export, import_, logs, replay
 from ._models import models_app
+from ._run import resume, run_command
 from ._runs import fork, runs, show
 from ._schema import schema_app
 
@@ -39,6 +41,13 @@ def _root(
 
 
 app.command()(demo)
+app.command("run")(run_command)
+app.command()(resume)
+app.command()(approve)
+app.command()(deny)
+app.command()(steer)
+app.command()(pause)
+app.command()(cancel)
 app.command()(runs)
 app.command()(show)
 app.command()(logs)

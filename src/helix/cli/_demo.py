@@ -1,90 +1,97 @@
-"""``helix demo``: a scripted session written to the real store, forked and replayed.
+"""``helix demo``: a scripted agent, over real HTTP, through the whole engine.
 
-No model is called and no tool runs: the session is a script, labelled as such. What
-is real is everything the log does with it: typed events appended to the embedded
-SQLite store, a fork that copies nothing, and replays that rebuild both branches.
+A ``MockModelServer`` plays a scripted model in the OpenAI dialect; the run talks to it
+through the official SDK like any other. The agent writes files, tries a catastrophic
+command (the command rules deny it), asks approval for a command that changes the world
+(the demo answers, as ``user:demo``), and finishes. Everything else is real: the
+gates, the sandbox, the log in the local store. No key is needed and nothing leaves the
+machine. The run's model is labelled ``scripted``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
+import time
+
 import typer
 
-from helix.kernel.events import (
-    ModelRequested,
-    ModelResponded,
-    NewEvent,
-    RunCompleted,
-    RunStarted,
-    SteerReceived,
-    TurnEnded,
-    TurnStarted,
-    Usage,
-)
+from helix.config import Settings
 from helix.kernel.log import EventStore
-from helix.kernel.session import replay_run, turn_boundary
-from helix.testing import run_created, turn_events
+from helix.providers import Price, PriceBook, Scenario
+from helix.runtime import Engine, decide
+from helix.testing import MockModelServer
 
 from ._common import run, with_store
-from ._render import event_line
+from ._live import exit_code, show
 
-
-def _closing_turn(turn: int, text: str) -> list[NewEvent]:
-    return [
-        NewEvent(TurnStarted(turn=turn), turn=turn),
-        NewEvent(ModelRequested(provider="scripted", model="demo"), turn=turn),
-        NewEvent(
-            ModelResponded(
-                text=text,
-                usage=Usage(input_tokens=420, output_tokens=35),
-                cost_usd=0.0008,
-                latency_ms=9.0,
-            ),
-            actor="agent",
-            turn=turn,
-        ),
-        NewEvent(TurnEnded(turn=turn), turn=turn),
-        NewEvent(RunCompleted(summary=text), turn=turn),
-    ]
+_MODEL = "openai:scripted-demo"
+_BUILD = "mkdir -p build && wc -l notes/todo.md > build/lines.txt"
+_SCENARIO = Scenario.of(
+    {
+        "text": "I'll start by writing the project notes.",
+        "tool_calls": [
+            {"name": "write_file", "args": {"path": "notes/todo.md",
+             "content": "# TODO\n\n- write the tests\n- ship it\n"}},
+            {"name": "write_file", "args": {"path": "README.md",
+             "content": "# Demo project\n\nNotes live in notes/.\n"}},
+        ],
+    },
+    {
+        "text": "The old build output is in the way; clearing everything.",
+        "tool_calls": [{"name": "run_command", "args": {"command": "rm -rf /"}}],
+    },
+    {
+        "text": "That was refused, and rightly: too broad. I'll make the build folder instead.",
+        "tool_calls": [{"name": "run_command", "args": {"command": _BUILD}}],
+    },
+    {
+        "text": "Done: wrote notes/todo.md and README.md, was refused a destructive"
+        " command, and recorded the line count in build/lines.txt after approval.",
+    },
+)  # fmt: skip
 
 
 def demo() -> None:
-    """Write a scripted session to the local store, fork it, and replay both branches."""
+    """Run a scripted agent end to end: writes, a denied command, an approval, done."""
 
-    async def main(store: EventStore) -> None:
-        objective = "Summarise the three TODO files in this folder"
-        record = await store.create_run(run_created(objective=objective, world="."))
-        seq = await store.append(record.id, [NewEvent(RunStarted())], expected_seq=1)
-        seq = await store.append(record.id, turn_events(1, calls=2), expected_seq=seq)
-        steer = NewEvent(SteerReceived(message="keep it to one line each"), actor="user:demo")
-        seq = await store.append(record.id, [steer, *turn_events(2)], expected_seq=seq)
-        await store.append(
-            record.id, _closing_turn(3, "Three TODOs, one line each."), expected_seq=seq
-        )
-
-        typer.echo(f"scripted run {record.id} (model scripted:demo — no model was called)\n")
-        async for page in store.read_pages(record.id):
-            for event in page:
-                typer.echo(event_line(event))
-
-        at = await turn_boundary(store, record.id, 1)
-        fork = await store.fork(record.id, at_seq=at, message="Try a table instead")
-        await store.append(
-            fork.id, _closing_turn(2, "A table of three TODOs."), expected_seq=fork.next_seq
-        )
-        typer.echo(f"\nforked {fork.id} at seq {at} (end of turn 1): nothing copied")
-        for event in await store.read(fork.id, after=at):
-            typer.echo(event_line(event))
-
-        for run_id in (record.id, fork.id):
-            state = await replay_run(store, run_id)
-            typer.echo(
-                f"\nreplayed {run_id}: {state.status}, {state.turn} turns,"
-                f" {len(state.messages)} messages, ${state.usage.cost_usd:.4f},"
-                f" summary {state.summary!r}"
+    async def main(store: EventStore) -> int:
+        settings = Settings.from_env()
+        world = settings.home / "demo" / time.strftime("%Y%m%d-%H%M%S")
+        world.mkdir(parents=True, exist_ok=True)
+        with MockModelServer(_SCENARIO) as server:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+            env |= {"OPENAI_API_KEY": "demo-no-key", "OPENAI_BASE_URL": server.openai_base_url}
+            prices = PriceBook({_MODEL: Price(input=0.0, output=0.0)})  # scripted: free
+            engine = Engine(store, home=settings.home, env=env, prices=prices)
+            record = await engine.create(
+                "Set up notes for the demo project and record their size in build/",
+                model=_MODEL,
+                world=world,
             )
+            typer.echo(
+                f"demo run {record.id}: a SCRIPTED model (a mock server playing a script over"
+                f" HTTP; no key, nothing leaves this machine)\nworld: {world}\n"
+            )
+            async with asyncio.TaskGroup() as group:
+                shower = group.create_task(show(store, record.id, json=False, after=-1, ask=False))
+                approver = group.create_task(_approve_as_demo(store, record.id))
+                state = await engine.drive(record.id)
+                await asyncio.sleep(0.1)  # let the last events print
+                shower.cancel()
+                approver.cancel()
         typer.echo(
-            f"\nnext: helix logs {record.id} · helix replay {fork.id} · helix runs ·"
-            " helix bench eventlog"
+            f"\n{state.status}: {state.turn} turns, cost ${state.usage.cost_usd:.4f} (scripted)"
+            f"\nnext: helix logs {record.id} · helix replay {record.id} · helix runs"
         )
+        return exit_code(state)
 
-    run(lambda: with_store(main))
+    raise typer.Exit(run(lambda: with_store(main)))
+
+
+async def _approve_as_demo(store: EventStore, run_id: str) -> None:
+    async with store.subscribe(run_id) as events:
+        async for event in events:
+            if event.type == "approval.requested":
+                typer.echo("  (the demo answers the approval as user:demo: allow)")
+                await decide(store, run_id, event.data["request_id"], "allow", by="user:demo")

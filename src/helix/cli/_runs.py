@@ -78,17 +78,26 @@ def fork(
     turn: Annotated[int, typer.Option(min=0, help="Fork where this turn ended (0: start).")],
     message: Annotated[str | None, typer.Option(help="What the fork is told first.")] = None,
     model: Annotated[str | None, typer.Option(help="A different model for the fork.")] = None,
+    detach: Annotated[bool, typer.Option(help="Only create the fork; do not run it.")] = False,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Fork a run at a turn boundary: O(1), nothing copied."""
+    """Fork a run at a turn boundary (O(1), nothing copied) and run the fork here."""
     from helix.kernel.session import turn_boundary
 
-    async def main(store: EventStore) -> None:
+    from ._live import drive_and_show, engine_for, exit_code
+
+    async def main(store: EventStore) -> int:
         seq = await turn_boundary(store, run_id, turn)
         record = await store.fork(run_id, at_seq=seq, message=message, model=model)
-        if json:
-            print_json_line(_record_dict(record))
-        else:
-            typer.echo(record.id)
+        if detach:
+            if json:
+                print_json_line(_record_dict(record))
+            else:
+                typer.echo(record.id)
+            return 0
+        if not json:
+            typer.echo(f"fork {record.id} of {run_id} at turn {turn}")
+        state = await drive_and_show(engine_for(store), record.id, json=json, after=seq)
+        return exit_code(state)
 
-    run(lambda: with_store(main))
+    raise typer.Exit(run(lambda: with_store(main)))

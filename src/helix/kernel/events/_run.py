@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ._payload import ForkPoint, Payload
 
@@ -35,6 +35,10 @@ class RunCreated(Payload):
     parent: ForkPoint | None = None
     """For a child run started by delegation, where its parent was; else ``None``."""
     budget: Budget | None = None
+    settings: dict[str, JsonValue] | None = None
+    """The resolved blueprint and run options (Helix's addition), so that any process
+    can resume the run from its log alone. Never holds secrets: keys stay in the
+    environment."""
 
 
 class RunForked(Payload):
@@ -61,6 +65,11 @@ class RunResumed(Payload):
     """The run's loop continued after a pause or a restart of the process."""
 
     TYPE: ClassVar[str] = "run.resumed"
+
+    budget: Budget | None = None
+    """New caps, when the run is resumed with a raised budget (Helix's addition)."""
+    by: str | None = None
+    """Who resumed it; ``None`` when the process did, restarting."""
 
 
 class RunPaused(Payload):

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from helix.errors import ForkError
-from helix.kernel.events import STATUS_AFTER, Event, ForkPoint
+from helix.kernel.events import STATUS_AFTER, Budget, Event, ForkPoint
 from helix.kernel.log import EventStore
 
 from ._state import CallRequest, Message, PendingApproval, SessionState, Usage
@@ -71,6 +71,9 @@ def apply(state: SessionState, event: Event) -> None:
 
 def _run_created(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     state.run_id = event.run_id
+    state.started_at = event.ts
+    if data.get("budget") is not None:
+        state.budget = Budget.model_validate(data["budget"])
     state.objective = data["objective"]
     state.model = data["model"]
     state.world = data["world"]
@@ -89,6 +92,11 @@ def _run_forked(state: SessionState, event: Event, data: dict[str, Any]) -> None
     state.summary = state.error = None
 
 
+def _run_resumed(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    if data.get("budget") is not None:
+        state.budget = Budget.model_validate(data["budget"])
+
+
 def _run_completed(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     state.summary = data["summary"]
 
@@ -100,6 +108,7 @@ def _run_failed(state: SessionState, event: Event, data: dict[str, Any]) -> None
 def _turn_started(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     state.turn = data["turn"]
     state.in_turn = True
+    state.turn_has_reply = False
 
 
 def _turn_ended(state: SessionState, event: Event, data: dict[str, Any]) -> None:
@@ -118,6 +127,8 @@ def _model_requested(state: SessionState, event: Event, data: dict[str, Any]) ->
 def _model_responded(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     state.awaiting_model = False
     calls = tuple(CallRequest(c["id"], c["name"], c["args"]) for c in data["tool_calls"])
+    state.last_reply_had_calls = bool(calls)
+    state.turn_has_reply = True
     state.messages.append(Message("assistant", data["text"], tool_calls=calls))
     for call in calls:
         state.pending_calls[call.id] = call
@@ -144,14 +155,25 @@ def _model_failed(state: SessionState, event: Event, data: dict[str, Any]) -> No
 
 def _tool_started(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     state.running_calls.add(data["call_id"])
+    _tool_started_clears(state, data["call_id"])
 
 
 def _tool_completed(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     call_id = data["call_id"]
-    state.pending_calls.pop(call_id, None)
+    call = state.pending_calls.pop(call_id, None)
     state.running_calls.discard(call_id)
     state.interrupted_calls.discard(call_id)
-    state.messages.append(Message("tool", data["output"], call_id=call_id, ok=data["ok"]))
+    state.approved_calls.discard(call_id)
+    state.denied_calls.pop(call_id, None)
+    state.approval_calls.pop(call_id, None)
+    name = call.name if call is not None else None
+    state.messages.append(
+        Message("tool", data["output"], call_id=call_id, ok=data["ok"], name=name)
+    )
+
+
+def _tool_started_clears(state: SessionState, call_id: str) -> None:
+    state.approved_calls.discard(call_id)
 
 
 def _tool_interrupted(state: SessionState, event: Event, data: dict[str, Any]) -> None:
@@ -163,10 +185,24 @@ def _approval_requested(state: SessionState, event: Event, data: dict[str, Any])
     state.pending_approvals[data["request_id"]] = PendingApproval(
         data["request_id"], data["call_id"], data["name"], data["args"], data["expires_at"]
     )
+    state.approval_calls[data["call_id"]] = data["request_id"]
 
 
 def _approval_decided(state: SessionState, event: Event, data: dict[str, Any]) -> None:
-    state.pending_approvals.pop(data["request_id"], None)
+    pending = state.pending_approvals.pop(data["request_id"], None)
+    if pending is None:
+        return
+    if data["decision"] == "allow":
+        state.approved_calls.add(pending.call_id)
+    else:
+        who = "automatically" if data.get("auto") else f"by {data['by']}"
+        reason = f": {data['reason']}" if data.get("reason") else ""
+        state.denied_calls[pending.call_id] = f"denied {who}{reason}"
+
+
+def _gate_decided(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    if data["verdict"] == "deny":
+        state.denied_calls[data["call_id"]] = f"denied by the {data['gate']} gate: {data['reason']}"
 
 
 def _steer_received(state: SessionState, event: Event, data: dict[str, Any]) -> None:
@@ -182,6 +218,7 @@ _Handler = Callable[[SessionState, Event, dict[str, Any]], None]
 _HANDLERS: dict[str, _Handler] = {
     "run.created": _run_created,
     "run.forked": _run_forked,
+    "run.resumed": _run_resumed,
     "run.completed": _run_completed,
     "run.failed": _run_failed,
     "turn.started": _turn_started,
@@ -194,6 +231,7 @@ _HANDLERS: dict[str, _Handler] = {
     "tool.interrupted": _tool_interrupted,
     "approval.requested": _approval_requested,
     "approval.decided": _approval_decided,
+    "gate.decided": _gate_decided,
     "steer.received": _steer_received,
     "agent.spawned": _agent_spawned,
 }

@@ -6,7 +6,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from helix.kernel.events import ForkPoint, RunStatus
+from helix.kernel.events import Budget, ForkPoint, RunStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +31,8 @@ class Message:
     tool_calls: tuple[CallRequest, ...] = ()
     call_id: str | None = None
     ok: bool = True
+    name: str | None = None
+    """For a tool message, the tool's name."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +101,20 @@ class SessionState:
     summary: str | None = None
     error: str | None = None
     children: list[str] = field(default_factory=list[str])
+    budget: Budget | None = None
+    """The caps in force: from ``run.created``, raised by ``run.resumed``."""
+    turn_has_reply: bool = False
+    """Whether the current turn's model call has been answered."""
+    last_reply_had_calls: bool | None = None
+    """Whether the last model reply asked for tools (``None`` before any reply)."""
+    approval_calls: dict[str, str] = field(default_factory=dict[str, str])
+    """call id → approval request id, for calls that asked."""
+    approved_calls: set[str] = field(default_factory=set[str])
+    """Calls whose approval was granted and that have not started yet."""
+    denied_calls: dict[str, str] = field(default_factory=dict[str, str])
+    """call id → reason, for calls refused (by a gate or a person) without a result yet."""
+    started_at: str | None = None
+    """When the run was created (its wall-clock budget counts from here)."""
 
     @property
     def at_turn_boundary(self) -> bool:

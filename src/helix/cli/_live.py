@@ -1,0 +1,98 @@
+"""Driving a run in the foreground while showing it live, and answering approvals inline."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import typer
+
+from helix.config import Settings
+from helix.kernel.events import Event
+from helix.kernel.log import EventStore
+from helix.kernel.session import SessionState
+from helix.runtime import TERMINAL, Engine, decide
+
+from ._control import who
+from ._render import event_line
+
+_COLOURS = {
+    "run.completed": "green",
+    "run.failed": "red",
+    "run.cancelled": "red",
+    "gate.decided": "dim",
+    "approval.requested": "yellow",
+    "budget.exceeded": "yellow",
+    "run.paused": "yellow",
+    "model.failed": "yellow",
+    "supervisor.restarted": "magenta",
+}
+
+
+def engine_for(store: EventStore, env: dict[str, str] | None = None) -> Engine:
+    """The engine of this process, on the store the environment names."""
+    return Engine(store, home=Settings.from_env().home, env=env)
+
+
+async def drive_and_show(
+    engine: Engine, run_id: str, *, json: bool, after: int = -1, interactive: bool | None = None
+) -> SessionState:
+    """Drive the run here, printing its events as they are appended, until it ends."""
+    ask = sys.stdin.isatty() and not json if interactive is None else interactive
+    async with asyncio.TaskGroup() as group:
+        shower = group.create_task(show(engine.store, run_id, json=json, after=after, ask=ask))
+        try:
+            state = await engine.drive(run_id)
+        finally:
+            await asyncio.sleep(0.05)  # let the last events print
+            shower.cancel()
+    return state
+
+
+async def show(store: EventStore, run_id: str, *, json: bool, after: int, ask: bool) -> None:
+    """Print the run's events from ``after`` on; answer approvals when ``ask``."""
+    from rich.console import Console
+
+    console = Console(highlight=False, soft_wrap=True)
+    spent = 0.0
+    async with store.subscribe(run_id, after=after) as events:
+        async for event in events:
+            if json:
+                sys.stdout.write(event.to_json() + "\n")
+                sys.stdout.flush()
+            elif event.type == "gate.decided" and event.data["verdict"] == "allow":
+                pass  # allows are in the log; a person wants the asks and denials
+            else:
+                if event.type == "model.responded" and event.data.get("cost_usd"):
+                    spent += float(event.data["cost_usd"])
+                line = event_line(event)
+                if event.type == "turn.ended":
+                    line += f"   (spent ${spent:.4f})"
+                style = _COLOURS.get(event.type)
+                console.print(line, style=style, markup=False)
+            if ask and event.type == "approval.requested":
+                await _ask(store, run_id, event)
+            if event.type in {f"run.{s}" for s in TERMINAL}:
+                return
+
+
+async def _ask(store: EventStore, run_id: str, event: Event) -> None:
+    data = event.data
+    question = f"allow {data['name']} {data['args']}? [y/n] "
+    answer = (await asyncio.to_thread(input, question)).strip().lower()
+    decision = "allow" if answer in ("y", "yes") else "deny"
+    try:
+        await decide(store, run_id, data["request_id"], decision, by=who())
+    except Exception as error:  # decided elsewhere meanwhile, or expired
+        typer.echo(f"not recorded: {error}", err=True)
+
+
+def exit_code(state: SessionState) -> int:
+    """0 when the run completed; 1 when it failed, was cancelled or was denied."""
+    return 0 if state.status == "completed" else 1
+
+
+def resolve_dir(directory: str | None) -> Path:
+    """The world directory: ``--dir`` or the current directory."""
+    return Path(directory).expanduser() if directory else Path.cwd()

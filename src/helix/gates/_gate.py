@@ -1,0 +1,73 @@
+"""The gate interface: a small async callable deciding on one tool call.
+
+Every tool call passes the gates in one fixed order (``build_gate_pipeline``); each
+decision becomes a ``gate.decided`` event. A deny stops the pipeline and always wins;
+an ask, if nothing denies, becomes an approval request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from helix.tools import ToolDef
+
+from ._policy import ApprovalRule, EgressPolicy, Policy
+
+Verdict = Literal["allow", "deny", "ask"]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One gate's verdict on one call, with the reason a person (or model) will read."""
+
+    verdict: Verdict
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class GateCall:
+    """The tool call being decided."""
+
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    tool: ToolDef | None
+    """``None`` when the model asked for a tool that does not exist."""
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetState:
+    """Spending so far against the run's caps (``None``: no cap)."""
+
+    cap_usd: float | None = None
+    spent_usd: float = 0.0
+    max_seconds: float | None = None
+    elapsed_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class GateContext:
+    """What the gates know about the run making the call."""
+
+    run_id: str
+    world: Path
+    """Absolute, resolved."""
+    policy: Policy
+    """The effective ceiling: organisation ∩ workspace ∩ blueprint ∩ run."""
+    approvals: tuple[ApprovalRule, ...] = ()
+    egress: EgressPolicy = field(default_factory=lambda: EgressPolicy())
+    budget: BudgetState = field(default_factory=BudgetState)
+    attended: bool = True
+    """Someone can answer an approval (unattended runs deny what they would ask)."""
+
+
+class Gate(Protocol):
+    """One check in the pipeline."""
+
+    name: str
+
+    async def __call__(self, call: GateCall, ctx: GateContext) -> Decision:
+        """Decide on ``call``."""
+        ...

@@ -1,0 +1,39 @@
+"""The runtime: the supervised run loop, the engine that drives runs, and run control."""
+
+from ._blueprint import ApprovalSettings as ApprovalSettings
+from ._blueprint import Blueprint as Blueprint
+from ._blueprint import SandboxSettings as SandboxSettings
+from ._control import cancel as cancel
+from ._control import decide as decide
+from ._control import pause as pause
+from ._control import resume as resume
+from ._control import steer as steer
+from ._engine import Engine as Engine
+from ._faults import Faults as Faults
+from ._faults import InjectedFault as InjectedFault
+from ._loop import TERMINAL as TERMINAL
+from ._loop import RunLoop as RunLoop
+from ._setup import RunSetup as RunSetup
+from ._supervisor import ChildSpec as ChildSpec
+from ._supervisor import Supervisor as Supervisor
+from ._supervisor import open_supervisor as open_supervisor
+
+__all__ = [
+    "TERMINAL",
+    "ApprovalSettings",
+    "Blueprint",
+    "ChildSpec",
+    "Engine",
+    "Faults",
+    "InjectedFault",
+    "RunLoop",
+    "RunSetup",
+    "SandboxSettings",
+    "Supervisor",
+    "cancel",
+    "decide",
+    "open_supervisor",
+    "pause",
+    "resume",
+    "steer",
+]

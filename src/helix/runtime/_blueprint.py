@@ -1,0 +1,143 @@
+"""Blueprints: reusable agent definitions in YAML or TOML, checked with precise errors.
+
+```yaml
+name: coder
+model: [anthropic:claude-sonnet-4-5, openai:gpt-4.1]   # a fallback chain
+roles: {summarizer: groq:llama-3.1-8b-instant}
+system: You are a careful engineer.
+tools: [read_file, write_file, edit_file, list_files, search_files, run_command]
+approvals:
+  timeout_s: 600
+  rules: [{tool: run_command, when: {command: "^pytest"}, action: allow}]
+budget: {usd: 2.0, max_turns: 40, max_seconds: 3600}
+sandbox: {kind: process, network: ["*.python.org"]}
+policy: {deny_tools: [http_fetch]}
+```
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from helix.errors import BlueprintError, HelixError
+from helix.gates import ApprovalRule, Policy
+from helix.kernel.events import Budget
+from helix.providers import ROLES, parse_model_name
+from helix.tools import ToolRegistry
+
+DEFAULT_SYSTEM = (
+    "You are an autonomous agent working in a directory (your world) on the task you are"
+    " given. Use the tools to read and change files and to run commands there. Work in"
+    " small steps, check your results, and when the task is done reply with a short"
+    " summary and no tool call."
+)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ApprovalSettings(_Strict):
+    """How approvals are asked and how long they wait."""
+
+    timeout_s: float = Field(default=600.0, gt=0)
+    """After this many seconds an unanswered request is denied automatically."""
+    rules: tuple[ApprovalRule, ...] = ()
+
+
+class SandboxSettings(_Strict):
+    """Where commands run, and which domains they and ``http_fetch`` may reach."""
+
+    kind: str = "process"
+    network: tuple[str, ...] = ()
+    """Allowed domains (``*.example.com`` for subdomains)."""
+    deny: tuple[str, ...] = ()
+    """Refused domains; they win over ``network``."""
+    command_timeout_s: float = Field(default=120.0, gt=0)
+
+
+class Blueprint(_Strict):
+    """A reusable agent definition."""
+
+    name: str = "default"
+    model: str | tuple[str, ...] | None = None
+    """One ``provider:model``, or a fallback chain; the run's ``--model`` overrides it."""
+    roles: dict[str, str | tuple[str, ...]] = Field(
+        default_factory=dict[str, str | tuple[str, ...]]
+    )
+    system: str = DEFAULT_SYSTEM
+    tools: tuple[str, ...] | None = None
+    """Tools offered to the model; ``None`` offers every built-in tool."""
+    approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
+    budget: Budget = Field(default_factory=Budget)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    policy: Policy = Field(default_factory=Policy)
+    """The blueprint's ceiling, intersected with the workspace's and the run's."""
+    plugins: tuple[str, ...] = ()
+    max_tokens: int = Field(default=4096, gt=0)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+
+    def check(self, registry: ToolRegistry) -> Blueprint:
+        """Check names the schema cannot: models, roles, tools. Returns ``self``."""
+        for name in [self.model] if isinstance(self.model, str) else list(self.model or ()):
+            _check_model(name, "model")
+        for role, spec in self.roles.items():
+            if role not in ROLES:
+                raise BlueprintError(f"roles.{role}: unknown role; choose from {', '.join(ROLES)}")
+            for name in [spec] if isinstance(spec, str) else list(spec):
+                _check_model(name, f"roles.{role}")
+        for index, tool_name in enumerate(self.tools or ()):
+            if tool_name not in registry:
+                raise BlueprintError(
+                    f"tools.{index}: unknown tool {tool_name!r}; known tools are"
+                    f" {', '.join(registry.names)}"
+                )
+        return self
+
+    @classmethod
+    def load(cls, path: str | Path) -> Blueprint:
+        """Read a YAML, TOML or JSON blueprint; ``BlueprintError`` names file, field, reason."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise BlueprintError(f"{path}: cannot read the blueprint: {error}") from None
+        try:
+            data = _parse(path, text)
+        except Exception as error:
+            first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            raise BlueprintError(f"{path}: does not parse: {first}") from None
+        if not isinstance(data, dict):
+            raise BlueprintError(f"{path}: a blueprint is a mapping of settings")
+        data.setdefault("name", path.stem)
+        try:
+            return cls.model_validate(data)
+        except ValidationError as error:
+            item = error.errors()[0]
+            where = ".".join(str(p) for p in item["loc"]) or "(top)"
+            raise BlueprintError(f"{path}: {where}: {item['msg']}") from None
+
+
+def _check_model(name: str, field: str) -> None:
+    try:
+        parse_model_name(name)
+    except HelixError as error:
+        raise BlueprintError(f"{field}: {error}") from None
+
+
+def _parse(path: Path, text: str) -> Any:
+    suffix = path.suffix.lower()
+    if suffix == ".toml":
+        return tomllib.loads(text)
+    if suffix == ".json":
+        return json.loads(text)
+    if suffix in (".yaml", ".yml"):
+        import yaml
+
+        return yaml.safe_load(text)
+    raise ValueError(f"unknown blueprint format {suffix!r}: use .yaml, .toml or .json")

@@ -1,0 +1,305 @@
+"""Taking a turn's tool calls to their results: gates, approvals, execution, record.
+
+Calls are handled in the order the model asked for them, and their results are
+recorded in that order; consecutive calls of tools that may run concurrently (the
+read-only ones) run together. Each step is written so that a resumed run picks up
+where the log says it stood: a call already decided is not gated again, an approval
+already requested is not requested again, and a call that was running when the process
+died is recorded as interrupted, then re-run only if its tool is idempotent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from helix._util import redact
+from helix.errors import HelixError
+from helix.gates import BudgetState, GateCall, GateContext
+from helix.kernel.events import (
+    ApprovalDecided,
+    ApprovalRequested,
+    FileChanged,
+    GateDecided,
+    NewEvent,
+    ToolCompleted,
+    ToolInterrupted,
+    ToolRequested,
+    ToolStarted,
+)
+from helix.kernel.session import CallRequest, SessionState
+from helix.tools import ToolContext, ToolDef, ToolResult
+
+from ._session import LiveSession
+from ._setup import RunSetup
+
+
+class CallRunner:
+    """Runs the pending calls of one turn."""
+
+    def __init__(self, setup: RunSetup, session: LiveSession) -> None:
+        self.setup = setup
+        self.session = session
+
+    @property
+    def state(self) -> SessionState:
+        return self.session.state
+
+    async def recover_interrupted(self, turn: int) -> None:
+        """Record calls that were running when the last process died, and settle them."""
+        for call_id in sorted(self.state.running_calls):
+            call = self.state.pending_calls.get(call_id)
+            interrupted = NewEvent(
+                ToolInterrupted(call_id=call_id, reason="the process running it stopped"),
+                turn=turn,
+            )
+            tool = self._tool(call.name) if call is not None else None
+            if call is not None and tool is not None and tool.idempotent:
+                started = NewEvent(
+                    ToolStarted(call_id=call_id, sandbox=self._tier(tool)), turn=turn
+                )
+                await self.session.append([interrupted, started])
+                await self._finish([(call, tool)], turn)
+            else:
+                note = (
+                    "interrupted: the process running this call stopped before it finished;"
+                    " it was not run again because it may not be safe to repeat. Check the"
+                    " world's state before trying again."
+                )
+                completed = NewEvent(
+                    ToolCompleted(call_id=call_id, ok=False, output=note, duration_ms=0),
+                    turn=turn,
+                )
+                await self.session.append([interrupted, completed])
+
+    async def run_pending(self, turn: int) -> None:
+        """Take every pending call of the turn to a recorded result (or to a cancel)."""
+        while self.state.pending_calls and self.state.status not in _STOPPED:
+            call = next(iter(self.state.pending_calls.values()))
+            if call.id in self.state.denied_calls:
+                reason = self.state.denied_calls[call.id]
+                await self._complete(call.id, False, reason, turn)
+            elif call.id in self.state.approved_calls:
+                tool = self._tool(call.name)
+                assert tool is not None  # the gates allowed it, so it exists
+                started = NewEvent(
+                    ToolStarted(call_id=call.id, sandbox=self._tier(tool)), turn=turn
+                )
+                await self.session.append([started])
+                await self._finish([(call, tool)], turn)
+            elif call.id in self.state.approval_calls:
+                await self._await_decision(call.id, turn)
+            else:
+                await self._gate_and_run(turn)
+
+    async def _gate_and_run(self, turn: int) -> None:
+        """Gate the next call (and concurrent calls after it), then run what is allowed."""
+        group: list[tuple[CallRequest, ToolDef]] = []
+        batch: list[NewEvent] = []
+        for call in list(self.state.pending_calls.values()):
+            if call.id in self.state.approval_calls or call.id in self.state.denied_calls:
+                break
+            tool = self._tool(call.name)
+            if group and (tool is None or not tool.concurrent):
+                break
+            verdict, gate_events = await self._gate(call, tool, turn)
+            if verdict != "allow" or tool is None:
+                if group:
+                    break  # run the allowed group first; this call is gated again after
+                await self._settle_refusal(call, verdict, gate_events, turn)
+                return
+            batch += gate_events
+            batch.append(
+                NewEvent(ToolStarted(call_id=call.id, sandbox=self._tier(tool)), turn=turn)
+            )
+            group.append((call, tool))
+            if not tool.concurrent:
+                break
+        await self.session.append(batch)
+        await self._finish(group, turn)
+
+    async def _gate(
+        self, call: CallRequest, tool: ToolDef | None, turn: int
+    ) -> tuple[str, list[NewEvent]]:
+        setup = self.setup
+        budget = self.state.budget
+        spent = self.state.own_usage.cost_usd
+        context = GateContext(
+            run_id=setup.run_id,
+            world=setup.world,
+            policy=setup.policy,
+            approvals=setup.blueprint.approvals.rules,
+            egress=setup.egress,
+            budget=BudgetState(
+                cap_usd=budget.usd if budget else None,
+                spent_usd=spent,
+                max_seconds=budget.max_seconds if budget else None,
+                elapsed_s=elapsed_s(self.state),
+            ),
+            attended=setup.attended,
+        )
+        outcome = await setup.pipeline.evaluate(
+            GateCall(call.id, call.name, call.args, tool), context
+        )
+        events = [
+            NewEvent(ToolRequested(call_id=call.id, name=call.name, args=call.args), "agent", turn)
+        ]
+        events += [
+            NewEvent(
+                GateDecided(call_id=call.id, gate=gate, verdict=d.verdict, reason=d.reason),
+                turn=turn,
+            )
+            for gate, d in outcome.decisions
+        ]
+        return outcome.verdict, events
+
+    async def _settle_refusal(
+        self, call: CallRequest, verdict: str, gate_events: list[NewEvent], turn: int
+    ) -> None:
+        if verdict == "deny":
+            deny = next(
+                e.payload for e in reversed(gate_events) if isinstance(e.payload, GateDecided)
+            )
+            assert isinstance(deny, GateDecided)
+            reason = f"denied by the {deny.gate} gate: {deny.reason}"
+            result = ToolCompleted(call_id=call.id, ok=False, output=reason, duration_ms=0)
+            await self.session.append([*gate_events, NewEvent(result, turn=turn)])
+            return
+        if not self.setup.attended and not self.setup.auto_approve:
+            note = "needs a person's approval, and nobody attends this run"
+            refused = ToolCompleted(
+                call_id=call.id, ok=False, output=f"denied: {note}", duration_ms=0
+            )
+            await self.session.append([*gate_events, NewEvent(refused, turn=turn)])
+            return
+        request_id = f"apr_{uuid.uuid4().hex[:12]}"
+        timeout = self.setup.blueprint.approvals.timeout_s
+        expires = datetime.now(UTC) + timedelta(seconds=timeout)
+        asked = ApprovalRequested(
+            request_id=request_id,
+            call_id=call.id,
+            name=call.name,
+            args=call.args,
+            expires_at=expires.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        )
+        events = [*gate_events, NewEvent(asked, turn=turn)]
+        if self.setup.auto_approve:
+            events.append(
+                NewEvent(
+                    ApprovalDecided(
+                        request_id=request_id,
+                        decision="allow",
+                        by="system",
+                        reason="auto-approve",
+                        auto=True,
+                    ),
+                    turn=turn,
+                )
+            )
+        await self.session.append(events)
+
+    async def _await_decision(self, call_id: str, turn: int) -> None:
+        """Wait for a person's decision, a cancel, or the deadline (which denies)."""
+        request_id = self.state.approval_calls[call_id]
+        pending = self.state.pending_approvals.get(request_id)
+        if pending is None:
+            return
+        expires = _parse_time(pending.expires_at)
+        remaining = None if expires is None else max(0.0, expires - time.time())
+
+        def settled(state: SessionState) -> bool:
+            return request_id not in state.pending_approvals or state.status in _STOPPED
+
+        if await self.session.wait_until(settled, remaining):
+            return
+        deny = ApprovalDecided(
+            request_id=request_id,
+            decision="deny",
+            by="system",
+            reason="no decision before the deadline",
+            auto=True,
+        )
+        await self.session.append([NewEvent(deny, turn=turn)], unless=settled)
+
+    async def _finish(self, group: list[tuple[CallRequest, ToolDef]], turn: int) -> None:
+        """Run started calls (together), then record their results in call order."""
+        async with asyncio.TaskGroup() as running:
+            tasks = [running.create_task(self._execute(call, tool)) for call, tool in group]
+            guard = running.create_task(self._cancel_on_stop(tasks))
+            await asyncio.wait(tasks)
+            guard.cancel()
+        results: list[NewEvent] = []
+        for (call, _tool), task in zip(group, tasks, strict=True):
+            if task.cancelled():
+                note = "cancelled before it finished (the run was stopped)"
+                done = ToolCompleted(call_id=call.id, ok=False, output=note, duration_ms=0)
+                results.append(NewEvent(done, turn=turn))
+                continue
+            result, duration = task.result()
+            done = ToolCompleted(
+                call_id=call.id, ok=result.ok, output=redact(result.output), duration_ms=duration
+            )
+            results.append(NewEvent(done, turn=turn))
+            results += [
+                NewEvent(
+                    FileChanged(
+                        call_id=call.id, path=f.path, op=f.op, before=f.before, after=f.after
+                    ),
+                    turn=turn,
+                )
+                for f in result.files
+            ]
+        await self.session.append(results)
+
+    async def _cancel_on_stop(self, tasks: list[asyncio.Task[tuple[ToolResult, float]]]) -> None:
+        """Cancel running calls when the run is cancelled (the sandbox kills commands)."""
+        await self.session.wait_until(lambda s: s.status in _STOPPED, None)
+        for task in tasks:
+            task.cancel()
+
+    async def _execute(self, call: CallRequest, tool: ToolDef) -> tuple[ToolResult, float]:
+        setup = self.setup
+        context = ToolContext(
+            run_id=setup.run_id,
+            call_id=call.id,
+            world=setup.world,
+            sandbox=setup.sandbox,
+            command_timeout_s=setup.blueprint.sandbox.command_timeout_s,
+        )
+        started = time.perf_counter()
+        try:
+            result = await tool.call(context, call.args)
+        except HelixError as error:
+            result = ToolResult(ok=False, output=str(error))
+        except Exception as error:  # a tool's own bug must not take the run down
+            result = ToolResult(
+                ok=False, output=f"{call.name} failed: {type(error).__name__}: {error}"
+            )
+        return result, (time.perf_counter() - started) * 1000
+
+    async def _complete(self, call_id: str, ok: bool, output: str, turn: int) -> None:
+        done = ToolCompleted(call_id=call_id, ok=ok, output=output, duration_ms=0)
+        await self.session.append([NewEvent(done, turn=turn)])
+
+    def _tool(self, name: str) -> ToolDef | None:
+        return self.setup.tools.get(name) if name in self.setup.tools else None
+
+    def _tier(self, tool: ToolDef) -> str:
+        return self.setup.sandbox.tier if tool.name == "run_command" else "none"
+
+
+_STOPPED = frozenset({"cancelled", "failed", "completed"})
+
+
+def elapsed_s(state: SessionState) -> float:
+    """Seconds since the run was created (its wall-clock budget counts from there)."""
+    started = _parse_time(state.started_at)
+    return 0.0 if started is None else max(0.0, time.time() - started)
+
+
+def _parse_time(value: str | None) -> float | None:
+    if value is None:
+        return None
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()

@@ -1,0 +1,155 @@
+"""What people do to a run: each is an append to its log, checked against its state.
+
+These work from any process: the process driving the run sees the append through the
+log's subscriptions. Each reads the run's state, checks the action still makes sense,
+and appends at the seq it read; if someone else appended first, it reads again and
+checks again, so a decision can never land on an approval that was closed meanwhile.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from helix.errors import ApprovalClosedError, RunStateError, SeqConflictError
+from helix.kernel.events import (
+    ApprovalDecided,
+    Budget,
+    NewEvent,
+    RunCancelled,
+    RunPaused,
+    RunResumed,
+    SteerReceived,
+)
+from helix.kernel.log import EventStore
+from helix.kernel.session import SessionState, replay_run
+
+_FINISHED = frozenset({"completed", "failed", "cancelled"})
+
+
+async def _append_checked(
+    store: EventStore,
+    run_id: str,
+    build: Callable[[SessionState], list[NewEvent]],
+) -> SessionState:
+    """Append what ``build`` makes of the current state (it raises if nothing fits)."""
+    while True:
+        state = await replay_run(store, run_id)
+        events = build(state)
+        try:
+            await store.append(run_id, events, expected_seq=state.head + 1)
+            return state
+        except SeqConflictError:
+            continue
+
+
+def _not_finished(state: SessionState, run_id: str, action: str) -> None:
+    if state.status in _FINISHED:
+        raise RunStateError(f"run {run_id!r} is {state.status}: it cannot be {action}")
+
+
+async def steer(store: EventStore, run_id: str, message: str, *, by: str) -> None:
+    """Send the agent a message; it is delivered before the next model call."""
+    if not message.strip():
+        raise RunStateError("the steering message is empty")
+
+    def build(state: SessionState) -> list[NewEvent]:
+        _not_finished(state, run_id, "steered")
+        return [NewEvent(SteerReceived(message=message), actor=by)]
+
+    await _append_checked(store, run_id, build)
+
+
+async def decide(
+    store: EventStore,
+    run_id: str,
+    request_id: str | None,
+    decision: str,
+    *,
+    by: str,
+    reason: str | None = None,
+) -> str:
+    """Allow or deny a pending approval; returns the request id decided.
+
+    With no ``request_id``, the run's one pending request is meant (an error if there
+    are several). ``ApprovalClosedError`` if it was decided already or has expired.
+    """
+    if decision not in ("allow", "deny"):
+        raise RunStateError(f"decision must be allow or deny, not {decision!r}")
+    chosen: list[str] = []
+
+    def build(state: SessionState) -> list[NewEvent]:
+        _not_finished(state, run_id, "approved or denied")
+        pending = state.pending_approvals
+        target = request_id
+        if target is None:
+            if not pending:
+                raise ApprovalClosedError(f"run {run_id!r} has no pending approval")
+            if len(pending) > 1:
+                raise RunStateError(
+                    f"run {run_id!r} has {len(pending)} pending approvals: name one of"
+                    f" {', '.join(sorted(pending))}"
+                )
+            target = next(iter(pending))
+        request = pending.get(target)
+        if request is None:
+            raise ApprovalClosedError(
+                f"approval {target!r} of run {run_id!r} is not pending: it was decided"
+                " already, expired, or never existed"
+            )
+        if request.expires_at is not None and _timestamp(request.expires_at) <= time.time():
+            raise ApprovalClosedError(f"approval {target!r} expired at {request.expires_at}")
+        chosen[:] = [target]
+        answer = ApprovalDecided(
+            request_id=target,
+            decision=decision,
+            by=by,
+            reason=reason,
+            auto=False,
+        )
+        return [NewEvent(answer, actor=by)]
+
+    await _append_checked(store, run_id, build)
+    return chosen[0]
+
+
+async def pause(store: EventStore, run_id: str, *, by: str) -> None:
+    """Pause the run at its next safe point (between steps; a running tool finishes)."""
+
+    def build(state: SessionState) -> list[NewEvent]:
+        _not_finished(state, run_id, "paused")
+        if state.status == "paused":
+            raise RunStateError(f"run {run_id!r} is already paused")
+        return [NewEvent(RunPaused(reason="user"), actor=by)]
+
+    await _append_checked(store, run_id, build)
+
+
+async def resume(store: EventStore, run_id: str, *, by: str, budget: Budget | None = None) -> bool:
+    """Resume a paused run (with new caps, if given); False if it was not paused."""
+    resumed: list[bool] = []
+
+    def build(state: SessionState) -> list[NewEvent]:
+        _not_finished(state, run_id, "resumed")
+        resumed[:] = [state.status == "paused"]
+        if state.status != "paused" and budget is None:
+            return []
+        return [NewEvent(RunResumed(budget=budget, by=by), actor=by)]
+
+    state = await _append_checked(store, run_id, build)
+    return bool(resumed and resumed[0]) and state is not None
+
+
+async def cancel(store: EventStore, run_id: str, *, by: str) -> None:
+    """Cancel the run: a running command is killed and the run ends ``cancelled``."""
+
+    def build(state: SessionState) -> list[NewEvent]:
+        _not_finished(state, run_id, "cancelled")
+        return [NewEvent(RunCancelled(by=by), actor=by)]
+
+    await _append_checked(store, run_id, build)
+
+
+def _timestamp(value: str) -> float:
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()

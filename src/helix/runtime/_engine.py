@@ -1,0 +1,221 @@
+"""The engine: creates runs, resumes them from their logs, and supervises their loops.
+
+A run is driven by at most one process at a time: the engine holds a lock per run
+(``fcntl.flock`` on a file under ``HELIX_HOME/locks``), which the operating system
+releases when the process dies, ``kill -9`` included. Everything else people do to a
+run (approve, steer, pause, cancel) is an append to its log and reaches the driving
+process through the log's subscriptions, whichever process it comes from.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from helix.errors import ConfigError, RunStateError, SeqConflictError
+from helix.gates import Policy, build_gate_pipeline
+from helix.kernel.events import NewEvent, RunCreated, RunFailed, SupervisorRestarted
+from helix.kernel.log import EventStore, RunRecord
+from helix.kernel.session import SessionState, replay_run
+from helix.providers import ModelAdapter, PriceBook, parse_model_name
+from helix.sandbox import ProcessSandbox, Sandbox
+from helix.tools import ToolRegistry, builtin_registry
+
+from ._blueprint import Blueprint
+from ._loop import TERMINAL, RunLoop
+from ._setup import RunSetup
+from ._supervisor import ChildSpec, open_supervisor
+
+ModelFactory = Callable[[RunSetup], ModelAdapter | None]
+
+
+class Engine:
+    """Runs agents: ``create`` a run, then ``drive`` it (or ``resume_all`` of them)."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        *,
+        home: Path,
+        tools: ToolRegistry | None = None,
+        sandbox: Sandbox | None = None,
+        prices: PriceBook | None = None,
+        env: dict[str, str] | None = None,
+        policy: Policy | None = None,
+        model_factory: ModelFactory | None = None,
+    ) -> None:
+        self.store = store
+        self.home = home
+        self.tools = tools or builtin_registry()
+        self.sandbox = sandbox or ProcessSandbox()
+        self.prices = prices or PriceBook()
+        self.env = dict(os.environ) if env is None else env
+        self.policy = policy or Policy()
+        """The workspace's ceiling; each run's is intersected with it."""
+        self._model_factory = model_factory
+
+    async def create(
+        self,
+        objective: str,
+        *,
+        blueprint: Blueprint | None = None,
+        model: str | Sequence[str] | None = None,
+        world: Path | None = None,
+        budget_usd: float | None = None,
+        auto_approve: bool = False,
+        attended: bool = True,
+        workspace: str = "default",
+    ) -> RunRecord:
+        """Register a run (checked: blueprint, model, tools); ``drive`` runs it."""
+        if not objective.strip():
+            raise ConfigError("the objective is empty: say what the agent should do")
+        blueprint = (blueprint or Blueprint()).check(self.tools)
+        spec: str | tuple[str, ...] | None = blueprint.model
+        if model:
+            spec = model if isinstance(model, str) else tuple(model)
+        if spec is None:
+            raise ConfigError("no model: pass --model provider:model or set model in the blueprint")
+        for name in [spec] if isinstance(spec, str) else list(spec):
+            parse_model_name(name)
+        budget = blueprint.budget
+        if budget_usd is not None:
+            budget = budget.model_copy(update={"usd": budget_usd})
+        blueprint = blueprint.model_copy(update={"model": spec, "budget": budget})
+        world = (world or Path.cwd()).resolve()
+        if not world.is_dir():
+            raise ConfigError(f"the world {world} is not a directory")
+        settings: dict[str, Any] = {
+            "blueprint": blueprint.model_dump(mode="json"),
+            "auto_approve": auto_approve,
+            "attended": attended,
+        }
+        created = RunCreated(
+            objective=objective,
+            model=spec if isinstance(spec, str) else " | ".join(spec),
+            world=str(world),
+            blueprint=blueprint.name,
+            budget=budget,
+            settings=settings,
+        )
+        return await self.store.create_run(created, workspace=workspace)
+
+    async def setup(self, run_id: str, state: SessionState | None = None) -> RunSetup:
+        """Rebuild a run's collaborators from its log (any process can)."""
+        state = state or await replay_run(self.store, run_id)
+        first = await self.store.event_at(run_id, 0)
+        settings = (first.data.get("settings") if first is not None else None) or {}
+        blueprint = Blueprint.model_validate(settings.get("blueprint") or {})
+        if state.parent is not None and state.model and state.model != _joined(blueprint.model):
+            blueprint = blueprint.model_copy(update={"model": state.model})  # a fork's own model
+        tools = self.tools.subset(blueprint.tools) if blueprint.tools is not None else self.tools
+        setup = RunSetup(
+            pipeline=build_gate_pipeline(available_tools=tools.names),
+            store=self.store,
+            run_id=run_id,
+            blueprint=blueprint,
+            tools=tools,
+            sandbox=self.sandbox,
+            world=await asyncio.to_thread(lambda: Path(state.world).resolve()),
+            prices=self.prices,
+            policy=_intersect(self.policy, blueprint.policy),
+            auto_approve=bool(settings.get("auto_approve", False)),
+            attended=bool(settings.get("attended", True)),
+            env=self.env,
+        )
+        return setup
+
+    async def drive(self, run_id: str) -> SessionState:
+        """Drive the run in this process until it ends (or waits forever while paused).
+
+        ``RunStateError`` if another process is driving it.
+        """
+        with self.lock(run_id):
+            setup = await self.setup(run_id)
+            model = self._model_factory(setup) if self._model_factory is not None else None
+            loop = RunLoop(setup, model)
+            result: list[SessionState] = []
+
+            async def incarnation() -> None:
+                result[:] = [await loop.run()]
+
+            async with open_supervisor(
+                on_restart=self._restarted, on_give_up=self._gave_up
+            ) as supervisor:
+                supervisor.start_child(ChildSpec(id=run_id, start=incarnation))
+            return result[0] if result else await replay_run(self.store, run_id)
+
+    async def resume_all(self) -> list[str]:
+        """Drive every run left unfinished (a server does this when it starts)."""
+        unfinished: list[str] = []
+        cursor = None
+        while True:
+            page = await self.store.list_runs(limit=500, cursor=cursor)
+            unfinished += [r.id for r in page.runs if r.status not in TERMINAL | {"paused"}]
+            if page.next_cursor is None:
+                break
+            cursor = page.next_cursor
+        async with open_supervisor() as supervisor:
+            for run_id in unfinished:
+                supervisor.spawn(self._drive_quietly(run_id), name=f"resume:{run_id}")
+        return unfinished
+
+    async def _drive_quietly(self, run_id: str) -> None:
+        with contextlib.suppress(RunStateError):  # another process drives it
+            await self.drive(run_id)
+
+    @contextmanager
+    def lock(self, run_id: str) -> Iterator[None]:
+        """Hold the run's driver lock; ``RunStateError`` if another process holds it."""
+        folder = self.home / "locks"
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / f"{run_id}.lock", "a+") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise RunStateError(f"run {run_id!r} is being driven by another process") from None
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def is_driven(self, run_id: str) -> bool:
+        """Whether some process holds the run's driver lock right now."""
+        try:
+            with self.lock(run_id):
+                return False
+        except RunStateError:
+            return True
+
+    async def _restarted(self, run_id: str, error: BaseException, attempt: int) -> None:
+        reason = f"{type(error).__name__}: {error}"
+        event = NewEvent(SupervisorRestarted(component="run loop", reason=reason, attempt=attempt))
+        await _append_retrying(self.store, run_id, [event])
+
+    async def _gave_up(self, run_id: str, error: BaseException) -> None:
+        message = f"the run loop kept crashing: {type(error).__name__}: {error}"
+        await _append_retrying(self.store, run_id, [NewEvent(RunFailed(error=message))])
+
+
+async def _append_retrying(store: EventStore, run_id: str, events: list[NewEvent]) -> None:
+    while True:
+        head = (await store.get_run(run_id)).next_seq
+        try:
+            await store.append(run_id, events, expected_seq=head)
+            return
+        except SeqConflictError:
+            continue
+
+
+def _intersect(workspace: Policy, blueprint: Policy) -> Policy:
+    merge = getattr(workspace, "intersect", None)
+    return merge(blueprint) if merge is not None else blueprint
+
+
+def _joined(model: str | tuple[str, ...] | None) -> str | None:
+    return model if isinstance(model, str) or model is None else " | ".join(model)

@@ -1,0 +1,167 @@
+"""The run loop: one turn after another, each step decided by the folded log.
+
+The loop keeps no state of its own between steps: it looks at the session (folded from
+the log, kept current with what others append) and takes the next step — start a turn,
+call the model, take the calls to their results, end the turn, complete. A crash
+therefore loses nothing: a new incarnation replays the log and takes the same next
+step. What was completed (a model reply, a tool result) is never done again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from helix.errors import ModelCallError
+from helix.kernel.events import (
+    BudgetExceeded,
+    ModelRequested,
+    NewEvent,
+    RunCompleted,
+    RunFailed,
+    RunPaused,
+    RunResumed,
+    RunStarted,
+    TurnEnded,
+    TurnStarted,
+)
+from helix.kernel.session import SessionState
+from helix.providers import (
+    ModelAdapter,
+    ModelFailure,
+    TokenUsage,
+    build_model,
+    failed_event,
+    responded_event,
+)
+from helix.providers._scenario import estimate_tokens
+
+from ._calls import CallRunner, elapsed_s
+from ._request import build_request, tool_specs
+from ._session import LiveSession
+from ._setup import RunSetup
+
+TERMINAL = frozenset({"completed", "failed", "cancelled"})
+
+
+class RunLoop:
+    """Drives one run; ``run()`` is one incarnation, which a supervisor may restart."""
+
+    def __init__(self, setup: RunSetup, model: ModelAdapter | None = None) -> None:
+        self.setup = setup
+        self._given_model = model
+        self._session: LiveSession | None = None
+        self._tools = tool_specs(setup.tools)
+
+    async def run(self) -> SessionState:
+        """Replay the log and drive the run until it ends or pauses for good."""
+        session = await LiveSession.load(
+            self.setup.store, self.setup.run_id, on_append=self.setup.faults.after
+        )
+        self._session = session
+        model = self._given_model or build_model(
+            self._model_spec(session.state), on_failure=self._model_failed, env=self.setup.env
+        )
+        try:
+            async with asyncio.TaskGroup() as group:
+                watcher = group.create_task(session.watch())
+                try:
+                    await self._drive(session, model)
+                finally:
+                    watcher.cancel()
+        finally:
+            if self._given_model is None:
+                await model.aclose()
+        return session.state
+
+    async def _drive(self, session: LiveSession, model: ModelAdapter) -> None:
+        state = session.state
+        if state.status in TERMINAL:
+            return
+        if state.status == "queued":
+            await session.append([NewEvent(RunStarted())])
+        elif state.status != "paused":
+            await session.append([NewEvent(RunResumed())])
+        calls = CallRunner(self.setup, session)
+        if session.state.running_calls:
+            await calls.recover_interrupted(session.state.turn)
+        while session.state.status not in TERMINAL:
+            await self._step(session, model, calls)
+
+    async def _step(self, session: LiveSession, model: ModelAdapter, calls: CallRunner) -> None:
+        """Take the one step the folded state calls for."""
+        state = session.state
+        if state.status == "paused":
+            await session.wait_until(lambda s: s.status != "paused", None)
+        elif state.in_turn and state.pending_calls:
+            await calls.run_pending(state.turn)
+        elif state.in_turn and not state.turn_has_reply:
+            await self._model_step(session, model)
+        elif state.in_turn:
+            await session.append([NewEvent(TurnEnded(turn=state.turn), turn=state.turn)])
+        elif state.last_reply_had_calls is False and not state.steering:
+            replies = [m.text for m in state.messages if m.role == "assistant"]
+            summary = RunCompleted(summary=replies[-1] if replies else "")
+            await session.append([NewEvent(summary, turn=state.turn)])
+        elif (reason := self._limit_reached(state)) is not None:
+            await session.append([NewEvent(RunPaused(reason=reason), turn=state.turn)])
+        else:
+            turn = state.turn + 1
+            await session.append([NewEvent(TurnStarted(turn=turn), turn=turn)])
+
+    def _limit_reached(self, state: SessionState) -> str | None:
+        budget = state.budget
+        if budget is None:
+            return None
+        if budget.max_turns is not None and state.turn >= budget.max_turns:
+            return "max_turns"
+        if budget.max_seconds is not None and elapsed_s(state) >= budget.max_seconds:
+            return "max_seconds"
+        return None
+
+    async def _model_step(self, session: LiveSession, model: ModelAdapter) -> None:
+        state = session.state
+        turn = state.turn
+        if await self._over_budget(session, model):
+            return
+        requested = ModelRequested(provider=model.provider, model=model.model)
+        await session.append([NewEvent(requested, turn=turn)])
+        request = build_request(session.state, self.setup.blueprint, self._tools)
+        try:
+            response = await model.request(request)
+        except ModelCallError as error:
+            await session.append([NewEvent(RunFailed(error=str(error)), turn=turn)])
+            return
+        answered = getattr(model, "answered_by", None) or model
+        cost = self.setup.prices.cost(answered.provider, answered.model, response.usage)
+        await session.append([NewEvent(responded_event(response, cost), actor="agent", turn=turn)])
+
+    async def _over_budget(self, session: LiveSession, model: ModelAdapter) -> bool:
+        """Pause before a call that could take the run past its cap (input known, output max)."""
+        state = session.state
+        cap = state.budget.usd if state.budget is not None else None
+        if cap is None:
+            return False
+        text = "".join(m.text for m in state.messages) + "".join(state.steering)
+        projected_usage = TokenUsage(estimate_tokens(text), self.setup.blueprint.max_tokens)
+        call = self.setup.prices.cost(model.provider, model.model, projected_usage)
+        spent = state.own_usage.cost_usd
+        if call is None or spent + call <= cap:
+            return False
+        events = [
+            NewEvent(BudgetExceeded(cap_usd=cap, spent_usd=spent), turn=state.turn),
+            NewEvent(RunPaused(reason="budget"), turn=state.turn),
+        ]
+        await session.append(events)
+        return True
+
+    async def _model_failed(self, failure: ModelFailure) -> None:
+        session = self._session
+        if session is not None:
+            event = NewEvent(failed_event(failure), turn=session.state.turn)
+            await session.append([event])
+
+    def _model_spec(self, state: SessionState) -> str | list[str]:
+        spec = self.setup.blueprint.model
+        if spec is None:
+            return state.model
+        return spec if isinstance(spec, str) else list(spec)

@@ -1,0 +1,115 @@
+"""A run's live session: the folded state, kept current, and the one way to append.
+
+The loop is the run's main writer, but people write to the same log from other
+processes (approvals, steering, pause, cancel). Appends therefore name the seq they
+expect; on a conflict the session reads what others wrote, folds it, and tries again —
+unless what it read makes the append pointless (say, a person answered the approval
+the deadline was about to deny). Every event is folded exactly once, in seq order,
+whichever path brings it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+
+from helix.errors import SeqConflictError
+from helix.kernel.events import Event, NewEvent, utc_now_iso
+from helix.kernel.log import EventStore
+from helix.kernel.session import SessionState, apply, replay_run
+
+
+class LiveSession:
+    """The state of one run, folded from its log and advanced by every append."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        run_id: str,
+        state: SessionState,
+        on_append: Callable[[list[str]], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.state = state
+        self.changed = asyncio.Condition()
+        self._on_append = on_append
+
+    @classmethod
+    async def load(
+        cls,
+        store: EventStore,
+        run_id: str,
+        on_append: Callable[[list[str]], None] | None = None,
+    ) -> LiveSession:
+        """Replay the run's log."""
+        return cls(store, run_id, await replay_run(store, run_id), on_append)
+
+    def offer(self, event: Event) -> bool:
+        """Fold ``event`` if it is the next one; return False if something is missing."""
+        if event.seq <= self.state.head:
+            return True
+        if event.seq != self.state.head + 1:
+            return False
+        apply(self.state, event)
+        return True
+
+    async def catch_up(self) -> None:
+        """Read and fold whatever others appended since our head."""
+        for event in await self.store.read(self.run_id, after=self.state.head):
+            self.offer(event)
+        await self._notify()
+
+    async def append(
+        self,
+        events: Sequence[NewEvent],
+        *,
+        unless: Callable[[SessionState], bool] | None = None,
+    ) -> bool:
+        """Append ``events`` after everything in the log; False if ``unless`` became true."""
+        while True:
+            if unless is not None and unless(self.state):
+                return False
+            first = self.state.head + 1
+            try:
+                await self.store.append(self.run_id, events, expected_seq=first)
+            except SeqConflictError:
+                await self.catch_up()
+                continue
+            ts = utc_now_iso()
+            for index, new in enumerate(events):
+                payload = new.payload
+                data = payload.model_dump(mode="json")
+                event = Event(
+                    self.run_id, first + index, payload.TYPE, payload.VERSION, new.ts or ts,
+                    new.turn, new.actor, data,
+                )  # fmt: skip
+                if not self.offer(event):
+                    await self.catch_up()
+            await self._notify()
+            if self._on_append is not None:
+                self._on_append([e.type for e in events])
+            return True
+
+    async def watch(self) -> None:
+        """Fold others' appends as they commit, waking whoever waits on ``changed``."""
+        async with self.store.subscribe(self.run_id, after=self.state.head) as events:
+            async for event in events:
+                if not self.offer(event):
+                    await self.catch_up()
+                await self._notify()
+
+    async def wait_until(
+        self, ready: Callable[[SessionState], bool], within_s: float | None
+    ) -> bool:
+        """Wait until ``ready(state)``; False if ``within_s`` seconds pass first."""
+        async with self.changed:
+            try:
+                await asyncio.wait_for(self.changed.wait_for(lambda: ready(self.state)), within_s)
+            except TimeoutError:
+                return False
+        return True
+
+    async def _notify(self) -> None:
+        async with self.changed:
+            self.changed.notify_all()

@@ -1,0 +1,41 @@
+"""Everything a run's loop needs, resolved once: model, tools, gates, sandbox, limits."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from helix.gates import EgressPolicy, GatePipeline, Policy, build_gate_pipeline
+from helix.kernel.log import EventStore
+from helix.providers import PriceBook
+from helix.sandbox import Sandbox
+from helix.tools import ToolRegistry
+
+from ._blueprint import Blueprint
+from ._faults import Faults
+
+
+@dataclass
+class RunSetup:
+    """A run's collaborators and settings (``Engine.setup`` builds one from the log)."""
+
+    store: EventStore
+    run_id: str
+    blueprint: Blueprint
+    tools: ToolRegistry
+    sandbox: Sandbox
+    world: Path
+    pipeline: GatePipeline = field(default_factory=build_gate_pipeline)
+    prices: PriceBook = field(default_factory=PriceBook)
+    policy: Policy = field(default_factory=Policy)
+    """The effective ceiling (workspace ∩ blueprint ∩ run)."""
+    auto_approve: bool = False
+    attended: bool = True
+    faults: Faults = field(default_factory=Faults.from_env)
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+
+    @property
+    def egress(self) -> EgressPolicy:
+        """The domains the run may reach."""
+        return EgressPolicy(allow=self.blueprint.sandbox.network, deny=self.blueprint.sandbox.deny)

@@ -1,0 +1,277 @@
+"""The process sandbox: a plain child process with a scrubbed environment and rlimits.
+
+This is the weakest tier. It keeps secrets out of the command's environment, bounds
+its CPU time, file sizes, open files and process count, and kills everything the
+command started (its whole process group) when it ends, times out or is cancelled.
+It does not confine the filesystem or the network: a command can still read or write
+anything the Helix process can. Use a stronger tier for untrusted work.
+
+Known limits of process-group cleanup: a command that deliberately leaves its group
+(``setsid``, ``nohup … &`` with a new session) escapes the kill.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import weakref
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from helix.errors import ConfigError
+
+from ._sandbox import DEFAULT_MAX_OUTPUT, CommandResult, Sandbox
+
+PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ")
+"""Variables copied from Helix's own environment when set (nothing else is)."""
+
+_DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+_SECRET_NAME = re.compile(
+    r"KEY$|TOKEN|SECRET|PASSWORD|PASSWD|_PASS$|CREDENTIAL|^HELIX_", re.IGNORECASE
+)
+_CHUNK = 64 * 1024
+_DRAIN_GRACE_S = 1.0
+"""How long to wait for the output pipe to close once every process in the group
+is dead; only a process that left the group can hold it open longer."""
+
+
+def looks_secret(name: str) -> bool:
+    """Whether an environment variable's name suggests a secret or Helix's own settings."""
+    return bool(_SECRET_NAME.search(name))
+
+
+def truncation_marker(more_bytes: int) -> str:
+    """The line appended to output that was cut: ``[output truncated: N more bytes]``."""
+    return f"[output truncated: {more_bytes} more bytes]"
+
+
+def decode_capped(data: bytes, more_bytes: int) -> str:
+    """Decode ``data`` as UTF-8, adding the truncation marker when ``more_bytes > 0``.
+
+    A multi-byte character split by the cap is dropped rather than shown as ``�``.
+    """
+    if more_bytes <= 0:
+        return data.decode("utf-8", errors="replace")
+    text = codecs.getincrementaldecoder("utf-8")(errors="replace").decode(data, final=False)
+    separator = "" if not text or text.endswith("\n") else "\n"
+    return f"{text}{separator}{truncation_marker(more_bytes)}"
+
+
+class ProcessSandbox(Sandbox):
+    """Runs commands as child processes of Helix, in their own process group.
+
+    The environment is rebuilt from an allowlist: ``PATH``, ``LANG``, ``LC_ALL``,
+    ``LC_CTYPE``, ``TERM`` and ``TZ`` are copied when set; ``HOME`` and ``TMPDIR`` point
+    into a private directory made for this sandbox (removed when it is closed or
+    garbage-collected). Nothing else from Helix's environment reaches the command:
+    no provider keys, no ``HELIX_*`` settings.
+
+    Resource limits are set in the child before it runs the shell, as both soft and
+    hard limits so the command cannot lift them again (``None`` leaves a limit as
+    inherited; a value above the inherited hard limit is clamped to it; root, with
+    ``CAP_SYS_RESOURCE``, can still raise them):
+
+    * ``cpu_seconds``: CPU time per process (``RLIMIT_CPU``); the wall-clock bound is
+      the ``timeout_s`` of each call.
+    * ``max_file_bytes``: the largest file a process may write (``RLIMIT_FSIZE``).
+    * ``max_open_files``: open descriptors per process (``RLIMIT_NOFILE``).
+    * ``max_processes``: processes *and threads* of the user (``RLIMIT_NPROC``). The
+      kernel counts all of the user's processes, not just the command's, and ignores
+      the limit for root: it is a brake on fork bombs, not a budget.
+
+    Args:
+        extra_env: Variables to add to the command's environment. Names that look
+            like secrets (``*KEY``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``…) or
+            Helix settings (``HELIX_*``) are refused with ``ConfigError``.
+        home: The ``HOME`` of commands (``TMPDIR`` is then the system's); when
+            ``None``, both point into a private temporary directory.
+        cpu_seconds: See above.
+        max_file_bytes: See above.
+        max_open_files: See above.
+        max_processes: See above.
+    """
+
+    tier = "process"
+
+    def __init__(
+        self,
+        *,
+        extra_env: Mapping[str, str] | None = None,
+        home: Path | None = None,
+        cpu_seconds: int | None = 600,
+        max_file_bytes: int | None = 1 << 30,
+        max_open_files: int | None = 1024,
+        max_processes: int | None = 4096,
+    ) -> None:
+        refused = sorted(name for name in (extra_env or {}) if looks_secret(name))
+        if refused:
+            raise ConfigError(
+                f"the process sandbox refuses secret-looking variables: {', '.join(refused)}"
+            )
+        self._extra_env = dict(extra_env or {})
+        self._home = home
+        self._private: Path | None = None
+        self._cleanup: Callable[[], object] | None = None
+        self._limits = {
+            resource.RLIMIT_CPU: cpu_seconds,
+            resource.RLIMIT_FSIZE: max_file_bytes,
+            resource.RLIMIT_NOFILE: max_open_files,
+            resource.RLIMIT_NPROC: max_processes,
+        }
+
+    def close(self) -> None:
+        """Remove the private home directory, if one was made."""
+        if self._cleanup is not None:
+            self._cleanup()
+        self._private = self._cleanup = None
+
+    def environment(self) -> dict[str, str]:
+        """The environment commands run with (made fresh for each command)."""
+        env = {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}
+        env.setdefault("PATH", _DEFAULT_PATH)
+        home = self._home if self._home is not None else self._private_dir()
+        tmp = home / ".tmp" if self._home is None else Path(tempfile.gettempdir())
+        tmp.mkdir(parents=True, exist_ok=True)
+        env["HOME"] = str(home)
+        env["TMPDIR"] = str(tmp)
+        env.update(self._extra_env)
+        return env
+
+    def _private_dir(self) -> Path:
+        if self._private is None:
+            self._private = Path(tempfile.mkdtemp(prefix="helix-sandbox-"))
+            self._cleanup = weakref.finalize(self, shutil.rmtree, self._private, ignore_errors=True)
+        return self._private
+
+    def _limit_setter(self) -> Callable[[], None]:
+        """A ``preexec_fn`` applying the limits, clamped in the parent.
+
+        Everything is computed before the fork, so the child only loops over ready
+        tuples calling ``setrlimit``: no imports, no allocation-heavy work, no locks,
+        which is what makes ``preexec_fn`` risky in a process with threads.
+        """
+        plan: list[tuple[int, tuple[int, int]]] = []
+        for which, value in self._limits.items():
+            if value is None:
+                continue
+            _soft, hard = resource.getrlimit(which)
+            target = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            plan.append((which, (target, target)))
+
+        def apply() -> None:
+            for which, limits in plan:
+                resource.setrlimit(which, limits)
+
+        return apply
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        timeout_s: float,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+    ) -> CommandResult:
+        """Run ``command`` with ``/bin/sh -c`` in ``cwd``; kill its group after ``timeout_s``.
+
+        Output (stdout and stderr merged) beyond ``max_output`` bytes is read and
+        discarded, so the command never blocks on a full pipe, and replaced by a
+        marker line. When the shell exits, anything it left running in its process
+        group is killed. Cancelling the awaiting task kills the group and re-raises.
+        """
+        started = time.monotonic()
+        loop = asyncio.get_running_loop()
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _Protocol(loop),
+            "/bin/sh",
+            "-c",
+            command,
+            cwd=cwd,
+            env=self.environment(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=self._limit_setter(),
+        )
+        pgid = transport.get_pid()
+        capture = _Capture(max_output)
+        assert protocol.stdout is not None  # asked for with PIPE
+        reader = asyncio.create_task(capture.read(protocol.stdout))
+        timed_out = False
+        try:
+            try:
+                await asyncio.wait_for(asyncio.shield(protocol.exited), timeout_s)
+            except TimeoutError:
+                timed_out = True
+            _kill_group(pgid)
+            await protocol.exited
+            # Every writer in the group is dead; only an escaped process keeps the pipe.
+            done, _ = await asyncio.wait({reader}, timeout=_DRAIN_GRACE_S)
+            if not done:
+                reader.cancel()
+        except BaseException:
+            # Cancellation (or anything unexpected): leave no process behind.
+            _kill_group(pgid)
+            reader.cancel()
+            with contextlib.suppress(BaseException):  # a second cancel must not skip this
+                await asyncio.wait_for(asyncio.shield(protocol.exited), 5)
+            raise
+        finally:
+            transport.close()
+        return CommandResult(
+            exit_code=None if timed_out else transport.get_returncode(),
+            output=decode_capped(bytes(capture.kept), capture.dropped),
+            truncated=capture.dropped > 0,
+            timed_out=timed_out,
+            duration_ms=(time.monotonic() - started) * 1000,
+        )
+
+
+class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """The stream protocol of ``create_subprocess_exec``, plus a future set on exit.
+
+    On Python 3.11, ``Process.wait()`` returns only once the output pipe is closed
+    too, so a background child holding it would hide the shell's exit until the
+    timeout. ``exited`` is set as soon as the shell itself exits.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=_CHUNK, loop=loop)
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+class _Capture:
+    """Keeps the first ``limit`` bytes of a stream and counts the rest."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(limit, 0)
+        self.kept = bytearray()
+        self.dropped = 0
+
+    async def read(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(_CHUNK):
+            room = self.limit - len(self.kept)
+            if room > 0:
+                self.kept += chunk[:room]
+            self.dropped += max(len(chunk) - max(room, 0), 0)
+
+
+def _kill_group(pgid: int) -> None:
+    # The shell leads its own session, so its pid is the group id of all it started.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)

@@ -1,0 +1,43 @@
+"""The sandbox interface: where a command runs, and what comes back."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_MAX_OUTPUT = 64 * 1024
+"""Bytes of a command's output kept by default; the rest is cut with a marker."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    """How a command ended and what it printed (stdout and stderr, interleaved)."""
+
+    exit_code: int | None
+    """``None`` when the command was killed (timeout or cancellation)."""
+    output: str
+    truncated: bool
+    timed_out: bool
+    duration_ms: float
+
+
+class Sandbox(ABC):
+    """Runs shell commands for a run, confined to its world as far as the tier allows.
+
+    Cancelling the awaiting task kills the command and everything it started.
+    """
+
+    tier: str
+    """The isolation tier, named in ``tool.started`` events (``process``, ``bwrap``…)."""
+
+    @abstractmethod
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        timeout_s: float,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+    ) -> CommandResult:
+        """Run ``command`` with a shell in ``cwd``; kill it after ``timeout_s`` seconds."""

@@ -1,0 +1,40 @@
+"""``run_command``: a shell command in the run's sandbox."""
+
+from __future__ import annotations
+
+from ._tool import ToolContext, ToolResult, tool
+
+
+def _footer(exit_code: int | None, timed_out: bool, limit_s: float) -> str:
+    if timed_out:
+        return f"[timed out after {limit_s:g}s: the command and everything it started were killed]"
+    if exit_code is not None and exit_code < 0:
+        return f"[killed by signal {-exit_code}]"
+    return f"[exit code {exit_code}]"
+
+
+@tool(effect="world")
+async def run_command(ctx: ToolContext, command: str, timeout_s: float | None = None) -> ToolResult:
+    """Run a shell command (`/bin/sh -c`) in the world directory, in the run's sandbox.
+
+    Standard output and error are returned together, cut with a marker when long,
+    followed by the exit code. `timeout_s` may shorten the run's command time limit,
+    never lengthen it; on timeout the command and everything it started are killed.
+    Input is empty: interactive commands cannot be answered.
+    """
+    if not command.strip():
+        return ToolResult(ok=False, output="command is empty")
+    if timeout_s is not None and not timeout_s > 0:  # NaN too
+        return ToolResult(ok=False, output=f"timeout_s must be positive, not {timeout_s:g}")
+    limit_s = min(timeout_s or ctx.command_timeout_s, ctx.command_timeout_s)
+    try:
+        result = await ctx.sandbox.run(
+            command, cwd=ctx.world, timeout_s=limit_s, max_output=ctx.max_output
+        )
+    except OSError as error:  # e.g. the world directory is gone
+        return ToolResult(ok=False, output=f"the command could not start: {error}")
+    output = result.output
+    separator = "" if not output or output.endswith("\n") else "\n"
+    footer = _footer(result.exit_code, result.timed_out, limit_s)
+    ok = result.exit_code == 0 and not result.timed_out
+    return ToolResult(ok=ok, output=f"{output}{separator}{footer}")

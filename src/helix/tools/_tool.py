@@ -1,0 +1,182 @@
+"""Declaring a tool once: its name, arguments (as JSON Schema), nature and effects.
+
+A tool is an async function whose first parameter is the ``ToolContext``; its other
+parameters, with their annotations and defaults, become the argument model and its
+JSON Schema, and its docstring the description the model reads::
+
+    @tool(read_only=True, idempotent=True, effect="none")
+    async def read_file(ctx: ToolContext, path: str, offset: int = 0) -> ToolResult:
+        \"\"\"Read a text file in the world.\"\"\"
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from helix.errors import InvalidToolArgumentsError, UnknownToolError
+from helix.sandbox import Sandbox
+
+EffectKind = Literal["none", "world", "external-withhold", "external-compensate"]
+"""What running the tool changes: nothing, the run's world (revertible by snapshots),
+or the outside world (withheld until approved, or compensated on rollback)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """A file a tool created, modified or deleted (hashes are SHA-256 of the content)."""
+
+    path: str
+    """Relative to the world, with ``/`` separators."""
+    op: Literal["create", "modify", "delete"]
+    before: str | None
+    after: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What a tool call produced: its output for the model, and its file changes."""
+
+    ok: bool
+    output: str
+    files: tuple[FileChange, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """What a running tool may use: the run's world, its sandbox, its limits."""
+
+    run_id: str
+    call_id: str
+    world: Path
+    """The run's world directory, absolute and resolved."""
+    sandbox: Sandbox
+    command_timeout_s: float = 120.0
+    max_output: int = 64 * 1024
+    http_timeout_s: float = 30.0
+
+
+ToolFunction = Callable[..., Awaitable[ToolResult]]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDef:
+    """A declared tool."""
+
+    name: str
+    description: str
+    arguments: type[BaseModel]
+    """Validates the model's arguments (unknown ones are refused)."""
+    function: ToolFunction
+    read_only: bool = False
+    idempotent: bool = False
+    """Running it twice has the effect of running it once: safe to re-run after a crash."""
+    effect: EffectKind = "world"
+    concurrent: bool = False
+    """May run at the same time as other calls of the same turn."""
+    parameters: dict[str, Any] = field(default_factory=dict[str, Any])
+    """The arguments' JSON Schema, as models are shown it."""
+
+    def validate(self, args: Mapping[str, Any]) -> BaseModel:
+        """Check ``args``; ``InvalidToolArgumentsError`` explains what is wrong."""
+        try:
+            return self.arguments.model_validate(dict(args))
+        except ValidationError as error:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                for e in error.errors()[:5]
+            )
+            raise InvalidToolArgumentsError(f"{self.name}: {problems}") from None
+
+    async def call(self, ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
+        """Validate ``args`` and run the tool."""
+        parsed = self.validate(args)
+        values = {name: getattr(parsed, name) for name in type(parsed).model_fields}
+        return await self.function(ctx, **values)
+
+
+def tool(
+    name: str | None = None,
+    *,
+    read_only: bool = False,
+    idempotent: bool = False,
+    effect: EffectKind = "world",
+    concurrent: bool | None = None,
+) -> Callable[[ToolFunction], ToolDef]:
+    """Declare an async function as a tool (see the module's documentation)."""
+
+    def declare(function: ToolFunction) -> ToolDef:
+        signature = inspect.signature(function)
+        hints = get_type_hints(function, include_extras=True)
+        fields: dict[str, Any] = {}
+        for index, (param, spec) in enumerate(signature.parameters.items()):
+            if index == 0:
+                continue  # the ToolContext
+            default = ... if spec.default is inspect.Parameter.empty else spec.default
+            fields[param] = (hints.get(param, Any), default)
+        tool_name = name or function.__name__
+        model = create_model(
+            f"{tool_name}_arguments",
+            __config__=ConfigDict(extra="forbid"),
+            **fields,
+        )
+        schema = model.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        return ToolDef(
+            name=tool_name,
+            description=inspect.cleandoc(function.__doc__ or tool_name),
+            arguments=model,
+            function=function,
+            read_only=read_only,
+            idempotent=idempotent,
+            effect=effect,
+            concurrent=read_only if concurrent is None else concurrent,
+            parameters=schema,
+        )
+
+    return declare
+
+
+class ToolRegistry:
+    """The tools a run may be offered, by name."""
+
+    def __init__(self, tools: Iterable[ToolDef] = ()) -> None:
+        self._tools: dict[str, ToolDef] = {}
+        for definition in tools:
+            self.register(definition)
+
+    def register(self, definition: ToolDef) -> None:
+        """Add a tool; its name must be new."""
+        if definition.name in self._tools:
+            raise ValueError(f"tool {definition.name!r} is already registered")
+        self._tools[definition.name] = definition
+
+    def get(self, name: str) -> ToolDef:
+        """The tool called ``name``; ``UnknownToolError`` lists the known ones."""
+        try:
+            return self._tools[name]
+        except KeyError:
+            known = ", ".join(sorted(self._tools))
+            raise UnknownToolError(f"unknown tool {name!r}: known tools are {known}") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    @property
+    def names(self) -> list[str]:
+        """Every registered tool's name, sorted."""
+        return sorted(self._tools)
+
+    def subset(self, names: Iterable[str]) -> ToolRegistry:
+        """A registry of just these tools (``UnknownToolError`` for a name not here)."""
+        return ToolRegistry(self.get(n) for n in names)
+
+    def __iter__(self) -> Any:
+        return iter(self._tools.values())
