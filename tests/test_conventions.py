@@ -50,3 +50,32 @@ def test_no_heavy_imports(code: str) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+# Tasks outside a supervisor or a task group are orphans waiting to happen. These few
+# are owned by an object that cancels and awaits them, below the layer supervisors
+# live in (the kernel cannot depend on the runtime).
+TASK_OWNERS = {
+    "kernel/log/_sqlite.py": "the store's watcher, cancelled and awaited in close()",
+    "kernel/log/_postgres.py": "the store's listener tasks, cancelled and awaited in close()",
+    "sandbox/_process.py": "the output reader, awaited or cancelled in the same call",
+}
+
+
+def test_no_bare_tasks_outside_their_owners() -> None:
+    import ast
+
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        relative = str(path.relative_to(PACKAGE))
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("create_task", "ensure_future")
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id in ("asyncio", "loop")
+                and relative not in TASK_OWNERS
+            ):
+                offenders.append(f"{relative}:{node.lineno}")
+    assert offenders == [], "use a supervisor or an asyncio.TaskGroup"

@@ -151,16 +151,16 @@ async def _subscriber_latencies(store: EventStore, count: int) -> list[float]:
                 if len(latencies) == count:
                     return
 
-    receiver = asyncio.create_task(receive())
-    await asyncio.sleep(0.01)
-    seq = 1
-    for i in range(count):
-        sent[seq] = time.perf_counter()
-        seq = await store.append(
-            run_id, [NewEvent(SteerReceived(message=str(i)))], expected_seq=seq
-        )
-        await asyncio.sleep(0.001)
-    await asyncio.wait_for(receiver, 30)
+    async with asyncio.TaskGroup() as group:
+        receiver = group.create_task(receive())
+        await asyncio.sleep(0.01)
+        seq = 1
+        for i in range(count):
+            sent[seq] = time.perf_counter()
+            event = NewEvent(SteerReceived(message=str(i)))
+            seq = await store.append(run_id, [event], expected_seq=seq)
+            await asyncio.sleep(0.001)
+        await asyncio.wait_for(receiver, 30)
     return latencies
 
 

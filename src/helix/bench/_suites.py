@@ -9,7 +9,7 @@ from helix.errors import ConfigError
 
 from ._figure import Figure
 
-SUITES = ("eventlog", "models")
+SUITES = ("eventlog", "models", "engine")
 
 
 def run_suite(
@@ -25,4 +25,8 @@ def run_suite(
         from ._models import ModelsSizes, run_models
 
         return run_models(ModelsSizes.quick() if quick else ModelsSizes())
+    if name == "engine":
+        from ._engine import EngineSizes, run_engine
+
+        return run_engine(EngineSizes.quick() if quick else EngineSizes(), workdir=workdir)
     raise ConfigError(f"unknown benchmark suite {name!r}: choose from {', '.join(SUITES)}")

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from helix.errors import BlueprintError
 from helix.kernel.events import Budget
 from helix.kernel.log import EventStore
 
@@ -40,15 +41,18 @@ def run_command(
     async def main(store: EventStore) -> int:
         engine = engine_for(store)
         loaded = Blueprint.load(blueprint) if blueprint else None
-        record = await engine.create(
-            objective,
-            blueprint=loaded,
-            model=model,
-            world=resolve_dir(dir),
-            budget_usd=budget,
-            auto_approve=auto_approve,
-            attended=not detach or auto_approve,
-        )
+        try:
+            record = await engine.create(
+                objective,
+                blueprint=loaded,
+                model=model,
+                world=resolve_dir(dir),
+                budget_usd=budget,
+                auto_approve=auto_approve,
+                attended=not detach or auto_approve,
+            )
+        except BlueprintError as error:  # a name the file gives (tool, model): say which file
+            raise BlueprintError(f"{blueprint}: {error}" if blueprint else str(error)) from None
         if detach:
             _detach(record.id)
             if json:

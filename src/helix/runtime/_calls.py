@@ -24,6 +24,7 @@ from helix.kernel.events import (
     FileChanged,
     GateDecided,
     NewEvent,
+    RunPaused,
     ToolCompleted,
     ToolInterrupted,
     ToolRequested,
@@ -75,8 +76,8 @@ class CallRunner:
                 await self.session.append([interrupted, completed])
 
     async def run_pending(self, turn: int) -> None:
-        """Take every pending call of the turn to a recorded result (or to a cancel)."""
-        while self.state.pending_calls and self.state.status not in _STOPPED:
+        """Take every pending call of the turn to a recorded result (or to a pause or cancel)."""
+        while self.state.pending_calls and not _halted(self.state):
             call = next(iter(self.state.pending_calls.values()))
             if call.id in self.state.denied_calls:
                 reason = self.state.denied_calls[call.id]
@@ -87,8 +88,8 @@ class CallRunner:
                 started = NewEvent(
                     ToolStarted(call_id=call.id, sandbox=self._tier(tool)), turn=turn
                 )
-                await self.session.append([started])
-                await self._finish([(call, tool)], turn)
+                if await self.session.append([started], unless=_halted):
+                    await self._finish([(call, tool)], turn)
             elif call.id in self.state.approval_calls:
                 await self._await_decision(call.id, turn)
             else:
@@ -117,8 +118,8 @@ class CallRunner:
             group.append((call, tool))
             if not tool.concurrent:
                 break
-        await self.session.append(batch)
-        await self._finish(group, turn)
+        if await self.session.append(batch, unless=_halted):  # paused meanwhile: start nothing
+            await self._finish(group, turn)
 
     async def _gate(
         self, call: CallRequest, tool: ToolDef | None, turn: int
@@ -198,7 +199,7 @@ class CallRunner:
                     turn=turn,
                 )
             )
-        await self.session.append(events)
+        await self.session.append(events, unless=_halted)
 
     async def _await_decision(self, call_id: str, turn: int) -> None:
         """Wait for a person's decision, a cancel, or the deadline (which denies)."""
@@ -221,7 +222,10 @@ class CallRunner:
             reason="no decision before the deadline",
             auto=True,
         )
-        await self.session.append([NewEvent(deny, turn=turn)], unless=settled)
+        events = [NewEvent(deny, turn=turn)]
+        if self.state.status == "paused":  # a decision sets the status to running: re-pause
+            events.append(NewEvent(RunPaused(reason="user"), turn=turn))
+        await self.session.append(events, unless=settled)
 
     async def _finish(self, group: list[tuple[CallRequest, ToolDef]], turn: int) -> None:
         """Run started calls (together), then record their results in call order."""
@@ -291,6 +295,11 @@ class CallRunner:
 
 
 _STOPPED = frozenset({"cancelled", "failed", "completed"})
+
+
+def _halted(state: SessionState) -> bool:
+    """Paused, cancelled or ended: no call starts (a running one finishes, or is killed)."""
+    return state.status in _STOPPED or state.status == "paused"
 
 
 def elapsed_s(state: SessionState) -> float:

@@ -108,7 +108,10 @@ async def decide(
             reason=reason,
             auto=False,
         )
-        return [NewEvent(answer, actor=by)]
+        events = [NewEvent(answer, actor=by)]
+        if state.status == "paused":  # a decision sets the status to running: stay paused
+            events.append(NewEvent(RunPaused(reason="user"), actor=by))
+        return events
 
     await _append_checked(store, run_id, build)
     return chosen[0]

@@ -193,12 +193,12 @@ class Engine:
             return True
 
     async def _restarted(self, run_id: str, error: BaseException, attempt: int) -> None:
-        reason = f"{type(error).__name__}: {error}"
+        reason = _describe(error)
         event = NewEvent(SupervisorRestarted(component="run loop", reason=reason, attempt=attempt))
         await _append_retrying(self.store, run_id, [event])
 
     async def _gave_up(self, run_id: str, error: BaseException) -> None:
-        message = f"the run loop kept crashing: {type(error).__name__}: {error}"
+        message = f"the run loop kept crashing: {_describe(error)}"
         await _append_retrying(self.store, run_id, [NewEvent(RunFailed(error=message))])
 
 
@@ -210,6 +210,13 @@ async def _append_retrying(store: EventStore, run_id: str, events: list[NewEvent
             return
         except SeqConflictError:
             continue
+
+
+def _describe(error: BaseException) -> str:
+    """``Type: message`` of the error itself, not of the task groups it passed through."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return f"{type(error).__name__}: {error}"
 
 
 def _intersect(workspace: Policy, blueprint: Policy) -> Policy:

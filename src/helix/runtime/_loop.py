@@ -28,6 +28,8 @@ from helix.kernel.session import SessionState
 from helix.providers import (
     ModelAdapter,
     ModelFailure,
+    ModelRequest,
+    ModelResponse,
     TokenUsage,
     build_model,
     failed_event,
@@ -36,7 +38,7 @@ from helix.providers import (
 from helix.providers._scenario import estimate_tokens
 
 from ._calls import CallRunner, elapsed_s
-from ._request import build_request, tool_specs
+from ._request import RequestBuilder, tool_specs
 from ._session import LiveSession
 from ._setup import RunSetup
 
@@ -50,7 +52,7 @@ class RunLoop:
         self.setup = setup
         self._given_model = model
         self._session: LiveSession | None = None
-        self._tools = tool_specs(setup.tools)
+        self._requests = RequestBuilder(setup.blueprint, tool_specs(setup.tools))
 
     async def run(self) -> SessionState:
         """Replay the log and drive the run until it ends or pauses for good."""
@@ -124,12 +126,14 @@ class RunLoop:
         if await self._over_budget(session, model):
             return
         requested = ModelRequested(provider=model.provider, model=model.model)
-        await session.append([NewEvent(requested, turn=turn)])
-        request = build_request(session.state, self.setup.blueprint, self._tools)
-        try:
-            response = await model.request(request)
-        except ModelCallError as error:
-            await session.append([NewEvent(RunFailed(error=str(error)), turn=turn)])
+        if not await session.append([NewEvent(requested, turn=turn)], unless=_halted):
+            return
+        request = self._requests.build(session.state)
+        response = await _ask_unless_cancelled(session, model, request)
+        if response is None:
+            return  # cancelled while the model worked: its reply is not waited for
+        if isinstance(response, ModelCallError):
+            await session.append([NewEvent(RunFailed(error=str(response)), turn=turn)])
             return
         answered = getattr(model, "answered_by", None) or model
         cost = self.setup.prices.cost(answered.provider, answered.model, response.usage)
@@ -165,3 +169,28 @@ class RunLoop:
         if spec is None:
             return state.model
         return spec if isinstance(spec, str) else list(spec)
+
+
+def _halted(state: SessionState) -> bool:
+    return state.status in TERMINAL or state.status == "paused"
+
+
+async def _ask_unless_cancelled(
+    session: LiveSession, model: ModelAdapter, request: ModelRequest
+) -> ModelResponse | ModelCallError | None:
+    """The model's reply (or its error); ``None`` if the run ended first (a cancel)."""
+
+    async def ask() -> ModelResponse | ModelCallError:
+        try:
+            return await model.request(request)
+        except ModelCallError as error:
+            return error
+
+    async with asyncio.TaskGroup() as group:
+        asking = group.create_task(ask())
+        ended = group.create_task(session.wait_until(lambda s: s.status in TERMINAL, None))
+        await asyncio.wait({asking, ended}, return_when=asyncio.FIRST_COMPLETED)
+        if not asking.done():
+            asking.cancel()
+        ended.cancel()
+    return None if asking.cancelled() else asking.result()

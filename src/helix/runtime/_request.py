@@ -22,17 +22,38 @@ def tool_specs(tools: ToolRegistry) -> tuple[ToolSpec, ...]:
     return tuple(ToolSpec(t.name, t.description, t.parameters) for t in tools)
 
 
+class RequestBuilder:
+    """Builds each call's request, converting only the messages added since the last.
+
+    The session's messages only ever grow, so a long run does not pay again, every
+    turn, for converting its whole history.
+    """
+
+    def __init__(self, blueprint: Blueprint, tools: tuple[ToolSpec, ...]) -> None:
+        self._blueprint = blueprint
+        self._tools = tools
+        self._converted: list[ChatMessage] = []
+
+    def build(self, state: SessionState) -> ModelRequest:
+        """Everything the model has said and been told, as one request."""
+        messages = state.messages
+        if len(messages) < len(self._converted):  # a different session: start over
+            self._converted = []
+        self._converted += [_message(m) for m in messages[len(self._converted) :]]
+        return ModelRequest(
+            messages=tuple(self._converted),
+            system=self._blueprint.system,
+            tools=self._tools,
+            max_tokens=self._blueprint.max_tokens,
+            temperature=self._blueprint.temperature,
+        )
+
+
 def build_request(
     state: SessionState, blueprint: Blueprint, tools: tuple[ToolSpec, ...]
 ) -> ModelRequest:
-    """Everything the model has said and been told, as one request."""
-    return ModelRequest(
-        messages=tuple(_message(m) for m in state.messages),
-        system=blueprint.system,
-        tools=tools,
-        max_tokens=blueprint.max_tokens,
-        temperature=blueprint.temperature,
-    )
+    """Everything the model has said and been told, as one request (no caching)."""
+    return RequestBuilder(blueprint, tools).build(state)
 
 
 def _message(message: Message) -> ChatMessage:

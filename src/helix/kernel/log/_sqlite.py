@@ -15,11 +15,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from helix.errors import (
     AppendOnlyError,
+    HelixError,
     RunExistsError,
     RunNotFoundError,
     SeqConflictError,
@@ -59,6 +61,7 @@ class SqliteEventStore(EventStore):
         self.durability = durability
         self._db = _connect(self.path, durability)
         self._watcher: asyncio.Task[None] | None = None
+        self._pending: list[tuple[_Append, asyncio.Future[None]]] = []
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -91,33 +94,77 @@ class SqliteEventStore(EventStore):
         delta: RunDelta,
         ts: str,
     ) -> None:
+        # Group commit: appends made in the same turn of the event loop (many runs at
+        # once, say) share one transaction, each in a savepoint of its own so that one
+        # refused append leaves the others alone. Each still returns only once committed.
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        self._pending.append((_Append(run_id, expected_seq, rows, blobs, delta, ts), done))
+        if len(self._pending) == 1:
+            loop.call_soon(self._flush)
+        await done
+
+    def _flush(self) -> None:
+        batch, self._pending = self._pending, []
         db = self._db
-        with _transaction(db):
-            advanced = db.execute(
-                _ADVANCE,
-                (
-                    expected_seq + len(rows),
-                    delta.status,
-                    delta.turns or 0,
-                    delta.input_tokens,
-                    delta.output_tokens,
-                    delta.cost_usd,
-                    ts,
-                    run_id,
-                    expected_seq,
-                ),
-            ).rowcount
-            if advanced != 1:
-                found = db.execute("SELECT next_seq FROM runs WHERE id = ?", (run_id,)).fetchone()
-                if found is None:
-                    raise RunNotFoundError(run_id)
-                raise SeqConflictError(run_id, expected_seq, found[0])
-            _put_blobs(db, blobs)
-            try:
-                db.executemany(_APPEND, rows)
-            except sqlite3.IntegrityError:
-                actual = db.execute("SELECT next_seq FROM runs WHERE id = ?", (run_id,)).fetchone()
-                raise SeqConflictError(run_id, expected_seq, actual[0]) from None
+        outcomes: list[BaseException | None] = []
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            for append, _done in batch:
+                db.execute("SAVEPOINT helix_append")
+                try:
+                    self._write(append)
+                except (HelixError, sqlite3.IntegrityError) as error:
+                    db.execute("ROLLBACK TO helix_append")
+                    outcomes.append(_refusal(error))
+                else:
+                    outcomes.append(None)
+                db.execute("RELEASE helix_append")
+            db.execute("COMMIT")
+        except sqlite3.Error as error:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            failure = StoreUnavailableError(f"the SQLite store at {self.path} failed: {error}")
+            outcomes = [failure] * len(batch)
+        for (_append, done), outcome in zip(batch, outcomes, strict=True):
+            if done.cancelled():
+                continue
+            if outcome is None:
+                done.set_result(None)
+            else:
+                done.set_exception(outcome)
+
+    def _write(self, append: _Append) -> None:
+        db = self._db
+        rows = append.rows
+        advanced = db.execute(
+            _ADVANCE,
+            (
+                append.expected_seq + len(rows),
+                append.delta.status,
+                append.delta.turns or 0,
+                append.delta.input_tokens,
+                append.delta.output_tokens,
+                append.delta.cost_usd,
+                append.ts,
+                append.run_id,
+                append.expected_seq,
+            ),
+        ).rowcount
+        if advanced != 1:
+            found = db.execute("SELECT next_seq FROM runs WHERE id = ?", (append.run_id,))
+            row = found.fetchone()
+            if row is None:
+                raise RunNotFoundError(append.run_id)
+            raise SeqConflictError(append.run_id, append.expected_seq, row[0])
+        _put_blobs(db, append.blobs)
+        try:
+            db.executemany(_APPEND, rows)
+        except sqlite3.IntegrityError:
+            found = db.execute("SELECT next_seq FROM runs WHERE id = ?", (append.run_id,))
+            raise SeqConflictError(
+                append.run_id, append.expected_seq, found.fetchone()[0]
+            ) from None
 
     async def _load_run(self, run_id: str) -> RunRecord | None:
         row = self._db.execute(f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
@@ -209,6 +256,24 @@ class SqliteEventStore(EventStore):
 
 
 _MAX_SEQ = 2**62
+
+
+@dataclass(frozen=True, slots=True)
+class _Append:
+    run_id: str
+    expected_seq: int
+    rows: list[EncodedEvent]
+    blobs: dict[str, bytes]
+    delta: RunDelta
+    ts: str
+
+
+def _refusal(error: BaseException) -> BaseException:
+    if isinstance(error, sqlite3.IntegrityError) and (
+        "append-only" in str(error) or "immutable" in str(error)
+    ):
+        return AppendOnlyError(str(error))
+    return error
 
 
 def _connect(path: Path, durability: Durability) -> sqlite3.Connection:

@@ -351,11 +351,11 @@ class EventStoreConformance:
                 if i % 7 == 0:
                     await asyncio.sleep(0)
 
-        writer = asyncio.create_task(append_many())
-        await asyncio.sleep(0)
-        async with store.subscribe(run_id) as sub:
-            got = await _collect(sub, 201)
-        await writer
+        async with asyncio.TaskGroup() as group:
+            group.create_task(append_many())
+            await asyncio.sleep(0)
+            async with store.subscribe(run_id) as sub:
+                got = await _collect(sub, 201)
         assert [e.seq for e in got] == list(range(201))
 
     async def test_slow_subscriber_catches_up_without_gaps(self, store: EventStore) -> None:

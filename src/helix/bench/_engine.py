@@ -1,0 +1,272 @@
+"""``helix bench engine``: what the run engine costs around the model and the tools.
+
+Every run here is real: the engine, its supervisor, the gate pipeline, the durable
+SQLite log (WAL, ``synchronous=NORMAL``). Only the model is scripted (in-process, so
+the figures hold no HTTP) and the tool is a no-op, so what is measured is the harness:
+timing wrappers record the model's and the tool's own time, which is subtracted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from helix.gates import GateCall, GateContext, Policy, build_gate_pipeline
+from helix.kernel.events import ModelRequested as Requested
+from helix.kernel.events import NewEvent, RunStarted
+from helix.kernel.events import TurnStarted as Started
+from helix.kernel.log import SqliteEventStore
+from helix.providers import ModelAdapter, ModelRequest, ModelResponse, Scenario, ScriptedModel
+from helix.runtime import Blueprint, Engine, RunSetup
+from helix.tools import ToolContext, ToolRegistry, ToolResult, builtin_registry, tool
+
+from ._figure import Figure, percentile
+from ._langgraph import langgraph_figures
+
+SUITE = "engine"
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSizes:
+    """How much work each measurement does."""
+
+    turns: int = 300
+    concurrent_runs: int = 1000
+    concurrent_turns: int = 10
+    model_delay_s: float = 0.05
+    resume_runs: int = 100
+    gate_samples: int = 5000
+    bytes_turns: tuple[int, ...] = (10, 100, 1000)
+
+    @classmethod
+    def quick(cls) -> EngineSizes:
+        """A smoke test's sizes."""
+        return cls(
+            turns=20, concurrent_runs=20, concurrent_turns=3, model_delay_s=0.01,
+            resume_runs=5, gate_samples=200, bytes_turns=(5, 20),
+        )  # fmt: skip
+
+
+@dataclass
+class _Timings:
+    """The model's and the tool's own time, per call, to subtract from the harness's."""
+
+    model_starts: list[float] = field(default_factory=list[float])
+    model_s: list[float] = field(default_factory=list[float])
+    tool_s: list[float] = field(default_factory=list[float])
+
+
+class _TimedModel(ModelAdapter):
+    def __init__(self, inner: ModelAdapter, timings: _Timings) -> None:
+        self.inner, self.timings = inner, timings
+        self.provider, self.model = inner.provider, inner.model
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        started = time.perf_counter()
+        self.timings.model_starts.append(started)
+        response = await self.inner.request(request)
+        self.timings.model_s.append(time.perf_counter() - started)
+        return response
+
+
+def _tools(timings: _Timings) -> ToolRegistry:
+    @tool(read_only=True, idempotent=True, effect="none")
+    async def noop(ctx: ToolContext, path: str) -> ToolResult:
+        """Do nothing (the benchmark's tool)."""
+        started = time.perf_counter()
+        result = ToolResult(ok=True, output="ok")
+        timings.tool_s.append(time.perf_counter() - started)
+        return result
+
+    registry = builtin_registry()
+    registry.register(noop)
+    return registry
+
+
+def _scenario(turns: int, delay_s: float = 0.0) -> Scenario:
+    usage = {"input_tokens": 100, "output_tokens": 10}
+    call = {"name": "noop", "args": {"path": "a.txt"}}
+    steps: list[dict[str, Any]] = [
+        {"text": "step", "tool_calls": [call], "usage": usage, "delay_s": delay_s}
+        for _ in range(turns - 1)
+    ]
+    steps.append({"text": "done", "usage": usage, "delay_s": delay_s})
+    return Scenario.of(*steps)
+
+
+class _Bench:
+    """One store and one engine in a scratch folder."""
+
+    def __init__(self, root: Path, scenario: Scenario) -> None:
+        (root / "world").mkdir(parents=True, exist_ok=True)
+        self.root = root
+        self.timings = _Timings()
+        self.store = SqliteEventStore(root / "helix.db")
+        self.scenario = scenario
+
+        def model(_setup: RunSetup) -> ModelAdapter:
+            return _TimedModel(ScriptedModel(self.scenario, label="bench"), self.timings)
+
+        self.engine = Engine(
+            self.store, home=root, tools=_tools(self.timings), model_factory=model, env={}
+        )
+
+    async def create(self) -> str:
+        blueprint = Blueprint(model="scripted:bench", tools=("noop",))
+        record = await self.engine.create(
+            "benchmark", blueprint=blueprint, world=self.root / "world"
+        )
+        return record.id
+
+
+async def run_engine(sizes: EngineSizes, workdir: Path | None = None) -> AsyncIterator[Figure]:
+    """Measure gates, per-call overhead, concurrency, resume, and storage per turn."""
+    with tempfile.TemporaryDirectory(dir=workdir, prefix="helix-bench-") as tmp:
+        root = Path(tmp)
+        yield await _gates(sizes, root)
+        for figure in await _overhead(sizes, root / "overhead"):
+            yield figure
+        for figure in await _concurrent(sizes, root / "concurrent"):
+            yield figure
+        yield await _resume(sizes, root / "resume")
+        for figure in await _per_turn(sizes, root / "per-turn"):
+            yield figure
+    async for figure in langgraph_figures(sizes.bytes_turns, workdir):
+        yield figure
+
+
+async def _gates(sizes: EngineSizes, root: Path) -> Figure:
+    world = _folder(root / "gates")
+    registry = builtin_registry()
+    pipeline = build_gate_pipeline(available_tools=registry.names)
+    context = GateContext(run_id="bench", world=world.resolve(), policy=Policy())
+    call = GateCall("c1", "read_file", {"path": "notes.txt"}, registry.get("read_file"))
+    samples = []
+    for _ in range(sizes.gate_samples):
+        started = time.perf_counter()
+        await pipeline.evaluate(call, context)
+        samples.append((time.perf_counter() - started) * 1000)
+    return Figure(SUITE, "gates_p50", statistics.median(samples), "ms",
+                  {"gates": len(pipeline.gates), "calls": sizes.gate_samples})  # fmt: skip
+
+
+async def _overhead(sizes: EngineSizes, root: Path) -> list[Figure]:
+    bench = _Bench(root, _scenario(sizes.turns))
+    run_id = await bench.create()
+    await bench.engine.drive(run_id)
+    await bench.store.close()
+    t = bench.timings
+    # From one model call's start to the next: the model, one tool call, and the harness.
+    overhead = [
+        (t.model_starts[i + 1] - t.model_starts[i] - t.model_s[i] - t.tool_s[i]) * 1000
+        for i in range(len(t.model_starts) - 1)
+    ]
+    params = {"turns": sizes.turns, "store": "sqlite", "durability": "normal"}
+    return [
+        Figure(SUITE, "tool_call_overhead_p50", percentile(overhead, 50), "ms", params),
+        Figure(SUITE, "tool_call_overhead_p99", percentile(overhead, 99), "ms", params),
+    ]
+
+
+async def _concurrent(sizes: EngineSizes, root: Path) -> list[Figure]:
+    bench = _Bench(root, _scenario(sizes.concurrent_turns, sizes.model_delay_s))
+    ids = [await bench.create() for _ in range(sizes.concurrent_runs)]
+    before = _rss_kib()
+    started = time.perf_counter()
+    async with asyncio.TaskGroup() as group:
+        for run_id in ids:
+            group.create_task(bench.engine.drive(run_id))
+    elapsed = time.perf_counter() - started
+    peak = _peak_rss_kib()
+    await bench.store.close()
+    ideal = sizes.concurrent_turns * sizes.model_delay_s
+    params = {"runs": sizes.concurrent_runs, "turns": sizes.concurrent_turns,
+              "model_delay_ms": sizes.model_delay_s * 1000, "elapsed_s": round(elapsed, 3),
+              "ideal_s": ideal}  # fmt: skip
+    return [
+        Figure(SUITE, "concurrent_runs_vs_ideal", elapsed / ideal, "ratio", params),
+        Figure(
+            SUITE,
+            "memory_per_run",
+            max(0.0, peak - before) / sizes.concurrent_runs,
+            "KiB",
+            {"runs": sizes.concurrent_runs},
+        ),
+    ]
+
+
+async def _resume(sizes: EngineSizes, root: Path) -> Figure:
+    """In-flight runs (the model was called, then the process died): time to resume all."""
+    bench = _Bench(root, _scenario(3, delay_s=0.5))
+    for _ in range(sizes.resume_runs):
+        run_id = await bench.create()
+        in_flight = [NewEvent(RunStarted()), NewEvent(Started(turn=1), turn=1),
+                     NewEvent(Requested(provider="scripted", model="bench"), turn=1)]  # fmt: skip
+        await bench.store.append(run_id, in_flight, expected_seq=1)
+    resumed: set[str] = set()
+    started = time.perf_counter()
+    async with bench.store.subscribe_all() as events, asyncio.TaskGroup() as group:
+        driver = group.create_task(bench.engine.resume_all())
+        async for event in events:
+            if event.type == "run.resumed":
+                resumed.add(event.run_id)
+                if len(resumed) == sizes.resume_runs:
+                    break
+        elapsed = time.perf_counter() - started
+        driver.cancel()
+    await bench.store.close()
+    return Figure(SUITE, "resume_100_runs", elapsed, "s", {"runs": sizes.resume_runs})
+
+
+async def _per_turn(sizes: EngineSizes, root: Path) -> list[Figure]:
+    figures = []
+    for turns in sizes.bytes_turns:
+        bench = _Bench(root / f"n{turns}", _scenario(turns))
+        run_id = await bench.create()
+        started = time.perf_counter()
+        await bench.engine.drive(run_id)
+        elapsed = time.perf_counter() - started
+        t = bench.timings
+        overhead_ms = (elapsed - sum(t.model_s) - sum(t.tool_s)) * 1000 / turns
+        size = _row_bytes(bench.store, run_id)
+        await bench.store.close()
+        params = {"system": "helix", "turns": turns}
+        figures.append(Figure(SUITE, "turn_overhead", overhead_ms, "ms", params))
+        figures.append(Figure(SUITE, "bytes_per_turn", size / turns, "bytes", params))
+    return figures
+
+
+def _folder(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _row_bytes(store: SqliteEventStore, run_id: str) -> int:
+    columns = ["run_id", "type", "ts", "actor", "data", "ext"]
+    lengths = " + ".join(f"coalesce(length(CAST({c} AS BLOB)), 0)" for c in columns)
+    (total,) = store.connection.execute(
+        f"SELECT coalesce(sum({lengths} + 32), 0) FROM events WHERE run_id = ?", (run_id,)
+    ).fetchone()
+    return int(total)
+
+
+def _rss_kib() -> float:
+    return _status_kib("VmRSS")
+
+
+def _peak_rss_kib() -> float:
+    return _status_kib("VmHWM")
+
+
+def _status_kib(field_name: str) -> float:
+    for line in Path(f"/proc/{os.getpid()}/status").read_text().splitlines():
+        if line.startswith(field_name + ":"):
+            return float(line.split()[1])
+    return 0.0

@@ -1,0 +1,174 @@
+"""Crashes and kills: the supervisor restarts the loop; a new process resumes the run.
+
+Nothing completed is done again: no model call that was answered, no tool call that
+finished.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from typing import Any
+
+from .conftest import Helix, of_type, processes_mentioning, types
+
+
+def _bodies(helix: Helix) -> list[str]:
+    return [json.dumps(r.body["messages"], sort_keys=True) for r in helix.model_requests]
+
+
+def test_the_supervisor_restarts_a_crashed_loop_without_repeating_the_model_call(
+    helix: Helix,
+) -> None:
+    helix.play(
+        {
+            "text": "Writing.",
+            "tool_calls": [{"name": "write_file", "args": {"path": "a.txt", "content": "a\n"}}],
+        },
+        {"text": "Wrote a.txt."},
+    )
+    running = helix.start_run("write a", env={"HELIX_FAULTS": "crash-after:model.responded"})
+    assert running.finish() == 0, running.stderr
+    assert (helix.world / "a.txt").read_text() == "a\n"
+
+    log = helix.logs(running.run_id)
+    (restarted,) = of_type(log, "supervisor.restarted")
+    assert "InjectedFault" in restarted["data"]["reason"]
+    assert restarted["data"]["attempt"] == 1
+    first_reply = of_type(log, "model.responded")[0]
+    assert first_reply["seq"] < restarted["seq"]
+    assert len(of_type(log, "model.requested")) == 2
+    assert len(of_type(log, "model.responded")) == 2
+    assert len(of_type(log, "tool.completed")) == 1
+    assert types(log)[-1] == "run.completed"
+    assert len(helix.model_requests) == 2  # one per step: the answered call was not repeated
+    assert len(set(_bodies(helix))) == 2
+
+
+def _two_calls_then_done() -> list[dict[str, Any]]:
+    return [
+        {
+            "text": "Counting, then writing.",
+            "tool_calls": [
+                {"name": "run_command", "args": {"command": "echo x >> counter.txt"}},
+                {"name": "write_file", "args": {"path": "b.txt", "content": "b\n"}},
+            ],
+        },
+        {"text": "Counted once."},
+    ]
+
+
+def test_a_process_killed_after_a_tool_result_resumes_without_rerunning_it(
+    helix: Helix,
+) -> None:
+    helix.play(*_two_calls_then_done())
+    running = helix.start_run(
+        "count", "--auto-approve", env={"HELIX_FAULTS": "exit-after:tool.completed"}
+    )
+    assert running.finish() == 137
+    run_id = running.run_id
+    assert (helix.world / "counter.txt").read_text() == "x\n"
+    assert not (helix.world / "b.txt").exists()
+    assert types(helix.logs(run_id))[-1] == "tool.completed"
+    assert helix.show(run_id)["status"] == "running"
+
+    resumed = helix("resume", run_id, "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert (helix.world / "counter.txt").read_text() == "x\n"  # the command ran once
+    assert (helix.world / "b.txt").read_text() == "b\n"
+
+    log = helix.logs(run_id)
+    assert types(log)[-1] == "run.completed"
+    completed = of_type(log, "tool.completed")
+    assert [e["data"]["call_id"] for e in completed] == ["call_0_0", "call_0_1"]
+    assert all(e["data"]["ok"] for e in completed)
+    assert len(of_type(log, "tool.started")) == 2
+    assert not of_type(log, "tool.interrupted")
+    assert len(helix.model_requests) == 2
+    assert len(set(_bodies(helix))) == 2
+    printed = [json.loads(line) for line in resumed.stdout.splitlines()]
+    assert printed[0]["seq"] == completed[0]["seq"] + 1  # resume shows what is new
+
+
+def test_a_kill_during_a_model_call_resumes_with_only_that_call_asked_again(
+    helix: Helix,
+) -> None:
+    first, done = _two_calls_then_done()
+    middle = {
+        "text": "Checking.",
+        "tool_calls": [{"name": "read_file", "args": {"path": "counter.txt"}}],
+    }
+    # The process dies while the second step is being answered; the server plays that
+    # step again (undelayed) when the resumed run asks again.
+    helix.play(first, {**middle, "delay_s": 5.0}, middle, done)
+    running = helix.start_run("count", "--auto-approve")
+    running.wait_for("model.requested", lambda e: e["turn"] == 2)
+    # Kill it once the server holds the whole request (model.requested is logged
+    # before the request is sent; a kill before then would cut the request short).
+    helix.wait_for_requests(2)
+    running.kill()
+    run_id = running.run_id
+    assert (helix.world / "counter.txt").read_text() == "x\n"
+
+    resumed = helix("resume", run_id)
+    assert resumed.returncode == 0, resumed.stderr
+    assert (helix.world / "counter.txt").read_text() == "x\n"
+
+    log = helix.logs(run_id)
+    assert types(log)[-1] == "run.completed"
+    assert len(of_type(log, "model.responded")) == 3
+    assert len(of_type(log, "tool.completed")) == 3
+    bodies = _bodies(helix)
+    assert len(bodies) == 4
+    assert bodies[1] == bodies[2]  # the call that never got its answer, asked again
+    assert len(set(bodies)) == 3  # and no answered call asked twice
+
+
+def test_a_command_cut_short_by_a_kill_is_recorded_as_interrupted_not_rerun(
+    helix: Helix,
+) -> None:
+    marker = "30.9191"
+    helix.play(
+        {
+            "text": "Counting slowly.",
+            "tool_calls": [
+                {
+                    "name": "run_command",
+                    "args": {"command": f"echo x >> counter.txt; sleep {marker}"},
+                }
+            ],
+        },
+        {"text": "It was interrupted; stopping."},
+    )
+    running = helix.start_run("count slowly", "--auto-approve")
+    try:
+        running.wait_for("tool.started")
+        deadline = time.monotonic() + 10
+        while not processes_mentioning(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert processes_mentioning(marker), "the command never started"
+        running.kill()
+        run_id = running.run_id
+
+        resumed = helix("resume", run_id)
+        assert resumed.returncode == 0, resumed.stderr
+    finally:
+        for pid in processes_mentioning(marker):  # a command outlives a kill -9 of its driver
+            os.kill(pid, signal.SIGKILL)
+    assert (helix.world / "counter.txt").read_text() == "x\n"  # not run a second time
+
+    log = helix.logs(run_id)
+    (interrupted,) = of_type(log, "tool.interrupted")
+    (completed,) = of_type(log, "tool.completed")
+    assert interrupted["data"]["call_id"] == completed["data"]["call_id"] == "call_0_0"
+    assert interrupted["seq"] < completed["seq"]
+    assert completed["data"]["ok"] is False
+    assert "not run again" in completed["data"]["output"]
+    assert len(of_type(log, "tool.started")) == 1
+    assert types(log)[-1] == "run.completed"
+    tool_result = helix.server.requests[-1].body["messages"][-1]
+    assert tool_result["role"] == "tool"
+    assert tool_result["content"].startswith("interrupted:")
+    assert len(helix.model_requests) == 2
