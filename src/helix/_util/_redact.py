@@ -17,12 +17,14 @@ def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
     return [v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= _MIN_SECRET_LEN]
 
 
-def redact(text: str, secrets: Iterable[str] = ()) -> str:
+def redact(text: str, secrets: Iterable[str] = (), *, scan_env: bool = True) -> str:
     """Replace every known secret value in ``text`` (and in the environment) with a mask.
 
-    Longer secrets first, so a secret that contains another is masked whole.
+    Longer secrets first, so a secret that contains another is masked whole. Callers
+    that redact often pass the environment's secrets themselves and ``scan_env=False``.
     """
-    candidates = {s for s in (*secrets, *secret_values()) if s and len(s) >= _MIN_SECRET_LEN}
+    found = secret_values() if scan_env else []
+    candidates = {s for s in (*secrets, *found) if s and len(s) >= _MIN_SECRET_LEN}
     for secret in sorted(candidates, key=len, reverse=True):
         text = text.replace(secret, MASK)
     return text

@@ -15,7 +15,7 @@ import time
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from helix._util import redact
+from helix._util import redact, secret_values
 from helix.errors import HelixError
 from helix.gates import BudgetState, GateCall, GateContext
 from helix.kernel.events import (
@@ -43,6 +43,8 @@ class CallRunner:
     def __init__(self, setup: RunSetup, session: LiveSession) -> None:
         self.setup = setup
         self.session = session
+        # Read once: scanning the environment for every result costs more than the rest.
+        self._secrets = secret_values(setup.env) + secret_values()
 
     @property
     def state(self) -> SessionState:
@@ -62,7 +64,7 @@ class CallRunner:
                     ToolStarted(call_id=call_id, sandbox=self._tier(tool)), turn=turn
                 )
                 await self.session.append([interrupted, started])
-                await self._finish([(call, tool)], turn)
+                await self.run_started([(call, tool)], turn)
             else:
                 note = (
                     "interrupted: the process running this call stopped before it finished;"
@@ -89,7 +91,7 @@ class CallRunner:
                     ToolStarted(call_id=call.id, sandbox=self._tier(tool)), turn=turn
                 )
                 if await self.session.append([started], unless=_halted):
-                    await self._finish([(call, tool)], turn)
+                    await self.run_started([(call, tool)], turn)
             elif call.id in self.state.approval_calls:
                 await self._await_decision(call.id, turn)
             else:
@@ -97,9 +99,21 @@ class CallRunner:
 
     async def _gate_and_run(self, turn: int) -> None:
         """Gate the next call (and concurrent calls after it), then run what is allowed."""
+        events, group = await self.plan(list(self.state.pending_calls.values()), turn)
+        if await self.session.append(events, unless=_halted):  # paused meanwhile: start nothing
+            await self.run_started(group, turn)
+
+    async def plan(
+        self, calls: list[CallRequest], turn: int
+    ) -> tuple[list[NewEvent], list[tuple[CallRequest, ToolDef]]]:
+        """Gate the first of ``calls`` (and the concurrent ones after it).
+
+        Returns the events to append and the calls they start, for ``run_started``. The
+        loop appends them with the model's reply, saving an append per turn.
+        """
         group: list[tuple[CallRequest, ToolDef]] = []
         batch: list[NewEvent] = []
-        for call in list(self.state.pending_calls.values()):
+        for call in calls:
             if call.id in self.state.approval_calls or call.id in self.state.denied_calls:
                 break
             tool = self._tool(call.name)
@@ -109,8 +123,7 @@ class CallRunner:
             if verdict != "allow" or tool is None:
                 if group:
                     break  # run the allowed group first; this call is gated again after
-                await self._settle_refusal(call, verdict, gate_events, turn)
-                return
+                return self._refusal(call, verdict, gate_events, turn), []
             batch += gate_events
             batch.append(
                 NewEvent(ToolStarted(call_id=call.id, sandbox=self._tier(tool)), turn=turn)
@@ -118,8 +131,7 @@ class CallRunner:
             group.append((call, tool))
             if not tool.concurrent:
                 break
-        if await self.session.append(batch, unless=_halted):  # paused meanwhile: start nothing
-            await self._finish(group, turn)
+        return batch, group
 
     async def _gate(
         self, call: CallRequest, tool: ToolDef | None, turn: int
@@ -156,9 +168,10 @@ class CallRunner:
         ]
         return outcome.verdict, events
 
-    async def _settle_refusal(
+    def _refusal(
         self, call: CallRequest, verdict: str, gate_events: list[NewEvent], turn: int
-    ) -> None:
+    ) -> list[NewEvent]:
+        """The events that settle a call the gates did not simply allow."""
         if verdict == "deny":
             deny = next(
                 e.payload for e in reversed(gate_events) if isinstance(e.payload, GateDecided)
@@ -166,15 +179,13 @@ class CallRunner:
             assert isinstance(deny, GateDecided)
             reason = f"denied by the {deny.gate} gate: {deny.reason}"
             result = ToolCompleted(call_id=call.id, ok=False, output=reason, duration_ms=0)
-            await self.session.append([*gate_events, NewEvent(result, turn=turn)])
-            return
+            return [*gate_events, NewEvent(result, turn=turn)]
         if not self.setup.attended and not self.setup.auto_approve:
             note = "needs a person's approval, and nobody attends this run"
             refused = ToolCompleted(
                 call_id=call.id, ok=False, output=f"denied: {note}", duration_ms=0
             )
-            await self.session.append([*gate_events, NewEvent(refused, turn=turn)])
-            return
+            return [*gate_events, NewEvent(refused, turn=turn)]
         request_id = f"apr_{uuid.uuid4().hex[:12]}"
         timeout = self.setup.blueprint.approvals.timeout_s
         expires = datetime.now(UTC) + timedelta(seconds=timeout)
@@ -199,7 +210,7 @@ class CallRunner:
                     turn=turn,
                 )
             )
-        await self.session.append(events, unless=_halted)
+        return events
 
     async def _await_decision(self, call_id: str, turn: int) -> None:
         """Wait for a person's decision, a cancel, or the deadline (which denies)."""
@@ -227,7 +238,7 @@ class CallRunner:
             events.append(NewEvent(RunPaused(reason="user"), turn=turn))
         await self.session.append(events, unless=settled)
 
-    async def _finish(self, group: list[tuple[CallRequest, ToolDef]], turn: int) -> None:
+    async def run_started(self, group: list[tuple[CallRequest, ToolDef]], turn: int) -> None:
         """Run started calls (together), then record their results in call order."""
         async with asyncio.TaskGroup() as running:
             tasks = [running.create_task(self._execute(call, tool)) for call, tool in group]
@@ -243,7 +254,10 @@ class CallRunner:
                 continue
             result, duration = task.result()
             done = ToolCompleted(
-                call_id=call.id, ok=result.ok, output=redact(result.output), duration_ms=duration
+                call_id=call.id,
+                ok=result.ok,
+                output=redact(result.output, self._secrets, scan_env=False),
+                duration_ms=duration,
             )
             results.append(NewEvent(done, turn=turn))
             results += [

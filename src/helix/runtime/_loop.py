@@ -24,7 +24,7 @@ from helix.kernel.events import (
     TurnEnded,
     TurnStarted,
 )
-from helix.kernel.session import SessionState
+from helix.kernel.session import CallRequest, SessionState
 from helix.providers import (
     ModelAdapter,
     ModelFailure,
@@ -97,18 +97,36 @@ class RunLoop:
         elif state.in_turn and state.pending_calls:
             await calls.run_pending(state.turn)
         elif state.in_turn and not state.turn_has_reply:
-            await self._model_step(session, model)
+            await self._model_step(session, model, calls, [], state.turn)
         elif state.in_turn:
-            await session.append([NewEvent(TurnEnded(turn=state.turn), turn=state.turn)])
-        elif state.last_reply_had_calls is False and not state.steering:
+            ended = NewEvent(TurnEnded(turn=state.turn), turn=state.turn)
+            await self._next(session, model, calls, [ended])
+        else:
+            await self._next(session, model, calls, [])
+
+    async def _next(
+        self,
+        session: LiveSession,
+        model: ModelAdapter,
+        calls: CallRunner,
+        before: list[NewEvent],
+    ) -> None:
+        """Between turns: complete, pause at a limit, or start the next turn.
+
+        ``before`` (the ``turn.ended`` of the turn just done) goes in the same append:
+        one commit where there would be two.
+        """
+        state = session.state
+        if state.last_reply_had_calls is False and not state.steering:
             replies = [m.text for m in state.messages if m.role == "assistant"]
             summary = RunCompleted(summary=replies[-1] if replies else "")
-            await session.append([NewEvent(summary, turn=state.turn)])
+            await session.append([*before, NewEvent(summary, turn=state.turn)])
         elif (reason := self._limit_reached(state)) is not None:
-            await session.append([NewEvent(RunPaused(reason=reason), turn=state.turn)])
+            await session.append([*before, NewEvent(RunPaused(reason=reason), turn=state.turn)])
         else:
             turn = state.turn + 1
-            await session.append([NewEvent(TurnStarted(turn=turn), turn=turn)])
+            started = NewEvent(TurnStarted(turn=turn), turn=turn)
+            await self._model_step(session, model, calls, [*before, started], turn)
 
     def _limit_reached(self, state: SessionState) -> str | None:
         budget = state.budget
@@ -120,13 +138,23 @@ class RunLoop:
             return "max_seconds"
         return None
 
-    async def _model_step(self, session: LiveSession, model: ModelAdapter) -> None:
-        state = session.state
-        turn = state.turn
-        if await self._over_budget(session, model):
+    async def _model_step(
+        self,
+        session: LiveSession,
+        model: ModelAdapter,
+        calls: CallRunner,
+        before: list[NewEvent],
+        turn: int,
+    ) -> None:
+        """Call the model (unless the budget says pause), and start on its calls."""
+        over = self._over_budget(session.state, model)
+        if over:
+            await session.append([*before, *over])
             return
-        requested = ModelRequested(provider=model.provider, model=model.model)
-        if not await session.append([NewEvent(requested, turn=turn)], unless=_halted):
+        requested = NewEvent(ModelRequested(provider=model.provider, model=model.model), turn=turn)
+        if not await session.append([*before, requested], unless=_halted):
+            if before:
+                await session.append(before)
             return
         request = self._requests.build(session.state)
         response = await _ask_unless_cancelled(session, model, request)
@@ -137,26 +165,34 @@ class RunLoop:
             return
         answered = getattr(model, "answered_by", None) or model
         cost = self.setup.prices.cost(answered.provider, answered.model, response.usage)
-        await session.append([NewEvent(responded_event(response, cost), actor="agent", turn=turn)])
+        reply = NewEvent(responded_event(response, cost), actor="agent", turn=turn)
+        # The first calls' gates and start go in the reply's append: one commit, not two.
+        asked = [CallRequest(c.id, c.name, c.args) for c in response.tool_calls]
+        first, group = await calls.plan(asked, turn) if asked else ([], [])
+        if first and await session.append([reply, *first], unless=_halted):
+            if group:
+                await calls.run_started(group, turn)
+            return
+        await session.append([reply])
 
-    async def _over_budget(self, session: LiveSession, model: ModelAdapter) -> bool:
-        """Pause before a call that could take the run past its cap (input known, output max)."""
-        state = session.state
+    def _over_budget(self, state: SessionState, model: ModelAdapter) -> list[NewEvent]:
+        """Pause before a call that could take the run past its cap (input known, output max).
+
+        Returns the events that pause the run, or nothing if the call fits the budget.
+        """
         cap = state.budget.usd if state.budget is not None else None
         if cap is None:
-            return False
+            return []
         text = "".join(m.text for m in state.messages) + "".join(state.steering)
         projected_usage = TokenUsage(estimate_tokens(text), self.setup.blueprint.max_tokens)
         call = self.setup.prices.cost(model.provider, model.model, projected_usage)
         spent = state.own_usage.cost_usd
         if call is None or spent + call <= cap:
-            return False
-        events = [
+            return []
+        return [
             NewEvent(BudgetExceeded(cap_usd=cap, spent_usd=spent), turn=state.turn),
             NewEvent(RunPaused(reason="budget"), turn=state.turn),
         ]
-        await session.append(events)
-        return True
 
     async def _model_failed(self, failure: ModelFailure) -> None:
         session = self._session

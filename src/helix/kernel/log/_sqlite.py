@@ -108,19 +108,23 @@ class SqliteEventStore(EventStore):
         batch, self._pending = self._pending, []
         db = self._db
         outcomes: list[BaseException | None] = []
+        alone = len(batch) == 1  # no neighbour to protect: no savepoint needed
         try:
             db.execute("BEGIN IMMEDIATE")
             for append, _done in batch:
-                db.execute("SAVEPOINT helix_append")
+                if not alone:
+                    db.execute("SAVEPOINT helix_append")
                 try:
                     self._write(append)
                 except (HelixError, sqlite3.IntegrityError) as error:
-                    db.execute("ROLLBACK TO helix_append")
+                    if not alone:
+                        db.execute("ROLLBACK TO helix_append")
                     outcomes.append(_refusal(error))
                 else:
                     outcomes.append(None)
-                db.execute("RELEASE helix_append")
-            db.execute("COMMIT")
+                if not alone:
+                    db.execute("RELEASE helix_append")
+            db.execute("ROLLBACK" if alone and outcomes[0] is not None else "COMMIT")
         except sqlite3.Error as error:
             if db.in_transaction:
                 db.execute("ROLLBACK")
