@@ -240,19 +240,24 @@ class CallRunner:
 
     async def run_started(self, group: list[tuple[CallRequest, ToolDef]], turn: int) -> None:
         """Run started calls (together), then record their results in call order."""
-        async with asyncio.TaskGroup() as running:
-            tasks = [running.create_task(self._execute(call, tool)) for call, tool in group]
-            guard = running.create_task(self._cancel_on_stop(tasks))
-            await asyncio.wait(tasks)
-            guard.cancel()
+        outcomes: list[tuple[ToolResult, float] | None] = []
+        if len(group) == 1:
+            outcomes.append(await self._execute_alone(*group[0]))
+        else:
+            async with asyncio.TaskGroup() as running:
+                tasks = [running.create_task(self._execute(call, tool)) for call, tool in group]
+                guard = running.create_task(self._cancel_on_stop(tasks))
+                await asyncio.wait(tasks)
+                guard.cancel()
+            outcomes += [None if task.cancelled() else task.result() for task in tasks]
         results: list[NewEvent] = []
-        for (call, _tool), task in zip(group, tasks, strict=True):
-            if task.cancelled():
+        for (call, _tool), outcome in zip(group, outcomes, strict=True):
+            if outcome is None:
                 note = "cancelled before it finished (the run was stopped)"
                 done = ToolCompleted(call_id=call.id, ok=False, output=note, duration_ms=0)
                 results.append(NewEvent(done, turn=turn))
                 continue
-            result, duration = task.result()
+            result, duration = outcome
             done = ToolCompleted(
                 call_id=call.id,
                 ok=result.ok,
@@ -270,6 +275,22 @@ class CallRunner:
                 for f in result.files
             ]
         await self.session.append(results)
+
+    async def _execute_alone(
+        self, call: CallRequest, tool: ToolDef
+    ) -> tuple[ToolResult, float] | None:
+        """Run one call in this task; ``None`` if the run stopped meanwhile (it was killed)."""
+        stopper = self.session.stopper()
+        try:
+            with stopper:
+                return await self._execute(call, tool)
+        except asyncio.CancelledError:
+            if not stopper.fired:
+                raise
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            return None
 
     async def _cancel_on_stop(self, tasks: list[asyncio.Task[tuple[ToolResult, float]]]) -> None:
         """Cancel running calls when the run is cancelled (the sandbox kills commands)."""

@@ -215,18 +215,16 @@ async def _ask_unless_cancelled(
     session: LiveSession, model: ModelAdapter, request: ModelRequest
 ) -> ModelResponse | ModelCallError | None:
     """The model's reply (or its error); ``None`` if the run ended first (a cancel)."""
-
-    async def ask() -> ModelResponse | ModelCallError:
-        try:
+    stopper = session.stopper()
+    try:
+        with stopper:
             return await model.request(request)
-        except ModelCallError as error:
-            return error
-
-    async with asyncio.TaskGroup() as group:
-        asking = group.create_task(ask())
-        ended = group.create_task(session.wait_until(lambda s: s.status in TERMINAL, None))
-        await asyncio.wait({asking, ended}, return_when=asyncio.FIRST_COMPLETED)
-        if not asking.done():
-            asking.cancel()
-        ended.cancel()
-    return None if asking.cancelled() else asking.result()
+    except ModelCallError as error:
+        return error
+    except asyncio.CancelledError:
+        if not stopper.fired:
+            raise  # not ours: someone is shutting the loop down
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        return None

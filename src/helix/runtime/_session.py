@@ -32,7 +32,8 @@ class LiveSession:
         self.store = store
         self.run_id = run_id
         self.state = state
-        self.changed = asyncio.Condition()
+        self._changed = asyncio.Event()
+        self._stoppers: set[Stopper] = set()
         self._on_append = on_append
 
     @classmethod
@@ -103,13 +104,52 @@ class LiveSession:
         self, ready: Callable[[SessionState], bool], within_s: float | None
     ) -> bool:
         """Wait until ``ready(state)``; False if ``within_s`` seconds pass first."""
-        async with self.changed:
-            try:
-                await asyncio.wait_for(self.changed.wait_for(lambda: ready(self.state)), within_s)
-            except TimeoutError:
-                return False
+        try:
+            async with asyncio.timeout(within_s):
+                while not ready(self.state):
+                    await self._changed.wait()
+        except TimeoutError:
+            return False
         return True
 
+    def stopper(self) -> Stopper:
+        """A guard that cancels the current task if the run stops (is cancelled, ends).
+
+        Cheaper than racing a second task against the work: the work runs in the caller's
+        task, and the fold cancels it when it sees the run stop.
+        """
+        return Stopper(self)
+
     async def _notify(self) -> None:
-        async with self.changed:
-            self.changed.notify_all()
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+        if self.state.status in _STOPPED:
+            for stopper in list(self._stoppers):
+                stopper.fire()
+
+
+_STOPPED = frozenset({"completed", "failed", "cancelled"})
+
+
+class Stopper:
+    """See ``LiveSession.stopper``; ``fired`` tells a stop from any other cancellation."""
+
+    def __init__(self, session: LiveSession) -> None:
+        self._session = session
+        self._task: asyncio.Task[object] | None = None
+        self.fired = False
+
+    def __enter__(self) -> Stopper:
+        self._task = asyncio.current_task()
+        self._session._stoppers.add(self)
+        if self._session.state.status in _STOPPED:
+            self.fire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._session._stoppers.discard(self)
+
+    def fire(self) -> None:
+        if not self.fired and self._task is not None:
+            self.fired = True
+            self._task.cancel()

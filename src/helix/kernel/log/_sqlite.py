@@ -55,6 +55,7 @@ class SqliteEventStore(EventStore):
         durability: Durability = "normal",
         registry: EventRegistry | None = None,
         blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
+        group_commit: bool = False,
     ) -> None:
         super().__init__(registry=registry, blob_threshold=blob_threshold)
         self.path = Path(path)
@@ -62,6 +63,7 @@ class SqliteEventStore(EventStore):
         self._db = _connect(self.path, durability)
         self._watcher: asyncio.Task[None] | None = None
         self._pending: list[tuple[_Append, asyncio.Future[None]]] = []
+        self.group_commit = group_commit
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -94,24 +96,41 @@ class SqliteEventStore(EventStore):
         delta: RunDelta,
         ts: str,
     ) -> None:
+        append = _Append(run_id, expected_seq, rows, blobs, delta, ts)
+        if not self.group_commit:
+            (outcome,) = self._commit([append])
+            if outcome is not None:
+                raise outcome
+            return
         # Group commit: appends made in the same turn of the event loop (many runs at
         # once, say) share one transaction, each in a savepoint of its own so that one
         # refused append leaves the others alone. Each still returns only once committed.
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
-        self._pending.append((_Append(run_id, expected_seq, rows, blobs, delta, ts), done))
+        self._pending.append((append, done))
         if len(self._pending) == 1:
             loop.call_soon(self._flush)
         await done
 
     def _flush(self) -> None:
         batch, self._pending = self._pending, []
+        outcomes = self._commit([append for append, _done in batch])
+        for (_append, done), outcome in zip(batch, outcomes, strict=True):
+            if done.cancelled():
+                continue
+            if outcome is None:
+                done.set_result(None)
+            else:
+                done.set_exception(outcome)
+
+    def _commit(self, batch: list[_Append]) -> list[BaseException | None]:
+        """Write appends in one transaction; each one's refusal (or ``None``), in order."""
         db = self._db
         outcomes: list[BaseException | None] = []
         alone = len(batch) == 1  # no neighbour to protect: no savepoint needed
         try:
             db.execute("BEGIN IMMEDIATE")
-            for append, _done in batch:
+            for append in batch:
                 if not alone:
                     db.execute("SAVEPOINT helix_append")
                 try:
@@ -129,14 +148,8 @@ class SqliteEventStore(EventStore):
             if db.in_transaction:
                 db.execute("ROLLBACK")
             failure = StoreUnavailableError(f"the SQLite store at {self.path} failed: {error}")
-            outcomes = [failure] * len(batch)
-        for (_append, done), outcome in zip(batch, outcomes, strict=True):
-            if done.cancelled():
-                continue
-            if outcome is None:
-                done.set_result(None)
-            else:
-                done.set_exception(outcome)
+            return [failure] * len(batch)
+        return outcomes
 
     def _write(self, append: _Append) -> None:
         db = self._db
