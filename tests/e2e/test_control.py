@@ -149,6 +149,11 @@ def test_a_budget_pauses_before_the_call_that_would_pass_it(helix: Helix) -> Non
     assert types(log)[-2:] == ["budget.exceeded", "run.paused"]
     assert helix.show(running.run_id)["status"] == "paused"
 
+    refused = helix("resume", running.run_id)  # resuming without raising the cap
+    assert refused.returncode == 1
+    assert "budget cap" in refused.stderr
+    assert "--budget" in refused.stderr
+
     resumed = helix("resume", running.run_id, "--budget", "5")
     assert resumed.returncode == 0, resumed.stderr
     assert running.finish() == 0, running.stderr

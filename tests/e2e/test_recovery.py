@@ -85,6 +85,7 @@ def test_a_process_killed_after_a_tool_result_resumes_without_rerunning_it(
     assert [e["data"]["call_id"] for e in completed] == ["call_0_0", "call_0_1"]
     assert all(e["data"]["ok"] for e in completed)
     assert len(of_type(log, "tool.started")) == 2
+    assert len(of_type(log, "run.resumed")) == 1
     assert not of_type(log, "tool.interrupted")
     assert len(helix.model_requests) == 2
     assert len(set(_bodies(helix))) == 2

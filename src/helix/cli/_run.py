@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from helix.errors import BlueprintError
+from helix.errors import BlueprintError, RunStateError
 from helix.kernel.events import Budget
 from helix.kernel.log import EventStore
 
@@ -75,14 +75,20 @@ def resume(
     from helix.runtime import resume as resume_run
 
     async def main(store: EventStore) -> int:
+        from helix.kernel.session import replay_run
+
         engine = engine_for(store)
         state_before = await store.get_run(run_id)
+        folded = await replay_run(store, run_id)
         new_budget = None
         if budget is not None:
-            from helix.kernel.session import replay_run
-
-            current = (await replay_run(store, run_id)).budget or Budget()
-            new_budget = current.model_copy(update={"usd": budget})
+            new_budget = (folded.budget or Budget()).model_copy(update={"usd": budget})
+        elif folded.status == "paused" and folded.pause_reason == "budget":
+            cap = folded.budget.usd if folded.budget else None
+            raise RunStateError(
+                f"run {run_id!r} is paused at its budget cap (spent"
+                f" ${folded.own_usage.cost_usd:.4f} of ${cap}): resume it with --budget USD"
+            )
         if state_before.status == "paused" or new_budget is not None:
             await resume_run(store, run_id, by=who(), budget=new_budget)
         if engine.is_driven(run_id):

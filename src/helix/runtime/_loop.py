@@ -82,7 +82,9 @@ class RunLoop:
         if state.status == "queued":
             await session.append([NewEvent(RunStarted())])
         elif state.status != "paused":
-            await session.append([NewEvent(RunResumed())])
+            last = await session.store.event_at(session.run_id, state.head)
+            if last is None or last.type != "run.resumed":  # not if someone just resumed it
+                await session.append([NewEvent(RunResumed())])
         calls = CallRunner(self.setup, session)
         if session.state.running_calls:
             await calls.recover_interrupted(session.state.turn)

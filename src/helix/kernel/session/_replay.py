@@ -92,7 +92,12 @@ def _run_forked(state: SessionState, event: Event, data: dict[str, Any]) -> None
     state.summary = state.error = None
 
 
+def _run_paused(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    state.pause_reason = data["reason"]
+
+
 def _run_resumed(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    state.pause_reason = None
     if data.get("budget") is not None:
         state.budget = Budget.model_validate(data["budget"])
 
@@ -218,6 +223,7 @@ _Handler = Callable[[SessionState, Event, dict[str, Any]], None]
 _HANDLERS: dict[str, _Handler] = {
     "run.created": _run_created,
     "run.forked": _run_forked,
+    "run.paused": _run_paused,
     "run.resumed": _run_resumed,
     "run.completed": _run_completed,
     "run.failed": _run_failed,

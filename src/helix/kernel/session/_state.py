@@ -103,6 +103,8 @@ class SessionState:
     children: list[str] = field(default_factory=list[str])
     budget: Budget | None = None
     """The caps in force: from ``run.created``, raised by ``run.resumed``."""
+    pause_reason: str | None = None
+    """Why the run is paused (``user``, ``budget``, ``max_turns``…), while it is."""
     turn_has_reply: bool = False
     """Whether the current turn's model call has been answered."""
     last_reply_had_calls: bool | None = None
