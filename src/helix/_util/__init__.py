@@ -1,7 +1,17 @@
 """Private, domain-free helpers shared by every layer."""
 
+from ._files import FileProblem as FileProblem
+from ._files import first_problem as first_problem
+from ._files import read_structured as read_structured
 from ._redact import MASK as MASK
 from ._redact import redact as redact
 from ._redact import secret_values as secret_values
 
-__all__ = ["MASK", "redact", "secret_values"]
+__all__ = [
+    "MASK",
+    "FileProblem",
+    "first_problem",
+    "read_structured",
+    "redact",
+    "secret_values",
+]

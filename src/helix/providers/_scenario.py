@@ -12,13 +12,12 @@ A scenario file (JSON, YAML or TOML) is a list of steps; each step is one model 
 
 from __future__ import annotations
 
-import json
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from helix._util import FileProblem, first_problem, read_structured
 from helix.errors import ScenarioError
 
 
@@ -86,39 +85,20 @@ class Scenario(_Strict):
         """Read a JSON, YAML or TOML scenario; ``ScenarioError`` says what to fix."""
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise ScenarioError(f"cannot read scenario {path}: {error}") from None
-        try:
-            data = _parse(path, text)
-        except Exception as error:
-            lines = str(error).strip().splitlines() or [type(error).__name__]
-            first = lines[0]
-            raise ScenarioError(f"scenario {path} does not parse: {first}") from None
+            data = read_structured(path, "scenario")
+        except FileProblem as problem:
+            if problem.stage == "read":
+                raise ScenarioError(f"cannot read scenario {path}: {problem}") from None
+            raise ScenarioError(f"scenario {path} does not parse: {problem}") from None
         if isinstance(data, list):
             data = {"steps": data}
         try:
             return cls.model_validate(data)
         except ValidationError as error:
-            item = error.errors()[0]
-            where = ".".join(str(p) for p in item["loc"]) or "(top)"
             raise ScenarioError(
-                f"scenario {path}: {where}: {item['msg']} (a scenario is a list of steps:"
+                f"scenario {path}: {first_problem(error)} (a scenario is a list of steps:"
                 " text, tool_calls, usage, delay_s or error)"
             ) from None
-
-
-def _parse(path: Path, text: str) -> Any:
-    suffix = path.suffix.lower()
-    if suffix == ".json":
-        return json.loads(text)
-    if suffix == ".toml":
-        return tomllib.loads(text)
-    if suffix in (".yaml", ".yml"):
-        import yaml
-
-        return yaml.safe_load(text)
-    raise ValueError(f"unknown scenario format {suffix!r}: use .json, .yaml or .toml")
 
 
 def estimate_tokens(text: str) -> int:

@@ -17,13 +17,11 @@ policy: {deny_tools: [http_fetch]}
 
 from __future__ import annotations
 
-import json
-import tomllib
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from helix._util import FileProblem, first_problem, read_structured
 from helix.errors import BlueprintError, HelixError
 from helix.gates import ApprovalRule, Policy
 from helix.kernel.events import Budget
@@ -104,23 +102,18 @@ class Blueprint(_Strict):
         """Read a YAML, TOML or JSON blueprint; ``BlueprintError`` names file, field, reason."""
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise BlueprintError(f"{path}: cannot read the blueprint: {error}") from None
-        try:
-            data = _parse(path, text)
-        except Exception as error:
-            first = (str(error).strip().splitlines() or [type(error).__name__])[0]
-            raise BlueprintError(f"{path}: does not parse: {first}") from None
+            data = read_structured(path, "blueprint")
+        except FileProblem as problem:
+            if problem.stage == "read":
+                raise BlueprintError(f"{path}: cannot read the blueprint: {problem}") from None
+            raise BlueprintError(f"{path}: does not parse: {problem}") from None
         if not isinstance(data, dict):
             raise BlueprintError(f"{path}: a blueprint is a mapping of settings")
         data.setdefault("name", path.stem)
         try:
             return cls.model_validate(data)
         except ValidationError as error:
-            item = error.errors()[0]
-            where = ".".join(str(p) for p in item["loc"]) or "(top)"
-            raise BlueprintError(f"{path}: {where}: {item['msg']}") from None
+            raise BlueprintError(f"{path}: {first_problem(error)}") from None
 
 
 def _check_model(name: str, field: str) -> None:
@@ -128,16 +121,3 @@ def _check_model(name: str, field: str) -> None:
         parse_model_name(name)
     except HelixError as error:
         raise BlueprintError(f"{field}: {error}") from None
-
-
-def _parse(path: Path, text: str) -> Any:
-    suffix = path.suffix.lower()
-    if suffix == ".toml":
-        return tomllib.loads(text)
-    if suffix == ".json":
-        return json.loads(text)
-    if suffix in (".yaml", ".yml"):
-        import yaml
-
-        return yaml.safe_load(text)
-    raise ValueError(f"unknown blueprint format {suffix!r}: use .yaml, .toml or .json")
