@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -262,3 +265,47 @@ async def test_limits_cannot_be_lifted_by_the_command(tmp_path) -> None:
     lowered = f"{prefix}sh -c 'ulimit -n 32 && ulimit -n'"
     allowed = await box.run(lowered, cwd=tmp_path, timeout_s=10)
     assert allowed.output.strip() == "32"
+
+
+_DRIVER = """
+import asyncio, sys
+from collections.abc import Callable
+from pathlib import Path
+from helix.sandbox import ProcessSandbox
+
+async def main(world):
+    box = ProcessSandbox()
+    await box.run("echo $$ > shell.pid; sleep 30; touch late.txt", cwd=Path(world), timeout_s=60)
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"  # a zombie has exited; only its exit status is left
+
+
+def _wait_for(condition: Callable[[], object], within_s: float) -> None:
+    deadline = time.monotonic() + within_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_the_command_dies_with_helix(tmp_path) -> None:
+    """A kill -9 of the process running Helix takes the shell down with it."""
+    driver = subprocess.Popen([sys.executable, "-c", _DRIVER, str(tmp_path)])
+    pid_file = tmp_path / "shell.pid"
+    try:
+        _wait_for(lambda: pid_file.exists() and pid_file.read_text().strip(), 20)
+        shell = int(pid_file.read_text())
+        assert _alive(shell)
+    finally:
+        driver.kill()
+        driver.wait()
+    _wait_for(lambda: not _alive(shell), 5)
+    assert not (tmp_path / "late.txt").exists()

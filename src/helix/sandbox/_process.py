@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import ctypes
 import os
 import re
 import resource
@@ -26,6 +27,7 @@ import time
 import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import cast
 
 from helix.errors import ConfigError
 
@@ -167,9 +169,15 @@ class ProcessSandbox(Sandbox):
             target = value if hard == resource.RLIM_INFINITY else min(value, hard)
             plan.append((which, (target, target)))
 
+        prctl = _prctl()
+
         def apply() -> None:
             for which, limits in plan:
                 resource.setrlimit(which, limits)
+            if prctl is not None:
+                # If Helix dies (kill -9 included), the shell dies with it instead of
+                # running on unsupervised while the resumed run calls it interrupted.
+                prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
         return apply
 
@@ -275,3 +283,14 @@ def _kill_group(pgid: int) -> None:
     # The shell leads its own session, so its pid is the group id of all it started.
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _prctl() -> Callable[..., int] | None:
+    """Linux's ``prctl``, looked up before any fork; ``None`` where there is none."""
+    try:
+        return cast(Callable[..., int], ctypes.CDLL(None, use_errno=True).prctl)
+    except (OSError, AttributeError):
+        return None
