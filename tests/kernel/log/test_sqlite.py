@@ -179,3 +179,17 @@ async def test_reopening_keeps_everything(tmp_path: Path) -> None:
             run_id, [NewEvent(SteerReceived(message="again"))], expected_seq=record.next_seq
         )
         assert seq == record.next_seq + 1
+
+
+async def test_checkpoints_run_off_the_event_loop(store: SqliteEventStore) -> None:
+    (automatic,) = store.connection.execute("PRAGMA wal_autocheckpoint").fetchone()
+    assert automatic == 0  # no commit pays for a checkpoint
+    run_id = (await store.create_run(run_created())).id
+    await store.append(run_id, session_events(50), expected_seq=1)
+    await asyncio.sleep(1.2)  # more than two rounds of the checkpointer
+    assert store.checkpoints > 0
+    raw = sqlite3.connect(store.path)
+    (busy, log, done) = raw.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    raw.close()
+    assert busy == 0
+    assert done == log  # everything in the WAL is in the database

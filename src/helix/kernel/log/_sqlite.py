@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from helix.errors import (
 )
 from helix.kernel.events import EventRegistry, RunStatus
 
+from ._checkpoint import Checkpointer
 from ._codec import DEFAULT_BLOB_THRESHOLD
 from ._records import Durability, EncodedEvent, RawRow, RunDelta, RunRecord
 from ._sql import EVENT_COLUMNS, RUN_COLUMNS, run_filters, run_from_row, run_values
@@ -61,9 +63,18 @@ class SqliteEventStore(EventStore):
         self.path = Path(path)
         self.durability = durability
         self._db = _connect(self.path, durability)
+        self._db.execute("PRAGMA wal_autocheckpoint = 0")  # the checkpointer does it, off-loop
+        self._checkpointer = Checkpointer(self.path)
+        # A store dropped without close() must not leave its thread behind.
+        weakref.finalize(self, self._checkpointer.signal_stop)
         self._watcher: asyncio.Task[None] | None = None
         self._pending: list[tuple[_Append, asyncio.Future[None]]] = []
         self.group_commit = group_commit
+
+    @property
+    def checkpoints(self) -> int:
+        """How many background WAL checkpoints have run."""
+        return self._checkpointer.checkpoints
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -269,6 +280,7 @@ class SqliteEventStore(EventStore):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watcher
             self._watcher = None
+        self._checkpointer.stop()
         self._db.close()
 
 
