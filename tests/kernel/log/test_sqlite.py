@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helix.errors import ConfigError, StoreUnavailableError
+from helix.errors import ConfigError, SeqConflictError, StoreUnavailableError
 from helix.kernel.events import EventRegistry, NewEvent, SteerReceived, ToolCompleted
 from helix.kernel.log import EventStore, SqliteEventStore, open_store
 from helix.testing import run_created, session_events
@@ -35,6 +35,32 @@ class TestSqliteConformance(EventStoreConformance):
         yield reopen
         for other in opened:
             await other.close()
+
+
+class TestSqliteGroupCommitConformance(TestSqliteConformance):
+    """The same guarantees when appends of one event-loop turn share a transaction."""
+
+    @pytest.fixture
+    async def store(self, tmp_path: Path) -> AsyncIterator[EventStore]:
+        async with SqliteEventStore(tmp_path / "helix.db", group_commit=True) as store:
+            yield store
+
+
+async def test_group_commit_refuses_one_append_and_keeps_its_neighbours(tmp_path: Path) -> None:
+    async with SqliteEventStore(tmp_path / "g.db", group_commit=True) as store:
+        first = (await store.create_run(run_created())).id
+        second = (await store.create_run(run_created())).id
+        steer = [NewEvent(SteerReceived(message="x"))]
+        results = await asyncio.gather(
+            store.append(first, steer, expected_seq=1),
+            store.append(second, steer, expected_seq=7),  # wrong: refused alone
+            store.append(second, steer, expected_seq=1),
+            return_exceptions=True,
+        )
+        assert results[0] == 2
+        assert isinstance(results[1], SeqConflictError)
+        assert results[2] == 2
+        assert [e.seq for e in await store.read(second)] == [0, 1]
 
 
 @pytest.fixture
