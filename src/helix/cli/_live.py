@@ -9,10 +9,10 @@ from pathlib import Path
 import typer
 
 from helix.config import Settings
-from helix.kernel.events import Event
+from helix.kernel.events import TERMINAL_EVENTS, Event
 from helix.kernel.log import EventStore
 from helix.kernel.session import SessionState
-from helix.runtime import TERMINAL, Engine, decide
+from helix.runtime import Engine, decide
 
 from ._control import who
 from ._render import event_line
@@ -73,7 +73,7 @@ async def show(store: EventStore, run_id: str, *, json: bool, after: int, ask: b
                 console.print(line, style=style, markup=False)
             if ask and event.type == "approval.requested":
                 await _ask(store, run_id, event)
-            if event.type in {f"run.{s}" for s in TERMINAL}:
+            if event.type in TERMINAL_EVENTS:
                 return
 
 

@@ -9,12 +9,11 @@ from typing import Annotated
 import typer
 
 from helix.errors import RunExistsError
+from helix.kernel.events import TERMINAL_EVENTS
 from helix.kernel.log import EventStore, export_lines, import_lines
 
 from ._common import fail, print_json_line, run, with_store
 from ._render import event_line, state_dict
-
-_TERMINAL = {"run.completed", "run.failed", "run.cancelled"}
 
 
 def logs(
@@ -40,7 +39,7 @@ def logs(
         async with store.subscribe(run_id, after=after) as events:
             async for event in events:
                 show(event.to_json() if json else event_line(event))
-                if event.type in _TERMINAL and event.seq >= record.head:
+                if event.type in TERMINAL_EVENTS and event.seq >= record.head:
                     return
 
     run(lambda: with_store(main))

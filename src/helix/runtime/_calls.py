@@ -19,6 +19,7 @@ from helix._util import redact, secret_values
 from helix.errors import HelixError
 from helix.gates import BudgetState, GateCall, GateContext
 from helix.kernel.events import (
+    TERMINAL_STATUSES,
     ApprovalDecided,
     ApprovalRequested,
     FileChanged,
@@ -29,11 +30,13 @@ from helix.kernel.events import (
     ToolInterrupted,
     ToolRequested,
     ToolStarted,
+    format_iso,
+    parse_iso,
 )
 from helix.kernel.session import CallRequest, SessionState
 from helix.tools import ToolContext, ToolDef, ToolResult
 
-from ._session import LiveSession
+from ._session import LiveSession, halted
 from ._setup import RunSetup
 
 
@@ -79,7 +82,7 @@ class CallRunner:
 
     async def run_pending(self, turn: int) -> None:
         """Take every pending call of the turn to a recorded result (or to a pause or cancel)."""
-        while self.state.pending_calls and not _halted(self.state):
+        while self.state.pending_calls and not halted(self.state):
             call = next(iter(self.state.pending_calls.values()))
             if call.id in self.state.denied_calls:
                 reason = self.state.denied_calls[call.id]
@@ -90,7 +93,7 @@ class CallRunner:
                 started = NewEvent(
                     ToolStarted(call_id=call.id, sandbox=self._tier(tool)), turn=turn
                 )
-                if await self.session.append([started], unless=_halted):
+                if await self.session.append([started], unless=halted):
                     await self.run_started([(call, tool)], turn)
             elif call.id in self.state.approval_calls:
                 await self._await_decision(call.id, turn)
@@ -100,7 +103,7 @@ class CallRunner:
     async def _gate_and_run(self, turn: int) -> None:
         """Gate the next call (and concurrent calls after it), then run what is allowed."""
         events, group = await self.plan(list(self.state.pending_calls.values()), turn)
-        if await self.session.append(events, unless=_halted):  # paused meanwhile: start nothing
+        if await self.session.append(events, unless=halted):  # paused meanwhile: start nothing
             await self.run_started(group, turn)
 
     async def plan(
@@ -194,7 +197,7 @@ class CallRunner:
             call_id=call.id,
             name=call.name,
             args=call.args,
-            expires_at=expires.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            expires_at=format_iso(expires),
         )
         events = [*gate_events, NewEvent(asked, turn=turn)]
         if self.setup.auto_approve:
@@ -218,11 +221,11 @@ class CallRunner:
         pending = self.state.pending_approvals.get(request_id)
         if pending is None:
             return
-        expires = _parse_time(pending.expires_at)
+        expires = None if pending.expires_at is None else parse_iso(pending.expires_at)
         remaining = None if expires is None else max(0.0, expires - time.time())
 
         def settled(state: SessionState) -> bool:
-            return request_id not in state.pending_approvals or state.status in _STOPPED
+            return request_id not in state.pending_approvals or state.status in TERMINAL_STATUSES
 
         if await self.session.wait_until(settled, remaining):
             return
@@ -294,7 +297,7 @@ class CallRunner:
 
     async def _cancel_on_stop(self, tasks: list[asyncio.Task[tuple[ToolResult, float]]]) -> None:
         """Cancel running calls when the run is cancelled (the sandbox kills commands)."""
-        await self.session.wait_until(lambda s: s.status in _STOPPED, None)
+        await self.session.wait_until(lambda s: s.status in TERMINAL_STATUSES, None)
         for task in tasks:
             task.cancel()
 
@@ -329,21 +332,8 @@ class CallRunner:
         return self.setup.sandbox.tier if tool.name == "run_command" else "none"
 
 
-_STOPPED = frozenset({"cancelled", "failed", "completed"})
-
-
-def _halted(state: SessionState) -> bool:
-    """Paused, cancelled or ended: no call starts (a running one finishes, or is killed)."""
-    return state.status in _STOPPED or state.status == "paused"
-
-
 def elapsed_s(state: SessionState) -> float:
     """Seconds since the run was created (its wall-clock budget counts from there)."""
-    started = _parse_time(state.started_at)
-    return 0.0 if started is None else max(0.0, time.time() - started)
-
-
-def _parse_time(value: str | None) -> float | None:
-    if value is None:
-        return None
-    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
+    if state.started_at is None:
+        return 0.0
+    return max(0.0, time.time() - parse_iso(state.started_at))

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 
 from helix.errors import ApprovalClosedError, RunStateError, SeqConflictError
 from helix.kernel.events import (
+    TERMINAL_STATUSES,
     ApprovalDecided,
     Budget,
     NewEvent,
@@ -21,11 +21,10 @@ from helix.kernel.events import (
     RunPaused,
     RunResumed,
     SteerReceived,
+    parse_iso,
 )
 from helix.kernel.log import EventStore
 from helix.kernel.session import SessionState, replay_run
-
-_FINISHED = frozenset({"completed", "failed", "cancelled"})
 
 
 async def _append_checked(
@@ -45,7 +44,7 @@ async def _append_checked(
 
 
 def _not_finished(state: SessionState, run_id: str, action: str) -> None:
-    if state.status in _FINISHED:
+    if state.status in TERMINAL_STATUSES:
         raise RunStateError(f"run {run_id!r} is {state.status}: it cannot be {action}")
 
 
@@ -98,7 +97,7 @@ async def decide(
                 f"approval {target!r} of run {run_id!r} is not pending: it was decided"
                 " already, expired, or never existed"
             )
-        if request.expires_at is not None and _timestamp(request.expires_at) <= time.time():
+        if request.expires_at is not None and parse_iso(request.expires_at) <= time.time():
             raise ApprovalClosedError(f"approval {target!r} expired at {request.expires_at}")
         chosen[:] = [target]
         answer = ApprovalDecided(
@@ -152,7 +151,3 @@ async def cancel(store: EventStore, run_id: str, *, by: str) -> None:
         return [NewEvent(RunCancelled(by=by), actor=by)]
 
     await _append_checked(store, run_id, build)
-
-
-def _timestamp(value: str) -> float:
-    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()

@@ -13,6 +13,7 @@ import asyncio
 
 from helix.errors import ModelCallError
 from helix.kernel.events import (
+    TERMINAL_STATUSES,
     BudgetExceeded,
     ModelRequested,
     NewEvent,
@@ -39,10 +40,11 @@ from helix.providers._scenario import estimate_tokens
 
 from ._calls import CallRunner, elapsed_s
 from ._request import RequestBuilder, tool_specs
-from ._session import LiveSession
+from ._session import LiveSession, halted
 from ._setup import RunSetup
 
-TERMINAL = frozenset({"completed", "failed", "cancelled"})
+TERMINAL = TERMINAL_STATUSES
+"""Statuses a run never leaves (the kernel's, re-exported for the runtime's users)."""
 
 
 class RunLoop:
@@ -154,7 +156,7 @@ class RunLoop:
             await session.append([*before, *over])
             return
         requested = NewEvent(ModelRequested(provider=model.provider, model=model.model), turn=turn)
-        if not await session.append([*before, requested], unless=_halted):
+        if not await session.append([*before, requested], unless=halted):
             if before:
                 await session.append(before)
             return
@@ -171,7 +173,7 @@ class RunLoop:
         # The first calls' gates and start go in the reply's append: one commit, not two.
         asked = [CallRequest(c.id, c.name, c.args) for c in response.tool_calls]
         first, group = await calls.plan(asked, turn) if asked else ([], [])
-        if first and await session.append([reply, *first], unless=_halted):
+        if first and await session.append([reply, *first], unless=halted):
             if group:
                 await calls.run_started(group, turn)
             return
@@ -207,10 +209,6 @@ class RunLoop:
         if spec is None:
             return state.model
         return spec if isinstance(spec, str) else list(spec)
-
-
-def _halted(state: SessionState) -> bool:
-    return state.status in TERMINAL or state.status == "paused"
 
 
 async def _ask_unless_cancelled(

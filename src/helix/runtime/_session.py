@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 
 from helix.errors import SeqConflictError
-from helix.kernel.events import Event, NewEvent, utc_now_iso
+from helix.kernel.events import TERMINAL_STATUSES, Event, NewEvent, utc_now_iso
 from helix.kernel.log import EventStore
 from helix.kernel.session import SessionState, apply, replay_run
 
@@ -123,12 +123,14 @@ class LiveSession:
     async def _notify(self) -> None:
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
-        if self.state.status in _STOPPED:
+        if self.state.status in TERMINAL_STATUSES:
             for stopper in list(self._stoppers):
                 stopper.fire()
 
 
-_STOPPED = frozenset({"completed", "failed", "cancelled"})
+def halted(state: SessionState) -> bool:
+    """Paused, cancelled or ended: nothing new may start."""
+    return state.status in TERMINAL_STATUSES or state.status == "paused"
 
 
 class Stopper:
@@ -142,7 +144,7 @@ class Stopper:
     def __enter__(self) -> Stopper:
         self._task = asyncio.current_task()
         self._session._stoppers.add(self)
-        if self._session.state.status in _STOPPED:
+        if self._session.state.status in TERMINAL_STATUSES:
             self.fire()
         return self
 

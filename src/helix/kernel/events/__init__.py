@@ -8,6 +8,8 @@ from ._control import SupervisorRestarted as SupervisorRestarted
 from ._control import UiComponent as UiComponent
 from ._envelope import Event as Event
 from ._envelope import NewEvent as NewEvent
+from ._envelope import format_iso as format_iso
+from ._envelope import parse_iso as parse_iso
 from ._envelope import utc_now_iso as utc_now_iso
 from ._gate import ApprovalDecided as ApprovalDecided
 from ._gate import ApprovalRequested as ApprovalRequested
@@ -32,6 +34,8 @@ from ._run import RunResumed as RunResumed
 from ._run import RunStarted as RunStarted
 from ._status import RUN_STATUSES as RUN_STATUSES
 from ._status import STATUS_AFTER as STATUS_AFTER
+from ._status import TERMINAL_EVENTS as TERMINAL_EVENTS
+from ._status import TERMINAL_STATUSES as TERMINAL_STATUSES
 from ._status import RunStatus as RunStatus
 from ._tool import FileChanged as FileChanged
 from ._tool import ToolCompleted as ToolCompleted
@@ -49,6 +53,8 @@ __all__ = [
     "DEFAULT_REGISTRY",
     "RUN_STATUSES",
     "STATUS_AFTER",
+    "TERMINAL_EVENTS",
+    "TERMINAL_STATUSES",
     "AgentReported",
     "AgentSpawned",
     "ApprovalDecided",
@@ -87,5 +93,7 @@ __all__ = [
     "Upcaster",
     "Usage",
     "builtin_registry",
+    "format_iso",
+    "parse_iso",
     "utc_now_iso",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -16,9 +17,24 @@ from ._payload import Payload
 _ACTOR = re.compile(r"agent|system|user:\S+")
 
 
+ISO_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+"""How the log writes times: ISO 8601 in UTC, with microseconds and a ``Z``."""
+
+
 def utc_now_iso() -> str:
-    """Return the current UTC time as the log writes it: ISO 8601, microseconds, ``Z``."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """Return the current UTC time as the log writes it."""
+    return format_iso(datetime.now(UTC))
+
+
+def format_iso(moment: datetime) -> str:
+    """Write a UTC time as the log does."""
+    return moment.strftime(ISO_FORMAT)
+
+
+@functools.lru_cache(maxsize=256)
+def parse_iso(value: str) -> float:
+    """Read a time the log wrote, as a POSIX timestamp (cached: a run rereads a few often)."""
+    return datetime.strptime(value, ISO_FORMAT).replace(tzinfo=UTC).timestamp()
 
 
 def check_actor(actor: str) -> str:

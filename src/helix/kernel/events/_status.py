@@ -16,6 +16,12 @@ RUN_STATUSES: tuple[RunStatus, ...] = (
     "cancelled",
 )
 
+TERMINAL_STATUSES: frozenset[RunStatus] = frozenset({"completed", "failed", "cancelled"})
+"""Statuses a run never leaves."""
+
+TERMINAL_EVENTS = frozenset(f"run.{status}" for status in TERMINAL_STATUSES)
+"""The event types that end a run."""
+
 STATUS_AFTER: dict[str, RunStatus] = {
     "run.created": "queued",
     "run.forked": "queued",
