@@ -29,6 +29,7 @@ from helix.tools import ToolContext, ToolRegistry, ToolResult, builtin_registry,
 
 from ._figure import Figure, percentile
 from ._langgraph import langgraph_figures
+from ._sqlite import event_bytes
 
 SUITE = "engine"
 
@@ -237,7 +238,7 @@ async def _per_turn(sizes: EngineSizes, root: Path) -> list[Figure]:
         elapsed = time.perf_counter() - started
         t = bench.timings
         overhead_ms = (elapsed - sum(t.model_s) - sum(t.tool_s)) * 1000 / turns
-        size = _row_bytes(bench.store, run_id)
+        size = event_bytes(bench.store, run_id)
         await bench.store.close()
         params = {"system": "helix", "turns": turns}
         figures.append(Figure(SUITE, "turn_overhead", overhead_ms, "ms", params))
@@ -248,15 +249,6 @@ async def _per_turn(sizes: EngineSizes, root: Path) -> list[Figure]:
 def _folder(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-def _row_bytes(store: SqliteEventStore, run_id: str) -> int:
-    columns = ["run_id", "type", "ts", "actor", "data", "ext"]
-    lengths = " + ".join(f"coalesce(length(CAST({c} AS BLOB)), 0)" for c in columns)
-    (total,) = store.connection.execute(
-        f"SELECT coalesce(sum({lengths} + 32), 0) FROM events WHERE run_id = ?", (run_id,)
-    ).fetchone()
-    return int(total)
 
 
 def _rss_kib() -> float:

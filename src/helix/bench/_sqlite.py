@@ -31,6 +31,15 @@ def _bytes_of(columns: list[str], integers: int) -> str:
     return f"{lengths} + 8 * {integers}"
 
 
+def event_bytes(store: SqliteEventStore, run_id: str) -> int:
+    """Bytes of a run's own event rows: text columns' lengths, eight per integer."""
+    (total,) = store.connection.execute(
+        f"SELECT coalesce(sum({_bytes_of(_EVENT_TEXT, 4)}), 0) FROM events WHERE run_id = ?",
+        (run_id,),
+    ).fetchone()
+    return int(total)
+
+
 class SqliteBench:
     """Raw ``sqlite3`` baselines beside a store, each in a fresh file of its own."""
 
@@ -61,10 +70,7 @@ class SqliteBench:
     async def fork_bytes(self, fork_id: str) -> int:
         """Bytes of the rows a fork added: its registry row and its own events."""
         db = self._store.connection
-        (events,) = db.execute(
-            f"SELECT coalesce(sum({_bytes_of(_EVENT_TEXT, 4)}), 0) FROM events WHERE run_id = ?",
-            (fork_id,),
-        ).fetchone()
+        events = event_bytes(self._store, fork_id)
         (runs,) = db.execute(
             f"SELECT {_bytes_of(_RUN_TEXT, 6)} FROM runs WHERE id = ?", (fork_id,)
         ).fetchone()

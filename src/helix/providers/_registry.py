@@ -9,7 +9,7 @@ from helix.errors import ModelNameError
 
 from ._adapter import ModelAdapter
 from ._fallback import FallbackModel
-from ._provider import PROVIDERS, Connection, ProviderSpec
+from ._provider import PROVIDERS, Connection
 from ._retry import FailureHook, RetryingModel, RetryPolicy
 from ._scripted import ScriptedModel
 
@@ -32,14 +32,6 @@ def parse_model_name(name: str) -> tuple[str, str]:
         known = ", ".join([*PROVIDERS, *_SPECIAL])
         raise ModelNameError(f"unknown provider {provider!r} in {name!r}: choose from {known}")
     return provider, model.strip()
-
-
-def provider_spec(name: str) -> ProviderSpec:
-    """Return the provider called ``name``."""
-    try:
-        return PROVIDERS[name]
-    except KeyError:
-        raise ModelNameError(f"unknown provider {name!r}") from None
 
 
 def open_model(

@@ -47,7 +47,7 @@ class CallRunner:
         self.setup = setup
         self.session = session
         # Read once: scanning the environment for every result costs more than the rest.
-        self._secrets = secret_values(setup.env) + secret_values()
+        self._secrets = sorted({*secret_values(setup.env), *secret_values()})
 
     @property
     def state(self) -> SessionState:
@@ -283,17 +283,8 @@ class CallRunner:
         self, call: CallRequest, tool: ToolDef
     ) -> tuple[ToolResult, float] | None:
         """Run one call in this task; ``None`` if the run stopped meanwhile (it was killed)."""
-        stopper = self.session.stopper()
-        try:
-            with stopper:
-                return await self._execute(call, tool)
-        except asyncio.CancelledError:
-            if not stopper.fired:
-                raise
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-            return None
+        _stopped, outcome = await self.session.unless_stopped(self._execute(call, tool))
+        return outcome
 
     async def _cancel_on_stop(self, tasks: list[asyncio.Task[tuple[ToolResult, float]]]) -> None:
         """Cancel running calls when the run is cancelled (the sandbox kills commands)."""

@@ -105,14 +105,18 @@ class Engine:
         )
         return await self.store.create_run(created, workspace=workspace)
 
-    async def setup(self, run_id: str, state: SessionState | None = None) -> RunSetup:
-        """Rebuild a run's collaborators from its log (any process can)."""
-        state = state or await replay_run(self.store, run_id)
+    async def setup(self, run_id: str) -> RunSetup:
+        """Rebuild a run's collaborators from its log (any process can).
+
+        Two reads, not a replay: the registry row and ``run.created`` hold all of it, and
+        the loop replays the log itself right after.
+        """
+        record = await self.store.get_run(run_id)
         first = await self.store.event_at(run_id, 0)
         settings = (first.data.get("settings") if first is not None else None) or {}
         blueprint = Blueprint.model_validate(settings.get("blueprint") or {})
-        if state.parent is not None and state.model and state.model != _joined(blueprint.model):
-            blueprint = blueprint.model_copy(update={"model": state.model})  # a fork's own model
+        if record.parent is not None and record.model != _joined(blueprint.model):
+            blueprint = blueprint.model_copy(update={"model": record.model})  # a fork's own
         tools = self.tools.subset(blueprint.tools) if blueprint.tools is not None else self.tools
         setup = RunSetup(
             pipeline=build_gate_pipeline(available_tools=tools.names),
@@ -121,7 +125,7 @@ class Engine:
             blueprint=blueprint,
             tools=tools,
             sandbox=self.sandbox,
-            world=await asyncio.to_thread(lambda: Path(state.world).resolve()),
+            world=await asyncio.to_thread(lambda: Path(record.world).resolve()),
             prices=self.prices,
             policy=_intersect(self.policy, blueprint.policy),
             auto_approve=bool(settings.get("auto_approve", False)),

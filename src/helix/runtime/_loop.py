@@ -215,16 +215,12 @@ async def _ask_unless_cancelled(
     session: LiveSession, model: ModelAdapter, request: ModelRequest
 ) -> ModelResponse | ModelCallError | None:
     """The model's reply (or its error); ``None`` if the run ended first (a cancel)."""
-    stopper = session.stopper()
-    try:
-        with stopper:
+
+    async def ask() -> ModelResponse | ModelCallError:
+        try:
             return await model.request(request)
-    except ModelCallError as error:
-        return error
-    except asyncio.CancelledError:
-        if not stopper.fired:
-            raise  # not ours: someone is shutting the loop down
-        task = asyncio.current_task()
-        if task is not None:
-            task.uncancel()
-        return None
+        except ModelCallError as error:
+            return error
+
+    _stopped, reply = await session.unless_stopped(ask())
+    return reply

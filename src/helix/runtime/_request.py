@@ -49,13 +49,6 @@ class RequestBuilder:
         )
 
 
-def build_request(
-    state: SessionState, blueprint: Blueprint, tools: tuple[ToolSpec, ...]
-) -> ModelRequest:
-    """Everything the model has said and been told, as one request (no caching)."""
-    return RequestBuilder(blueprint, tools).build(state)
-
-
 def _message(message: Message) -> ChatMessage:
     if message.role == "user":
         return UserMessage(message.text)

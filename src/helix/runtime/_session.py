@@ -11,12 +11,15 @@ whichever path brings it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
 from helix.errors import SeqConflictError
 from helix.kernel.events import TERMINAL_STATUSES, Event, NewEvent, utc_now_iso
 from helix.kernel.log import EventStore
 from helix.kernel.session import SessionState, apply, replay_run
+
+T = TypeVar("T")
 
 
 class LiveSession:
@@ -112,13 +115,24 @@ class LiveSession:
             return False
         return True
 
-    def stopper(self) -> Stopper:
-        """A guard that cancels the current task if the run stops (is cancelled, ends).
+    async def unless_stopped(self, work: Awaitable[T]) -> tuple[bool, T | None]:
+        """Await ``work``, abandoning it if the run stops (is cancelled, ends) meanwhile.
 
-        Cheaper than racing a second task against the work: the work runs in the caller's
-        task, and the fold cancels it when it sees the run stop.
+        Returns ``(stopped, result)``. Cheaper than racing a second task against the
+        work: it runs in the caller's task, which the fold cancels when it sees the run
+        stop; any other cancellation (the loop shutting down) goes on up.
         """
-        return Stopper(self)
+        stopper = Stopper(self)
+        try:
+            with stopper:
+                return False, await work
+        except asyncio.CancelledError:
+            if not stopper.fired:
+                raise
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            return True, None
 
     async def _notify(self) -> None:
         changed, self._changed = self._changed, asyncio.Event()

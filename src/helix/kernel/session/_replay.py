@@ -160,7 +160,7 @@ def _model_failed(state: SessionState, event: Event, data: dict[str, Any]) -> No
 
 def _tool_started(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     state.running_calls.add(data["call_id"])
-    _tool_started_clears(state, data["call_id"])
+    state.approved_calls.discard(data["call_id"])
 
 
 def _tool_completed(state: SessionState, event: Event, data: dict[str, Any]) -> None:
@@ -175,10 +175,6 @@ def _tool_completed(state: SessionState, event: Event, data: dict[str, Any]) -> 
     state.messages.append(
         Message("tool", data["output"], call_id=call_id, ok=data["ok"], name=name)
     )
-
-
-def _tool_started_clears(state: SessionState, call_id: str) -> None:
-    state.approved_calls.discard(call_id)
 
 
 def _tool_interrupted(state: SessionState, event: Event, data: dict[str, Any]) -> None:
