@@ -201,6 +201,25 @@ async def test_boundary_follows_symlinks_out_of_the_world(world: Path) -> None:
         assert decision.verdict == "deny", path
 
 
+async def test_boundary_checks_every_component_of_a_plain_path(world: Path) -> None:
+    # Plain relative paths skip the full resolve; a link anywhere on the way still counts.
+    (world / "a" / "b").mkdir(parents=True)
+    (world / "a" / "b" / "out").symlink_to("/etc")
+    (world / "dangling").symlink_to("/nonexistent-helix-target/x")
+    (world / "notes.txt").write_text("x")
+    cases = {
+        "a/b/out/passwd": "deny",
+        "./a//b/out": "deny",
+        "dangling": "deny",
+        "a/b/new/deeper.txt": "allow",
+        "notes.txt": "allow",
+        "notes.txt/under-a-file": "allow",
+    }
+    for path, verdict in cases.items():
+        decision = await BoundaryGate()(make_call("read_file", path=path), make_ctx(world))
+        assert decision.verdict == verdict, path
+
+
 async def test_boundary_allows_symlinks_that_stay_inside(world: Path) -> None:
     (world / "real").mkdir()
     (world / "link").symlink_to(world / "real")

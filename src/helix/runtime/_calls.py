@@ -243,6 +243,16 @@ class CallRunner:
 
     async def run_started(self, group: list[tuple[CallRequest, ToolDef]], turn: int) -> None:
         """Run started calls (together), then record their results in call order."""
+        await self.session.append(await self.run_to_results(group, turn))
+
+    async def run_to_results(
+        self, group: list[tuple[CallRequest, ToolDef]], turn: int
+    ) -> list[NewEvent]:
+        """Run started calls (together); their results' events, in call order, unrecorded.
+
+        The loop records the last results of a turn in the same append as the turn's
+        end and the next model request: one commit where there would be two.
+        """
         outcomes: list[tuple[ToolResult, float] | None] = []
         if len(group) == 1:
             outcomes.append(await self._execute_alone(*group[0]))
@@ -277,7 +287,7 @@ class CallRunner:
                 )
                 for f in result.files
             ]
-        await self.session.append(results)
+        return results
 
     async def _execute_alone(
         self, call: CallRequest, tool: ToolDef

@@ -22,6 +22,7 @@ from helix.kernel.events import (
     RunPaused,
     RunResumed,
     RunStarted,
+    ToolCompleted,
     TurnEnded,
     TurnStarted,
 )
@@ -55,9 +56,12 @@ class RunLoop:
         self._given_model = model
         self._session: LiveSession | None = None
         self._requests = RequestBuilder(setup.blueprint, tool_specs(setup.tools))
+        self._results: list[NewEvent] = []
+        """The turn's last tool results, recorded with the turn's end (see ``_step``)."""
 
     async def run(self) -> SessionState:
         """Replay the log and drive the run until it ends or pauses for good."""
+        self._results = []  # a restarted incarnation trusts only the log
         session = await LiveSession.load(
             self.setup.store, self.setup.run_id, on_append=self.setup.faults.after
         )
@@ -92,11 +96,21 @@ class RunLoop:
             await calls.recover_interrupted(session.state.turn)
         while session.state.status not in TERMINAL:
             await self._step(session, model, calls)
+        if self._results:  # a call cut short by a cancel still gets its result
+            results, self._results = self._results, []
+            await session.append(results)
 
     async def _step(self, session: LiveSession, model: ModelAdapter, calls: CallRunner) -> None:
         """Take the one step the folded state calls for."""
         state = session.state
-        if state.status == "paused":
+        if self._results:
+            results, self._results = self._results, []
+            if halted(state):
+                await session.append(results)
+            else:
+                ended = NewEvent(TurnEnded(turn=state.turn), turn=state.turn)
+                await self._next(session, model, calls, [*results, ended])
+        elif state.status == "paused":
             await session.wait_until(lambda s: s.status != "paused", None)
         elif state.in_turn and state.pending_calls:
             await calls.run_pending(state.turn)
@@ -151,7 +165,7 @@ class RunLoop:
         turn: int,
     ) -> None:
         """Call the model (unless the budget says pause), and start on its calls."""
-        over = self._over_budget(session.state, model)
+        over = self._over_budget(session.state, model, before)
         if over:
             await session.append([*before, *over])
             return
@@ -174,20 +188,27 @@ class RunLoop:
         asked = [CallRequest(c.id, c.name, c.args) for c in response.tool_calls]
         first, group = await calls.plan(asked, turn) if asked else ([], [])
         if first and await session.append([reply, *first], unless=halted):
-            if group:
+            if len(group) == len(asked):  # the turn's last calls: record them with its end
+                self._results = await calls.run_to_results(group, turn)
+            elif group:
                 await calls.run_started(group, turn)
             return
         await session.append([reply])
 
-    def _over_budget(self, state: SessionState, model: ModelAdapter) -> list[NewEvent]:
+    def _over_budget(
+        self, state: SessionState, model: ModelAdapter, before: list[NewEvent]
+    ) -> list[NewEvent]:
         """Pause before a call that could take the run past its cap (input known, output max).
 
-        Returns the events that pause the run, or nothing if the call fits the budget.
+        ``before`` may hold tool results not yet folded into ``state``: they count as
+        input too. Returns the events that pause the run, or nothing if the call fits.
         """
         cap = state.budget.usd if state.budget is not None else None
         if cap is None:
             return []
+        unfolded = [e.payload.output for e in before if isinstance(e.payload, ToolCompleted)]
         text = "".join(m.text for m in state.messages) + "".join(state.steering)
+        text += "".join(unfolded)
         projected_usage = TokenUsage(estimate_tokens(text), self.setup.blueprint.max_tokens)
         call = self.setup.prices.cost(model.provider, model.model, projected_usage)
         spent = state.own_usage.cost_usd

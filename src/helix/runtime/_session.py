@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from helix.errors import SeqConflictError
-from helix.kernel.events import TERMINAL_STATUSES, Event, NewEvent, utc_now_iso
+from helix.kernel.events import TERMINAL_STATUSES, Event, NewEvent
 from helix.kernel.log import EventStore
 from helix.kernel.session import SessionState, apply, replay_run
 
@@ -76,18 +76,11 @@ class LiveSession:
                 return False
             first = self.state.head + 1
             try:
-                await self.store.append(self.run_id, events, expected_seq=first)
+                committed = await self.store.append_events(self.run_id, events, expected_seq=first)
             except SeqConflictError:
                 await self.catch_up()
                 continue
-            ts = utc_now_iso()
-            for index, new in enumerate(events):
-                payload = new.payload
-                data = payload.model_dump(mode="json")
-                event = Event(
-                    self.run_id, first + index, payload.TYPE, payload.VERSION, new.ts or ts,
-                    new.turn, new.actor, data,
-                )  # fmt: skip
+            for event in committed:
                 if not self.offer(event):
                     await self.catch_up()
             await self._notify()

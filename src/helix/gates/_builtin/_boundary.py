@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from helix.gates._gate import Decision, GateCall, GateContext
@@ -32,6 +34,8 @@ class BoundaryGate:
             return Decision("allow", "no path to check")
         if not isinstance(path, str):
             return Decision("deny", f"path must be a string, not {type(path).__name__}")
+        if _plainly_inside(ctx.world, path):
+            return Decision("allow", f"{path!r} is inside the world")
         try:
             resolved = (ctx.world / path).resolve()
         except (OSError, ValueError, RuntimeError) as error:  # NUL bytes, link loops
@@ -39,6 +43,31 @@ class BoundaryGate:
         if _inside(resolved, ctx.world):
             return Decision("allow", f"{path!r} is inside the world")
         return Decision("deny", f"path {path!r} is outside the world ({resolved})")
+
+
+def _plainly_inside(world: Path, path: str) -> bool:
+    """Whether ``path`` is inside ``world`` without resolving it: true for plain names.
+
+    Every file tool call passes here, and a full resolve checks every directory from
+    the root down. A relative path of plain names (no ``..``) needs only its own
+    components checked: if none of them is a symlink, nothing can lead out. Anything
+    else (an absolute path, ``..``, a link on the way) is left to the full resolve.
+    """
+    names = [name for name in path.split("/") if name not in ("", ".")]
+    if path.startswith("/") or ".." in names or "\0" in path:
+        return False
+    current = str(world)
+    for name in names:
+        current = f"{current}/{name}"
+        try:
+            mode = os.lstat(current).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return True  # nothing exists below a missing name, so no link either
+        except OSError:
+            return False
+        if stat.S_ISLNK(mode):
+            return False
+    return True
 
 
 def _inside(path: Path, world: Path) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
@@ -22,8 +23,19 @@ ISO_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
 def utc_now_iso() -> str:
-    """Return the current UTC time as the log writes it."""
-    return format_iso(datetime.now(UTC))
+    """Return the current UTC time as the log writes it.
+
+    Every append stamps its events, so this is on the hot path: the seconds are
+    formatted once per second, the microseconds appended.
+    """
+    seconds, nanos = divmod(time.time_ns(), 1_000_000_000)
+    prefix = _seconds_prefix(seconds)
+    return f"{prefix}.{nanos // 1000:06d}Z"
+
+
+@functools.lru_cache(maxsize=2)
+def _seconds_prefix(seconds: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
 
 
 def format_iso(moment: datetime) -> str:

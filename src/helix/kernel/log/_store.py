@@ -145,8 +145,19 @@ class EventStore(ABC):
         seq is not ``expected_seq`` and ``RunNotFoundError`` when the run does not
         exist; nothing is written then.
         """
+        committed = await self.append_events(run_id, events, expected_seq=expected_seq)
+        return expected_seq + len(committed)
+
+    async def append_events(
+        self, run_id: str, events: Sequence[NewEvent], *, expected_seq: int
+    ) -> list[Event]:
+        """``append``, returning the events as committed (seq, time and data as stored).
+
+        A writer that folds what it wrote (a live session) takes them from here rather
+        than serialising every payload a second time.
+        """
         if not events:
-            return expected_seq
+            return []
         ts = utc_now_iso()
         blobs: dict[str, bytes] = {}
         rows = [
@@ -154,11 +165,10 @@ class EventStore(ABC):
             for i, e in enumerate(events)
         ]
         await self._append_rows(run_id, expected_seq, rows, blobs, delta_of(events), ts)
+        committed = [_committed(r, e) for r, e in zip(rows, events, strict=True)]
         if self._broadcaster.active:
-            self._broadcaster.publish(
-                run_id, [_committed(r, e) for r, e in zip(rows, events, strict=True)]
-            )
-        return expected_seq + len(rows)
+            self._broadcaster.publish(run_id, committed)
+        return committed
 
     # -- reading ----------------------------------------------------------------------
 

@@ -151,6 +151,17 @@ class EventStoreConformance:
         assert read[1].data["output"] == big + "y"
         assert read[2].data == nested.model_dump(mode="json")
 
+    async def test_append_events_returns_exactly_what_a_read_gives(self, store: EventStore) -> None:
+        run_id = await self._new_run(store)
+        big = "z" * (store.blob_threshold + 1)
+        events = [
+            NewEvent(UiComponent(component="t", props={"n": [1, None]}), actor="agent", turn=2),
+            NewEvent(ToolCompleted(call_id="c1", ok=True, output=big, duration_ms=1)),
+        ]
+        committed = await store.append_events(run_id, events, expected_seq=1)
+        assert committed == await store.read(run_id, after=0)
+        assert await store.append_events(run_id, [], expected_seq=3) == []
+
     # -- refusals: typed errors, nothing written ------------------------------------
 
     async def test_wrong_expected_seq_conflicts_and_writes_nothing(self, store: EventStore) -> None:
