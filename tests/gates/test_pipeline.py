@@ -153,7 +153,41 @@ async def test_a_read_inside_the_world_passes_every_gate(world: Path) -> None:
         make_call("read_file", path="notes.txt"), make_ctx(world)
     )
     assert outcome.verdict == "allow"
-    assert [name for name, _ in outcome.decisions] == ORDER
+    # The commands and egress gates rule on run_command and http_fetch only.
+    assert [name for name, _ in outcome.decisions] == [
+        "ceiling",
+        "arguments",
+        "boundary",
+        "budget",
+        "approval",
+    ]
+
+
+async def test_scoped_gates_are_asked_about_their_tools_only(world: Path) -> None:
+    pipeline = build_gate_pipeline()
+    command = await pipeline.evaluate(make_call("run_command", command="ls"), make_ctx(world))
+    fetch = await pipeline.evaluate(make_call("http_fetch", url="https://a.test"), make_ctx(world))
+    assert "commands" in [n for n, _ in command.decisions]
+    assert "egress" not in [n for n, _ in command.decisions]
+    assert [n for n, _ in fetch.decisions] == [
+        "ceiling",
+        "arguments",
+        "boundary",
+        "egress",
+        "budget",
+        "approval",
+    ]
+
+
+async def test_a_plugin_gate_scoped_to_a_tool_runs_only_for_it(world: Path) -> None:
+    class OnlyWrites(Fixed):
+        tools = frozenset({"write_file"})
+
+    pipeline = GatePipeline([OnlyWrites("writes.no", "deny")])
+    read = await pipeline.evaluate(make_call("read_file", path="x"), make_ctx(world))
+    write = await pipeline.evaluate(make_call("write_file", path="x"), make_ctx(world))
+    assert (read.verdict, read.decisions) == ("allow", [])
+    assert write.verdict == "deny"
 
 
 async def test_a_path_escape_stops_at_the_boundary(world: Path) -> None:
@@ -161,7 +195,7 @@ async def test_a_path_escape_stops_at_the_boundary(world: Path) -> None:
         make_call("read_file", path="../secret"), make_ctx(world)
     )
     assert outcome.verdict == "deny"
-    assert [name for name, _ in outcome.decisions] == ORDER[:3]
+    assert [name for name, _ in outcome.decisions] == ORDER[:3]  # it stopped there
 
 
 async def test_a_tool_above_the_ceiling_stops_at_the_ceiling(world: Path) -> None:

@@ -64,7 +64,13 @@ class GateContext:
 
 
 class Gate(Protocol):
-    """One check in the pipeline."""
+    """One check in the pipeline.
+
+    A gate may also have a ``tools`` attribute: the names of the only tools it rules
+    on (a frozenset). The pipeline does not ask it about any other call, so the log
+    holds no decision from a gate that had nothing to decide. Without one, a gate is
+    asked about every call.
+    """
 
     name: str
 

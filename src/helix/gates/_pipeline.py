@@ -32,7 +32,10 @@ _VERDICTS = frozenset(get_args(Verdict))
 
 @dataclass(frozen=True, slots=True)
 class PipelineOutcome:
-    """What the pipeline decided on one call, and how each gate that ran voted."""
+    """What the pipeline decided on one call, and how each gate that ran voted.
+
+    A gate scoped to other tools (``Gate.tools``) does not run, and is not listed.
+    """
 
     verdict: Verdict
     decisions: list[tuple[str, Decision]] = field(default_factory=list[tuple[str, Decision]])
@@ -51,6 +54,7 @@ class GatePipeline:
         if duplicates:
             raise ValueError(f"gate names must be distinct: {', '.join(duplicates)}")
         self._gates = tuple(gates)
+        self._scopes = tuple(getattr(gate, "tools", None) for gate in gates)
 
     @property
     def gates(self) -> tuple[Gate, ...]:
@@ -80,7 +84,9 @@ class GatePipeline:
         """
         decisions: list[tuple[str, Decision]] = []
         asking: list[str] = []
-        for gate in self._gates:
+        for gate, scope in zip(self._gates, self._scopes, strict=True):
+            if scope is not None and call.name not in scope:
+                continue  # nothing for this gate to decide: no decision, no event
             decision = await _decide(gate, call, ctx)
             decisions.append((gate.name, decision))
             if decision.verdict == "deny":

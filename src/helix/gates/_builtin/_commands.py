@@ -48,6 +48,9 @@ class CommandsGate:
 
     name: str = "commands"
 
+    tools = frozenset({"run_command"})
+    """The only tool this gate rules on (see ``Gate.tools``)."""
+
     async def __call__(self, call: GateCall, ctx: GateContext) -> Decision:
         """Decide on ``call``."""
         if call.name != "run_command":

@@ -22,6 +22,9 @@ class EgressGate:
 
     name: str = "egress"
 
+    tools = frozenset({"http_fetch"})
+    """The only tool this gate rules on (see ``Gate.tools``)."""
+
     async def __call__(self, call: GateCall, ctx: GateContext) -> Decision:
         """Decide on ``call``."""
         if call.name != "http_fetch":
