@@ -22,14 +22,14 @@ from helix.gates import GateCall, GateContext, Policy, build_gate_pipeline
 from helix.kernel.events import ModelRequested as Requested
 from helix.kernel.events import NewEvent, RunStarted
 from helix.kernel.events import TurnStarted as Started
-from helix.kernel.log import SqliteEventStore
+from helix.kernel.log import EncodedEvent, SqliteEventStore
 from helix.providers import ModelAdapter, ModelRequest, ModelResponse, Scenario, ScriptedModel
 from helix.runtime import Blueprint, Engine, RunSetup
 from helix.tools import ToolContext, ToolRegistry, ToolResult, builtin_registry, tool
 
 from ._figure import Figure, percentile
 from ._langgraph import langgraph_figures
-from ._sqlite import event_bytes
+from ._sqlite import SqliteBench, event_bytes
 
 SUITE = "engine"
 
@@ -188,13 +188,18 @@ async def _concurrent(sizes: EngineSizes, root: Path) -> list[Figure]:
             group.create_task(bench.engine.drive(run_id))
     elapsed = time.perf_counter() - started
     peak = _peak_rss_kib()
+    floor = await _write_floor(bench.store, root)
     await bench.store.close()
     ideal = sizes.concurrent_turns * sizes.model_delay_s
     params = {"runs": sizes.concurrent_runs, "turns": sizes.concurrent_turns,
               "model_delay_ms": sizes.model_delay_s * 1000, "elapsed_s": round(elapsed, 3),
               "ideal_s": ideal, "group_commit": True}  # fmt: skip
+    floor_s, rows = floor
+    floor_params = {"runs": sizes.concurrent_runs, "rows": rows, "floor_s": round(floor_s, 3),
+                    "ideal_s": ideal, "batch": _FLOOR_BATCH}  # fmt: skip
     return [
         Figure(SUITE, "concurrent_runs_vs_ideal", elapsed / ideal, "ratio", params),
+        Figure(SUITE, "concurrent_write_floor", floor_s / ideal, "ratio", floor_params),
         Figure(
             SUITE,
             "memory_per_run",
@@ -203,6 +208,21 @@ async def _concurrent(sizes: EngineSizes, root: Path) -> list[Figure]:
             {"runs": sizes.concurrent_runs},
         ),
     ]
+
+
+_FLOOR_BATCH = 1000
+
+
+async def _write_floor(store: SqliteEventStore, root: Path) -> tuple[float, int]:
+    """Seconds plain ``sqlite3`` takes to write the rows those runs wrote, and how many.
+
+    No harness at all, and the kindest batching (1,000 rows a commit): a floor under
+    any engine that logs the same events durably, so the ideal can be judged by it.
+    """
+    columns = "run_id, seq, type, v, ts, turn, actor, data, ext"
+    rows = [EncodedEvent(*row) for row in store.connection.execute(f"SELECT {columns} FROM events")]
+    rate = await SqliteBench(root, store).raw_inserts(rows, _FLOOR_BATCH)
+    return len(rows) / rate, len(rows)
 
 
 async def _resume(sizes: EngineSizes, root: Path) -> Figure:

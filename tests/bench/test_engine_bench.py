@@ -1,0 +1,26 @@
+"""``helix bench engine`` at smoke-test sizes: every contract figure, sensible values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helix.bench._engine import EngineSizes, run_engine
+
+
+async def test_engine_suite_emits_the_contract_figures(tmp_path: Path) -> None:
+    figures = [f async for f in run_engine(EngineSizes.quick(), tmp_path)]
+    by_name = {f.name: f for f in figures if f.params.get("system") != "langgraph"}
+    for name in ("tool_call_overhead_p50", "tool_call_overhead_p99", "gates_p50"):
+        assert by_name[name].unit == "ms" and by_name[name].value > 0
+    concurrent = by_name["concurrent_runs_vs_ideal"]
+    assert concurrent.params["runs"] == EngineSizes.quick().concurrent_runs
+    assert concurrent.value >= 1  # nothing beats the model's own time
+    floor = by_name["concurrent_write_floor"]
+    # The floor writes exactly the rows the runs wrote, and takes less time than they did.
+    assert floor.params["rows"] > EngineSizes.quick().concurrent_runs
+    assert 0 < floor.value < concurrent.value
+    assert by_name["resume_100_runs"].unit == "s"
+    assert {
+        (f.params["system"], f.params["turns"]) for f in figures if f.name == "bytes_per_turn"
+    } == {(system, turns) for system in ("helix", "langgraph") for turns in (5, 20)}
+    assert list(tmp_path.iterdir()) == []  # scratch files are gone
