@@ -219,7 +219,8 @@ async def _undo_effects(engine: Engine, record: RunRecord, seq: int) -> _Effects
 
     found = _Effects()
     recorded, settled = await _effect_records(engine, record.id)
-    for call_id, name, own in await _calls_after(engine, record.id, seq):
+    # Last first, as a saga unwinds: a later call may depend on an earlier one's effect.
+    for call_id, name, own in reversed(await _calls_after(engine, record.id, seq)):
         tool = engine.tools.get(name) if name in engine.tools else None
         effect = recorded.get(call_id)
         if tool is not None and tool.effect == "none":
