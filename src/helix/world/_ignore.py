@@ -30,6 +30,8 @@ class IgnoreRules:
 
     def __init__(self, lines: list[str]) -> None:
         self._rules = [rule for line in lines if (rule := _compile(line)) is not None]
+        self.applies_to_files = any(not rule.dirs_only for rule in self._rules)
+        """Whether any rule can leave out a file (else only folders need checking)."""
 
     @classmethod
     def for_world(cls, root: Path) -> IgnoreRules:

@@ -67,20 +67,32 @@ class Scanner:
         result = ScanResult({})
         since = time.time_ns() - RACY_NS
         pending = [("", str(self.root))]
+        check_files = rules.applies_to_files
+        found = result.manifest
         while pending:
             prefix, folder = pending.pop()
             with os.scandir(folder) as entries:
                 for item in entries:
                     rel = prefix + item.name
-                    is_dir = item.is_dir(follow_symlinks=False)
-                    if rules.ignored(rel, is_dir):
+                    if item.is_dir(follow_symlinks=False):
+                        if not rules.ignored(rel, True):
+                            found[rel] = Entry("", item.stat(follow_symlinks=False).st_mode, 0, 0)
+                            pending.append((rel + "/", item.path))
+                        continue
+                    if check_files and rules.ignored(rel, False):
                         continue
                     st = item.stat(follow_symlinks=False)
-                    if is_dir:
-                        result.manifest[rel] = Entry("", st.st_mode, 0, 0)
-                        pending.append((rel + "/", item.path))
+                    before = previous.get(rel)
+                    # The common case inline: unchanged size, mtime and mode vouch for it.
+                    if (
+                        before is not None
+                        and before.mtime_ns == st.st_mtime_ns
+                        and before.size == st.st_size
+                        and before.mode == st.st_mode
+                    ):
+                        found[rel] = before
                     else:
-                        self._record(result, rel, item.path, st, previous.get(rel), since)
+                        self._record(result, rel, item.path, st, before, since)
         return result
 
     def refresh(self, previous: Mapping[str, Entry], paths: Iterable[str]) -> ScanResult:
