@@ -17,6 +17,7 @@ PUBLIC = [
     "helix.providers",
     "helix.testing",
     "helix.testing.conformance",
+    "helix.world",
 ]
 
 

@@ -32,7 +32,9 @@ ALLOWED: dict[str, set[str]] = {
     "helix.sandbox": {"helix.errors", "helix._util", "helix.kernel"},
     "helix.tools": {"helix.errors", "helix._util", "helix.kernel", "helix.sandbox"},
     "helix.gates": {"helix.errors", "helix._util", "helix.kernel", "helix.sandbox", "helix.tools"},
+    "helix.world": {"helix.errors", "helix._util", "helix.kernel"},
     "helix.runtime": {
+        "helix.world",
         "helix.errors",
         "helix._util",
         "helix.kernel",
@@ -42,6 +44,7 @@ ALLOWED: dict[str, set[str]] = {
         "helix.gates",
     },
     "helix.testing": {
+        "helix.world",
         "helix.errors",
         "helix._util",
         "helix.kernel",
@@ -52,6 +55,7 @@ ALLOWED: dict[str, set[str]] = {
         "helix.runtime",
     },
     "helix.bench": {
+        "helix.world",
         "helix.errors",
         "helix._util",
         "helix.kernel",
@@ -64,6 +68,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "helix.config": {"helix.errors", "helix._util", "helix.kernel"},
     "helix.cli": {
+        "helix.world",
         "helix.providers",
         "helix.sandbox",
         "helix.tools",

@@ -75,7 +75,9 @@ def test_logs_replay_and_show_agree(home: Path) -> None:
     assert logs.returncode == 0
     events = [json.loads(line) for line in logs.stdout.splitlines()]
     assert [e["seq"] for e in events] == list(range(len(events)))
-    assert events[-1]["type"] == "run.forked"
+    # The fork's own events: its start, then the world it was given (its own copy).
+    assert [e["type"] for e in events[-2:]] == ["run.forked", "world.snapshotted"]
+    assert events[-2]["data"]["world"].endswith(f"worlds/{fork['id']}")
     assert {e["run_id"] for e in events} == {fork["id"], original["id"]}
     replayed = json.loads(helix(home, "replay", str(fork["id"]), "--json").stdout)
     assert replayed["status"] == "queued"

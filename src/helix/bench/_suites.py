@@ -9,7 +9,7 @@ from helix.errors import ConfigError
 
 from ._figure import Figure
 
-SUITES = ("eventlog", "models", "engine")
+SUITES = ("eventlog", "models", "engine", "world")
 
 
 def run_suite(
@@ -29,4 +29,8 @@ def run_suite(
         from ._engine import EngineSizes, run_engine
 
         return run_engine(EngineSizes.quick() if quick else EngineSizes(), workdir=workdir)
+    if name == "world":
+        from ._world import WorldSizes, run_world
+
+        return run_world(WorldSizes.quick() if quick else WorldSizes(), workdir=workdir)
     raise ConfigError(f"unknown benchmark suite {name!r}: choose from {', '.join(SUITES)}")

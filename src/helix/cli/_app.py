@@ -14,6 +14,7 @@ from ._models import models_app
 from ._run import resume, run_command
 from ._runs import fork, runs, show
 from ._schema import schema_app
+from ._world import compare, diff, files, keep, rollback
 
 app = typer.Typer(
     name="helix",
@@ -56,5 +57,10 @@ app.command()(fork)
 app.command()(export)
 app.command("import")(import_)
 app.command()(bench)
+app.command()(files)
+app.command()(diff)
+app.command()(rollback)
+app.command()(compare)
+app.command()(keep)
 app.add_typer(schema_app, name="schema")
 app.add_typer(models_app, name="models")

@@ -81,14 +81,15 @@ def fork(
     detach: Annotated[bool, typer.Option(help="Only create the fork; do not run it.")] = False,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Fork a run at a turn boundary (O(1), nothing copied) and run the fork here."""
-    from helix.kernel.session import turn_boundary
+    """Fork a run at a turn boundary, with its own copy of the world there, and run it."""
+    from helix.runtime import fork_with_world
 
     from ._live import drive_and_show, engine_for, exit_code
 
     async def main(store: EventStore) -> int:
-        seq = await turn_boundary(store, run_id, turn)
-        record = await store.fork(run_id, at_seq=seq, message=message, model=model)
+        engine = engine_for(store)
+        record = await fork_with_world(engine, run_id, turn, message=message, model=model)
+        seq = record.parent.seq if record.parent is not None else -1
         if detach:
             if json:
                 print_json_line(_record_dict(record))
@@ -97,7 +98,7 @@ def fork(
             return 0
         if not json:
             typer.echo(f"fork {record.id} of {run_id} at turn {turn}")
-        state = await drive_and_show(engine_for(store), record.id, json=json, after=seq)
+        state = await drive_and_show(engine, record.id, json=json, after=seq)
         return exit_code(state)
 
     raise typer.Exit(run(lambda: with_store(main)))

@@ -17,6 +17,11 @@ from ._setup import RunSetup as RunSetup
 from ._supervisor import ChildSpec as ChildSpec
 from ._supervisor import Supervisor as Supervisor
 from ._supervisor import open_supervisor as open_supervisor
+from ._world_control import Kept as Kept
+from ._world_control import compare as compare
+from ._world_control import fork_with_world as fork_with_world
+from ._world_control import keep as keep
+from ._world_control import rollback as rollback
 
 __all__ = [
     "TERMINAL",
@@ -26,14 +31,19 @@ __all__ = [
     "Engine",
     "Faults",
     "InjectedFault",
+    "Kept",
     "RunLoop",
     "RunSetup",
     "SandboxSettings",
     "Supervisor",
     "cancel",
+    "compare",
     "decide",
+    "fork_with_world",
+    "keep",
     "open_supervisor",
     "pause",
     "resume",
+    "rollback",
     "steer",
 ]

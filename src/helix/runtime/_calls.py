@@ -22,6 +22,7 @@ from helix.kernel.events import (
     TERMINAL_STATUSES,
     ApprovalDecided,
     ApprovalRequested,
+    EffectRecorded,
     FileChanged,
     GateDecided,
     NewEvent,
@@ -286,6 +287,15 @@ class CallRunner:
                     turn=turn,
                 )
                 for f in result.files
+            ]
+            results += [
+                NewEvent(
+                    EffectRecorded(
+                        call_id=call.id, tool=call.name, kind=e.kind, args=e.args, summary=e.summary
+                    ),
+                    turn=turn,
+                )
+                for e in result.effects
             ]
         return results
 

@@ -26,6 +26,7 @@ from helix.kernel.session import SessionState, replay_run
 from helix.providers import ModelAdapter, PriceBook, parse_model_name
 from helix.sandbox import ProcessSandbox, Sandbox
 from helix.tools import ToolRegistry, builtin_registry
+from helix.world import ObjectStore
 
 from ._blueprint import Blueprint
 from ._loop import TERMINAL, RunLoop
@@ -59,6 +60,8 @@ class Engine:
         self.policy = policy or Policy()
         """The workspace's ceiling; each run's is intersected with it."""
         self._model_factory = model_factory
+        self.objects = ObjectStore(home / "objects")
+        """The content of every run's world snapshots (shared: identical files cost once)."""
 
     async def create(
         self,
@@ -131,6 +134,7 @@ class Engine:
             auto_approve=bool(settings.get("auto_approve", False)),
             attended=bool(settings.get("attended", True)),
             env=self.env,
+            objects=self.objects,
         )
         return setup
 

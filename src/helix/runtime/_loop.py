@@ -43,6 +43,7 @@ from ._calls import CallRunner, elapsed_s
 from ._request import RequestBuilder, tool_specs
 from ._session import LiveSession, halted
 from ._setup import RunSetup
+from ._world import TurnSnapshots
 
 TERMINAL = TERMINAL_STATUSES
 """Statuses a run never leaves (the kernel's, re-exported for the runtime's users)."""
@@ -58,6 +59,7 @@ class RunLoop:
         self._requests = RequestBuilder(setup.blueprint, tool_specs(setup.tools))
         self._results: list[NewEvent] = []
         """The turn's last tool results, recorded with the turn's end (see ``_step``)."""
+        self._world = TurnSnapshots(setup)
 
     async def run(self) -> SessionState:
         """Replay the log and drive the run until it ends or pauses for good."""
@@ -66,6 +68,7 @@ class RunLoop:
             self.setup.store, self.setup.run_id, on_append=self.setup.faults.after
         )
         self._session = session
+        self._world.reset()
         model = self._given_model or build_model(
             self._model_spec(session.state), on_failure=self._model_failed, env=self.setup.env
         )
@@ -86,11 +89,14 @@ class RunLoop:
         if state.status in TERMINAL:
             return
         if state.status == "queued":
-            await session.append([NewEvent(RunStarted())])
+            await session.append([NewEvent(RunStarted()), *await self._world.whole(state)])
         elif state.status != "paused":
             last = await session.store.event_at(session.run_id, state.head)
-            if last is None or last.type != "run.resumed":  # not if someone just resumed it
-                await session.append([NewEvent(RunResumed())])
+            resumed = [] if last is not None and last.type == "run.resumed" else [RunResumed()]
+            # not resumed again if someone just did; the world is read either way
+            events = [*map(NewEvent, resumed), *await self._world.whole(state)]
+            if events:
+                await session.append(events)
         calls = CallRunner(self.setup, session)
         if session.state.running_calls:
             await calls.recover_interrupted(session.state.turn)
@@ -109,16 +115,20 @@ class RunLoop:
                 await session.append(results)
             else:
                 ended = NewEvent(TurnEnded(turn=state.turn), turn=state.turn)
-                await self._next(session, model, calls, [*results, ended])
+                snapshot = await self._world.after_turn(state, results)
+                await self._next(session, model, calls, [*results, *snapshot, ended])
         elif state.status == "paused":
             await session.wait_until(lambda s: s.status != "paused", None)
+            self._world.reset()  # a rollback may have changed the world meanwhile
         elif state.in_turn and state.pending_calls:
             await calls.run_pending(state.turn)
         elif state.in_turn and not state.turn_has_reply:
             await self._model_step(session, model, calls, [], state.turn)
         elif state.in_turn:
             ended = NewEvent(TurnEnded(turn=state.turn), turn=state.turn)
-            await self._next(session, model, calls, [ended])
+            # Before turn.ended: a fork at this boundary must see the turn's snapshot.
+            snapshot = await self._world.after_turn(state)
+            await self._next(session, model, calls, [*snapshot, ended])
         else:
             await self._next(session, model, calls, [])
 

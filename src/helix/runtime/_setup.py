@@ -11,6 +11,7 @@ from helix.kernel.log import EventStore
 from helix.providers import PriceBook
 from helix.sandbox import Sandbox
 from helix.tools import ToolRegistry
+from helix.world import ObjectStore
 
 from ._blueprint import Blueprint
 from ._faults import Faults
@@ -34,6 +35,8 @@ class RunSetup:
     attended: bool = True
     faults: Faults = field(default_factory=Faults.from_env)
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    objects: ObjectStore | None = None
+    """Where the world's snapshots keep content; ``None`` records no snapshots."""
 
     @property
     def egress(self) -> EgressPolicy:

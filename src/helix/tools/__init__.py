@@ -2,6 +2,10 @@
 
 from ._builtin import BUILTIN_TOOLS as BUILTIN_TOOLS
 from ._builtin import builtin_registry as builtin_registry
+from ._examples import RecordService as RecordService
+from ._examples import example_tools as example_tools
+from ._tool import Effect as Effect
+from ._tool import EffectHook as EffectHook
 from ._tool import EffectKind as EffectKind
 from ._tool import FileChange as FileChange
 from ._tool import ToolContext as ToolContext
@@ -13,13 +17,17 @@ from ._tool import tool as tool
 
 __all__ = [
     "BUILTIN_TOOLS",
+    "Effect",
+    "EffectHook",
     "EffectKind",
     "FileChange",
+    "RecordService",
     "ToolContext",
     "ToolDef",
     "ToolFunction",
     "ToolRegistry",
     "ToolResult",
     "builtin_registry",
+    "example_tools",
     "tool",
 ]

@@ -159,7 +159,7 @@ def _write(world: Path, path: str, content: str) -> ToolResult:
     return ToolResult(ok=True, output=f"{verb} {name} ({len(data)} bytes)", files=(change,))
 
 
-@tool(idempotent=True, effect="world")
+@tool(idempotent=True, effect="world", reports_changes=True)
 async def write_file(ctx: ToolContext, path: str, content: str) -> ToolResult:
     """Write `content` to the file at `path` in the world, replacing what it held.
 
@@ -213,7 +213,7 @@ def _edit(world: Path, path: str, old: str, new: str) -> ToolResult:
     return ToolResult(ok=True, output=f"edited {name} at line {line}", files=(change,))
 
 
-@tool(effect="world")
+@tool(effect="world", reports_changes=True)
 async def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult:
     """Replace the text `old` with `new` in the file at `path` in the world.
 

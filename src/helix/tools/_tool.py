@@ -39,12 +39,28 @@ class FileChange:
 
 
 @dataclass(frozen=True, slots=True)
+class Effect:
+    """An effect outside the world a call registered, for commit or rollback.
+
+    ``withheld``: not done yet; the tool's ``perform`` hook does it when the run is
+    committed (``helix keep``), and a rollback drops it. ``compensable``: done; the
+    tool's ``undo`` hook reverses it when the run is rolled back past the call.
+    ``args`` is what the hook will be given (JSON, recorded in the log).
+    """
+
+    kind: Literal["withheld", "compensable"]
+    args: dict[str, Any]
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolResult:
-    """What a tool call produced: its output for the model, and its file changes."""
+    """What a tool call produced: its output for the model, its file changes, its effects."""
 
     ok: bool
     output: str
     files: tuple[FileChange, ...] = ()
+    effects: tuple[Effect, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +78,8 @@ class ToolContext:
 
 
 ToolFunction = Callable[..., Awaitable[ToolResult]]
+EffectHook = Callable[["ToolContext", dict[str, Any]], Awaitable[str]]
+"""Performs (or undoes) a recorded ``Effect`` from its ``args``; returns what it did."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +97,15 @@ class ToolDef:
     effect: EffectKind = "world"
     concurrent: bool = False
     """May run at the same time as other calls of the same turn."""
+    reports_changes: bool = False
+    """Every world change it makes is in its result's ``files``: snapshots after it
+    read just those paths instead of walking the world."""
     parameters: dict[str, Any] = field(default_factory=dict[str, Any])
     """The arguments' JSON Schema, as models are shown it."""
+    perform: EffectHook | None = None
+    """Does a ``withheld`` effect this tool registered (``external-withhold`` tools)."""
+    undo: EffectHook | None = None
+    """Reverses a ``compensable`` effect this tool registered (``external-compensate``)."""
 
     def validate(self, args: Mapping[str, Any]) -> BaseModel:
         """Check ``args``; ``InvalidToolArgumentsError`` explains what is wrong."""
@@ -107,6 +132,9 @@ def tool(
     idempotent: bool = False,
     effect: EffectKind = "world",
     concurrent: bool | None = None,
+    reports_changes: bool = False,
+    perform: EffectHook | None = None,
+    undo: EffectHook | None = None,
 ) -> Callable[[ToolFunction], ToolDef]:
     """Declare an async function as a tool (see the module's documentation)."""
 
@@ -138,7 +166,10 @@ def tool(
             idempotent=idempotent,
             effect=effect,
             concurrent=read_only if concurrent is None else concurrent,
+            reports_changes=reports_changes,
             parameters=schema,
+            perform=perform,
+            undo=undo,
         )
 
     return declare

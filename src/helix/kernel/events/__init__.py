@@ -47,6 +47,14 @@ from ._turn import TurnStarted as TurnStarted
 from ._vocabulary import BUILTIN_PAYLOADS as BUILTIN_PAYLOADS
 from ._vocabulary import DEFAULT_REGISTRY as DEFAULT_REGISTRY
 from ._vocabulary import builtin_registry as builtin_registry
+from ._world import EffectOutcome as EffectOutcome
+from ._world import EffectRecorded as EffectRecorded
+from ._world import EffectSettled as EffectSettled
+from ._world import WorldEntry as WorldEntry
+from ._world import WorldFileSkipped as WorldFileSkipped
+from ._world import WorldKept as WorldKept
+from ._world import WorldRolledBack as WorldRolledBack
+from ._world import WorldSnapshotted as WorldSnapshotted
 
 __all__ = [
     "BUILTIN_PAYLOADS",
@@ -61,6 +69,9 @@ __all__ = [
     "ApprovalRequested",
     "Budget",
     "BudgetExceeded",
+    "EffectOutcome",
+    "EffectRecorded",
+    "EffectSettled",
     "Event",
     "EventRegistry",
     "FileChanged",
@@ -92,6 +103,11 @@ __all__ = [
     "UiComponent",
     "Upcaster",
     "Usage",
+    "WorldEntry",
+    "WorldFileSkipped",
+    "WorldKept",
+    "WorldRolledBack",
+    "WorldSnapshotted",
     "builtin_registry",
     "format_iso",
     "parse_iso",

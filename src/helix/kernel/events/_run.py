@@ -53,6 +53,9 @@ class RunForked(Payload):
     """A message the fork starts with (a different instruction from that point)."""
     model: str | None = None
     """A different model for the fork, or ``None`` to keep the parent's."""
+    world: str | None = None
+    """The fork's own world directory (Helix's addition), materialised from the
+    parent's snapshot at the fork point; ``None``: it shares the parent's."""
 
 
 class RunStarted(Payload):

@@ -26,6 +26,14 @@ from ._run import (
 )
 from ._tool import FileChanged, ToolCompleted, ToolInterrupted, ToolRequested, ToolStarted
 from ._turn import TurnEnded, TurnStarted
+from ._world import (
+    EffectRecorded,
+    EffectSettled,
+    WorldFileSkipped,
+    WorldKept,
+    WorldRolledBack,
+    WorldSnapshotted,
+)
 
 BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
     RunCreated,
@@ -55,6 +63,12 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
     AgentReported,
     UiComponent,
     SupervisorRestarted,
+    WorldSnapshotted,
+    WorldFileSkipped,
+    WorldRolledBack,
+    WorldKept,
+    EffectRecorded,
+    EffectSettled,
 )
 
 

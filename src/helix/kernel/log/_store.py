@@ -235,11 +235,13 @@ class EventStore(ABC):
         model: str | None = None,
         fork_id: str | None = None,
         actor: str = "system",
+        world: str | None = None,
     ) -> RunRecord:
         """Create a run whose log is this run's up to ``at_seq``, then its own.
 
         Nothing is copied: the fork's registry row points at its parent and its only
-        new event is ``run.forked``. ``at_seq`` must be a turn boundary.
+        new event is ``run.forked``. ``at_seq`` must be a turn boundary. ``world`` gives
+        the fork a directory of its own (else it works in its parent's).
         """
         parent = await self.get_run(run_id)
         if at_seq < 0 or at_seq > parent.head:
@@ -257,7 +259,7 @@ class EventStore(ABC):
         fork_id = fork_id or new_run_id()
         _check_id(fork_id)
         point = ForkPoint(run_id=run_id, seq=at_seq)
-        forked = RunForked(parent=point, turn=turn, message=message, model=model)
+        forked = RunForked(parent=point, turn=turn, message=message, model=model, world=world)
         ts = utc_now_iso()
         record = RunRecord(
             id=fork_id,
@@ -266,7 +268,7 @@ class EventStore(ABC):
             objective=parent.objective,
             model=model or parent.model,
             blueprint=parent.blueprint,
-            world=parent.world,
+            world=world or parent.world,
             parent=point,
             created_at=ts,
             updated_at=ts,

@@ -87,6 +87,8 @@ def _run_forked(state: SessionState, event: Event, data: dict[str, Any]) -> None
     state.usage_by_model = {}
     if data.get("model"):
         state.model = data["model"]
+    if data.get("world"):
+        state.world = data["world"]
     if data.get("message"):
         state.messages.append(Message("user", data["message"]))
     state.summary = state.error = None
@@ -114,6 +116,7 @@ def _turn_started(state: SessionState, event: Event, data: dict[str, Any]) -> No
     state.turn = data["turn"]
     state.in_turn = True
     state.turn_has_reply = False
+    state.turn_files.clear()
 
 
 def _turn_ended(state: SessionState, event: Event, data: dict[str, Any]) -> None:
@@ -177,6 +180,10 @@ def _tool_completed(state: SessionState, event: Event, data: dict[str, Any]) -> 
     )
 
 
+def _file_changed(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    state.turn_files.add(data["path"])
+
+
 def _tool_interrupted(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     state.running_calls.discard(data["call_id"])
     state.interrupted_calls.add(data["call_id"])
@@ -231,6 +238,7 @@ _HANDLERS: dict[str, _Handler] = {
     "tool.started": _tool_started,
     "tool.completed": _tool_completed,
     "tool.interrupted": _tool_interrupted,
+    "file.changed": _file_changed,
     "approval.requested": _approval_requested,
     "approval.decided": _approval_decided,
     "gate.decided": _gate_decided,

@@ -115,6 +115,8 @@ class SessionState:
     """Calls whose approval was granted and that have not started yet."""
     denied_calls: dict[str, str] = field(default_factory=dict[str, str])
     """call id → reason, for calls refused (by a gate or a person) without a result yet."""
+    turn_files: set[str] = field(default_factory=set[str])
+    """Paths tools reported changing (``file.changed``) in the current turn."""
     started_at: str | None = None
     """When the run was created (its wall-clock budget counts from here)."""
 

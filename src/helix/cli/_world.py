@@ -1,0 +1,168 @@
+"""``helix files|diff|rollback|compare|keep``: a run's world, at any turn."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from helix.kernel.log import EventStore
+
+from ._common import fail, print_json_line, run, with_store
+from ._control import RunArg, who
+
+PointOption = Annotated[
+    str | None, typer.Option("--turn", help="A turn number, start, or now (the default).")
+]
+
+
+def files(
+    run_id: RunArg,
+    path: Annotated[str | None, typer.Argument(metavar="[PATH]")] = None,
+    turn: PointOption = None,
+    json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+) -> None:
+    """List the run's world (or print one file) as it is now or was at a turn."""
+    from helix.world import WorldBrowser, parse_point
+
+    async def main(store: EventStore) -> None:
+        from ._live import engine_for
+
+        browser = WorldBrowser(store, engine_for(store).objects)
+        at = parse_point(turn)
+        listing = await browser.files(run_id, path, at)
+        if path and len(listing) == 1 and listing[0].kind != "dir" and not json:
+            sys.stdout.buffer.write(await browser.read(run_id, path, at))
+            sys.stdout.flush()
+            return
+        for info in listing:
+            if json:
+                print_json_line(
+                    {"path": info.path, "kind": info.kind, "size": info.size,
+                     "mode": f"{info.mode:o}", "hash": info.hash}
+                )  # fmt: skip
+            else:
+                suffix = "/" if info.kind == "dir" else " -> link" if info.kind == "link" else ""
+                typer.echo(f"{info.mode:04o}  {info.size:>10}  {info.path}{suffix}")
+
+    run(lambda: with_store(main))
+
+
+def diff(
+    run_id: RunArg,
+    path: Annotated[str | None, typer.Argument(metavar="[PATH]")] = None,
+    start: Annotated[
+        str, typer.Option("--from", help="start (default), a turn number, or now.")
+    ] = "start",
+    end: Annotated[
+        str, typer.Option("--to", help="now (default), a turn number, or start.")
+    ] = "now",
+) -> None:
+    """A unified diff of the run's world between two points (whole, or one path)."""
+    from helix.world import WorldBrowser, parse_point
+
+    async def main(store: EventStore) -> None:
+        from ._live import engine_for
+
+        browser = WorldBrowser(store, engine_for(store).objects)
+        text = await browser.diff(run_id, parse_point(start), parse_point(end), path)
+        sys.stdout.write(text)
+
+    run(lambda: with_store(main))
+
+
+def rollback(
+    run_id: RunArg,
+    to: Annotated[str, typer.Option("--to", help="start (default) or a turn number.")] = "start",
+    json: Annotated[bool, typer.Option("--json", help="Print the marker event's data.")] = False,
+) -> None:
+    """Restore the run's world to its start or a turn's end (the log keeps a marker)."""
+    from helix.runtime import rollback as roll_back
+    from helix.world import parse_point
+
+    point = parse_point(to)
+    if point in ("now", "last"):
+        fail("--to takes start or a turn number")
+
+    async def main(store: EventStore) -> None:
+        from ._live import engine_for
+
+        marker = await roll_back(engine_for(store), run_id, point, by=who())
+        if json:
+            print_json_line(marker.model_dump(mode="json"))
+            return
+        where = "its start" if marker.to_turn == 0 else f"the end of turn {marker.to_turn}"
+        typer.echo(
+            f"rolled {run_id} back to {where}: {len(marker.restored)} restored,"
+            f" {len(marker.removed)} removed"
+        )
+        for label, outcomes in (
+            ("reverted", marker.reverted),
+            ("compensated", marker.compensated),
+            ("dropped (withheld)", marker.dropped),
+            ("cannot undo", marker.cannot_undo),
+        ):
+            for outcome in outcomes:
+                typer.echo(f"  {label}: {outcome.tool} {outcome.call_id}: {outcome.detail}")
+
+    run(lambda: with_store(main))
+
+
+def compare(
+    run_a: Annotated[str, typer.Argument(metavar="RUN_A")],
+    run_b: Annotated[str, typer.Argument(metavar="RUN_B")],
+    json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """How two branches differ: outcome, turns, cost, and a diff of their worlds."""
+    from helix.runtime import compare as compare_runs
+
+    async def main(store: EventStore) -> None:
+        from ._live import engine_for
+
+        first, second, text = await compare_runs(engine_for(store), run_a, run_b)
+        if json:
+            print_json_line(
+                {
+                    "runs": [
+                        {"id": r.id, "status": r.status, "turns": r.turns, "cost_usd": r.cost_usd}
+                        for r in (first, second)
+                    ],
+                    "diff": text,
+                }
+            )
+            return
+        for record in (first, second):
+            typer.echo(
+                f"{record.id}  {record.status:<9}  {record.turns} turns  ${record.cost_usd:.4f}"
+            )
+        typer.echo(text if text else "(their worlds are the same)")
+
+    run(lambda: with_store(main))
+
+
+def keep(
+    run_id: RunArg,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Promote a branch: its world becomes the original directory's content."""
+    from helix.runtime import keep as keep_branch
+
+    async def main(store: EventStore) -> None:
+        from ._live import engine_for
+
+        record = await store.get_run(run_id)
+        if not yes:
+            if not sys.stdin.isatty():
+                fail("keep replaces the original directory's content: pass --yes to confirm")
+            if not typer.confirm(f"replace the original directory's content with {record.world}?"):
+                fail("not kept", 1)
+        kept = await keep_branch(engine_for(store), run_id, by=who())
+        typer.echo(
+            f"kept {run_id} in {kept.target}: {len(kept.restored)} written,"
+            f" {len(kept.removed)} removed"
+        )
+        for outcome in kept.performed:
+            typer.echo(f"  performed: {outcome.tool} {outcome.call_id}: {outcome.detail}")
+
+    run(lambda: with_store(main))

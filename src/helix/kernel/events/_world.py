@@ -1,0 +1,137 @@
+"""World events: snapshots of the run's directory, rollbacks, kept branches, effects.
+
+A snapshot event holds only what changed since the previous one (or names a stored
+manifest to start again from), so the world's state at any point is a fold of these
+events over the content-addressed object store (``helix.world``).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from ._payload import Payload
+
+
+class WorldEntry(BaseModel):
+    """One path of a world manifest."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    hash: str
+    """SHA-256 of the content (a symlink's: of its target); empty for a directory."""
+    mode: int = Field(ge=0)
+    """``st_mode``: the file type and permission bits."""
+    size: int = Field(ge=0)
+    mtime_ns: int
+    """Modification time when hashed; ``-1`` when too recent to trust for reuse."""
+
+
+class WorldSnapshotted(Payload):
+    """The world's state was recorded (at run start, a turn boundary, or before a rollback).
+
+    Helix's addition. Appended before the ``turn.ended`` of its turn, so a fork at that
+    boundary sees it.
+    """
+
+    TYPE: ClassVar[str] = "world.snapshotted"
+
+    turn: int = Field(ge=0)
+    base: str | None = None
+    """A manifest in the object store to start again from; ``None``: continue the last."""
+    changes: dict[str, WorldEntry | None] = Field(default_factory=dict[str, WorldEntry | None])
+    """Paths added or changed (their new entry) or removed (``None``)."""
+    files: int = Field(ge=0)
+    """Entries in the world after this snapshot."""
+    bytes_added: int = Field(ge=0)
+    """Bytes this snapshot added to the object store (content not already there)."""
+    scanned: bool
+    """Whether the whole world was walked, or only the paths tools reported writing."""
+
+
+class WorldFileSkipped(Payload):
+    """A file was left out of the world's snapshots (Helix's addition)."""
+
+    TYPE: ClassVar[str] = "world.file_skipped"
+
+    path: str
+    size: int = Field(ge=0)
+    reason: str
+    """``too_large`` (over the per-file limit) or ``not_regular`` (a socket, a device…)."""
+    limit: int | None = None
+
+
+class EffectOutcome(BaseModel):
+    """What happened to one tool call's effect when a run was rolled back."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    call_id: str
+    tool: str
+    detail: str
+
+
+class WorldRolledBack(Payload):
+    """The world was restored to an earlier snapshot; the log itself is untouched."""
+
+    TYPE: ClassVar[str] = "world.rolled_back"
+
+    to_turn: int = Field(ge=0)
+    """The turn whose snapshot was restored (0: the run's start)."""
+    manifest: str
+    """The restored manifest, in the object store: the world's state from here on."""
+    restored: list[str]
+    """Paths written back (created again, or given their old content or mode)."""
+    removed: list[str]
+    """Paths that did not exist at that point and were deleted."""
+    reverted: list[EffectOutcome] = Field(default_factory=list[EffectOutcome])
+    """Calls whose effects were in the world, undone by the restore."""
+    compensated: list[EffectOutcome] = Field(default_factory=list[EffectOutcome])
+    dropped: list[EffectOutcome] = Field(default_factory=list[EffectOutcome])
+    """Withheld effects that will now never happen."""
+    cannot_undo: list[EffectOutcome] = Field(default_factory=list[EffectOutcome])
+    by: str
+
+
+class WorldKept(Payload):
+    """A branch's world was promoted into the original directory (Helix's addition).
+
+    Recorded on the kept branch and on the run that owns the original directory.
+    """
+
+    TYPE: ClassVar[str] = "world.kept"
+
+    branch: str
+    """The run whose world was kept."""
+    target: str
+    """The directory that received it."""
+    manifest: str
+    """The kept world's manifest, in the object store."""
+    world_changed: bool
+    """True on the run whose directory now holds the branch's world."""
+    by: str
+
+
+class EffectRecorded(Payload):
+    """A tool call's effect outside the world, for rollback or commit (Helix's addition)."""
+
+    TYPE: ClassVar[str] = "effect.recorded"
+
+    call_id: str
+    tool: str
+    kind: Literal["withheld", "compensable"]
+    """``withheld``: queued, happens on commit; ``compensable``: done, undone on rollback."""
+    args: dict[str, JsonValue]
+    """What the tool's perform or undo hook needs."""
+    summary: str
+
+
+class EffectSettled(Payload):
+    """A recorded effect was performed, compensated, or dropped (Helix's addition)."""
+
+    TYPE: ClassVar[str] = "effect.settled"
+
+    call_id: str
+    outcome: Literal["performed", "compensated", "dropped", "failed"]
+    detail: str

@@ -1,0 +1,101 @@
+"""Snapshots in the loop: the whole world at the start, what changed at each turn's end.
+
+The cost follows what the turn did. A turn with no tool call, or whose tools all
+declare ``effect="none"`` (or act outside the world), records nothing and reads
+nothing. A turn whose world tools report every change they make (``write_file``,
+``edit_file``) reads just those paths. Only a turn that ran a tool which may change
+anything (``run_command``, an unknown tool) walks the world, reusing the hashes of
+files whose size and mtime did not change.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from helix.errors import HelixError
+from helix.kernel.events import FileChanged, NewEvent
+from helix.kernel.session import SessionState
+from helix.world import WorldRecorder
+
+from ._setup import RunSetup
+
+_log = logging.getLogger(__name__)
+
+
+class TurnSnapshots:
+    """The world recorder of one run's loop (inactive when the setup has no object store)."""
+
+    def __init__(self, setup: RunSetup) -> None:
+        self._setup = setup
+        self._recorder = (
+            WorldRecorder(setup.store, setup.run_id, setup.world, setup.objects)
+            if setup.objects is not None
+            else None
+        )
+
+    def reset(self) -> None:
+        """Read the world's history from the log again before the next snapshot.
+
+        Called when the loop (re)starts and after a pause, the only times someone
+        else (a rollback, a keep) may have changed the world and logged it.
+        """
+        if self._recorder is not None:
+            self._recorder.reset()
+
+    async def whole(self, state: SessionState) -> list[NewEvent]:
+        """Walk the whole world (at the run's start, or when the loop resumes)."""
+        if self._recorder is None:
+            return []
+        return await self._guarded(self._recorder, state.turn, None)
+
+    async def after_turn(
+        self, state: SessionState, unfolded: Sequence[NewEvent] = ()
+    ) -> list[NewEvent]:
+        """What the turn that is ending changed, read as cheaply as its tools allow.
+
+        ``unfolded`` are the turn's last results, about to be appended with its end:
+        the files they changed count as the turn's too.
+        """
+        recorder = self._recorder
+        if recorder is None:
+            return []
+        walk = False
+        tools = self._setup.tools
+        for call in _turn_calls(state):
+            tool = tools.get(call) if call in tools else None
+            if tool is None:
+                walk = True
+                break
+            if tool.effect == "world" and not tool.reports_changes:
+                walk = True
+                break
+        if walk:
+            return await self._guarded(recorder, state.turn, None)
+        files = state.turn_files | {
+            e.payload.path for e in unfolded if isinstance(e.payload, FileChanged)
+        }
+        if files:
+            return await self._guarded(recorder, state.turn, files)
+        return []
+
+    async def _guarded(
+        self, recorder: WorldRecorder, turn: int, paths: set[str] | None
+    ) -> list[NewEvent]:
+        # A world that cannot be read (deleted, unreadable) must not stop the run.
+        try:
+            return await recorder.snapshot(turn, None if paths is None else sorted(paths))
+        except (OSError, HelixError) as error:
+            _log.warning("run %s: the world could not be snapshotted: %s", recorder.run_id, error)
+            recorder.reset()
+            return []
+
+
+def _turn_calls(state: SessionState) -> list[str]:
+    """The names of the tools the current turn's model reply asked for."""
+    for message in reversed(state.messages):
+        if message.role == "assistant":
+            return [call.name for call in message.tool_calls]
+        if message.role == "user":
+            break
+    return []

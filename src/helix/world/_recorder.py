@@ -1,0 +1,134 @@
+"""Recording a run's world as it goes: at its start and at the end of turns that changed it.
+
+The recorder holds the world's last recorded manifest (folded from the log once, then
+kept current) and turns a scan into the events to append: a ``world.snapshotted`` with
+only the delta, and a ``world.file_skipped`` for each file newly left out. The caller
+appends them with its own events (the ``turn.ended`` of the turn), and calls ``reset``
+if an append may not have happened, so the next use folds the log again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from pathlib import Path
+
+from helix.kernel.events import NewEvent, Payload, WorldFileSkipped, WorldSnapshotted
+from helix.kernel.log import EventStore
+
+from ._history import WorldFold
+from ._manifest import Delta, Manifest, apply_delta, delta, save_manifest
+from ._objects import ObjectStore
+from ._scan import DEFAULT_MAX_FILE_BYTES, Scanner, ScanResult
+
+INLINE_PATHS = 8
+"""Refreshing at most this many paths runs on the event loop; more go to a thread."""
+
+
+class WorldRecorder:
+    """Turns the state of one run's world directory into snapshot events."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        run_id: str,
+        root: Path,
+        objects: ObjectStore,
+        *,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    ) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.root = root
+        self.objects = objects
+        self.scanner = Scanner(root, objects, max_file_bytes=max_file_bytes)
+        self._fold: WorldFold | None = None
+
+    async def manifest(self) -> Manifest:
+        """The last recorded manifest (after any snapshot this recorder made)."""
+        return (await self._loaded()).manifest
+
+    def reset(self) -> None:
+        """Forget the folded world (read the log again on next use)."""
+        self._fold = None
+
+    async def snapshot(self, turn: int, paths: Iterable[str] | None = None) -> list[NewEvent]:
+        """The events recording the world now: walked whole, or just ``paths``.
+
+        Nothing when nothing changed. The first snapshot of a run stores the whole
+        manifest as an object and names it (``base``); later ones carry deltas.
+        """
+        fold = await self._loaded()
+        first = fold.snapshots == 0
+        if first or paths is None:
+            result = await asyncio.to_thread(self.scanner.scan, fold.manifest)
+            changes = delta(fold.manifest, result.manifest)
+        else:
+            wanted = list(paths)
+            if not wanted:
+                return []
+            if len(wanted) <= INLINE_PATHS:
+                result = self.scanner.refresh(fold.manifest, wanted)
+            else:
+                result = await asyncio.to_thread(self.scanner.refresh, fold.manifest, wanted)
+            changes = result.changes(fold.manifest)
+        events = self._skipped(fold, result, turn)
+        if first:
+            events.append(await self._base(fold, result.manifest, result.bytes_added, turn))
+        elif changes:
+            apply_delta(fold.manifest, changes)
+            scanned = paths is None
+            events.append(
+                _delta_event(turn, changes, len(fold.manifest), result.bytes_added, scanned)
+            )
+        if events:
+            fold.snapshots += 1
+        return events
+
+    async def _base(
+        self, fold: WorldFold, manifest: Manifest, bytes_added: int, turn: int
+    ) -> NewEvent:
+        digest, added = await asyncio.to_thread(save_manifest, self.objects, manifest)
+        fold.manifest = manifest
+        base = WorldSnapshotted(
+            turn=turn,
+            base=digest,
+            files=len(manifest),
+            bytes_added=bytes_added + added,
+            scanned=True,
+        )
+        return NewEvent(base, turn=turn)
+
+    def _skipped(self, fold: WorldFold, result: ScanResult, turn: int) -> list[NewEvent]:
+        events: list[NewEvent] = []
+        for path, (size, reason) in sorted(result.skipped.items()):
+            if path in fold.skipped:
+                continue
+            fold.skipped.add(path)
+            limit = self.scanner.max_file_bytes if reason == "too_large" else None
+            skipped = WorldFileSkipped(path=path, size=size, reason=reason, limit=limit)
+            events.append(NewEvent(skipped, turn=turn))
+        return events
+
+    async def _loaded(self) -> WorldFold:
+        if self._fold is None:
+            fold = WorldFold()
+            async for page in self.store.read_pages(self.run_id):
+                for event in page:
+                    if event.type.startswith("world."):
+                        fold.apply(event, self.objects)
+            self._fold = fold
+        return self._fold
+
+
+def _delta_event(
+    turn: int, changes: Delta, files: int, bytes_added: int, scanned: bool
+) -> NewEvent:
+    payload: Payload = WorldSnapshotted(
+        turn=turn,
+        changes={p: None if e is None else e.to_event() for p, e in changes.items()},
+        files=files,
+        bytes_added=bytes_added,
+        scanned=scanned,
+    )
+    return NewEvent(payload, turn=turn)
