@@ -18,6 +18,7 @@ async def test_the_world_suite_reports_its_figures_with_baselines(tmp_path: Path
         assert figure.baseline > 0
     assert figures["snapshot_turn"].unit == "ms"
     assert figures["snapshot_turn"].params["files"] == 200
+    assert figures["snapshot_turn_walked"].baseline == figures["snapshot_turn"].baseline
     # One 1 KiB file changed: the bytes stored are that file plus a small event.
     assert 1024 <= figures["snapshot_bytes_per_turn"].value < 4096
     assert not any(os.scandir(tmp_path))  # the scratch world is cleaned up

@@ -80,6 +80,7 @@ class RunLoop:
                 finally:
                     watcher.cancel()
         finally:
+            self._world.close()
             if self._given_model is None:
                 await model.aclose()
         return session.state

@@ -3,9 +3,10 @@
 The cost follows what the turn did. A turn with no tool call, or whose tools all
 declare ``effect="none"`` (or act outside the world), records nothing and reads
 nothing. A turn whose world tools report every change they make (``write_file``,
-``edit_file``) reads just those paths. Only a turn that ran a tool which may change
-anything (``run_command``, an unknown tool) walks the world, reusing the hashes of
-files whose size and mtime did not change.
+``edit_file``) reads just those paths. A turn that ran a tool which may change
+anything (``run_command``, an unknown tool) reads the paths the world's inotify watcher
+saw change, and walks the world (reusing the hashes of files whose size and mtime did
+not change) only when the watcher lost track of it.
 """
 
 from __future__ import annotations
@@ -42,6 +43,11 @@ class TurnSnapshots:
         """
         if self._recorder is not None:
             self._recorder.reset()
+
+    def close(self) -> None:
+        """Stop watching the world (when the loop stops)."""
+        if self._recorder is not None:
+            self._recorder.close()
 
     async def whole(self, state: SessionState) -> list[NewEvent]:
         """Walk the whole world (at the run's start, or when the loop resumes)."""

@@ -20,6 +20,7 @@ from ._history import WorldFold
 from ._manifest import Delta, Manifest, apply_delta, delta, save_manifest
 from ._objects import ObjectStore
 from ._scan import DEFAULT_MAX_FILE_BYTES, Scanner, ScanResult
+from ._watch import WorldWatcher
 
 INLINE_PATHS = 8
 """Refreshing at most this many paths runs on the event loop; more go to a thread."""
@@ -43,27 +44,45 @@ class WorldRecorder:
         self.objects = objects
         self.scanner = Scanner(root, objects, max_file_bytes=max_file_bytes)
         self._fold: WorldFold | None = None
+        self._watcher: WorldWatcher | None = None
+        self.walks = 0
+        """How many snapshots walked the whole world (the rest read only what changed)."""
 
     async def manifest(self) -> Manifest:
         """The last recorded manifest (after any snapshot this recorder made)."""
         return (await self._loaded()).manifest
 
     def reset(self) -> None:
-        """Forget the folded world (read the log again on next use)."""
+        """Forget the folded world (read the log again on next use), and walk next time."""
         self._fold = None
+        self.close()
+
+    def close(self) -> None:
+        """Stop watching the world (the next snapshot that needs it walks again)."""
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
 
     async def snapshot(self, turn: int, paths: Iterable[str] | None = None) -> list[NewEvent]:
         """The events recording the world now: walked whole, or just ``paths``.
 
         Nothing when nothing changed. The first snapshot of a run stores the whole
-        manifest as an object and names it (``base``); later ones carry deltas.
+        manifest as an object and names it (``base``); later ones carry deltas. Asked
+        to walk, it reads instead just the paths the watcher saw change, while the
+        watcher can vouch for them (``WorldWatcher``).
         """
         fold = await self._loaded()
         first = fold.snapshots == 0
-        if first or paths is None:
-            result = await asyncio.to_thread(self.scanner.scan, fold.manifest)
+        walk = first or paths is None
+        if walk and not first and self._watcher is not None:
+            seen = self._watcher.changes()
+            if seen is not None:
+                walk, paths = False, seen
+        if walk:
+            result = await asyncio.to_thread(self._walk, fold.manifest)
             changes = delta(fold.manifest, result.manifest)
         else:
+            assert paths is not None
             wanted = list(paths)
             if not wanted:
                 return []
@@ -77,13 +96,17 @@ class WorldRecorder:
             events.append(await self._base(fold, result.manifest, result.bytes_added, turn))
         elif changes:
             apply_delta(fold.manifest, changes)
-            scanned = paths is None
-            events.append(
-                _delta_event(turn, changes, len(fold.manifest), result.bytes_added, scanned)
-            )
+            events.append(_delta_event(turn, changes, len(fold.manifest), result.bytes_added, walk))
         if events:
             fold.snapshots += 1
         return events
+
+    def _walk(self, previous: Manifest) -> ScanResult:
+        """Scan the whole world, watching it first: what changes meanwhile is seen next time."""
+        self.close()
+        self._watcher = WorldWatcher.start(self.root)
+        self.walks += 1
+        return self.scanner.scan(previous)
 
     async def _base(
         self, fold: WorldFold, manifest: Manifest, bytes_added: int, turn: int
