@@ -40,6 +40,11 @@ class Faults:
                 faults.exit_after.add(event_type)
         return faults
 
+    @property
+    def armed(self) -> bool:
+        """Whether any rule is in force (appends skip the check when none is)."""
+        return bool(self.crash_after or self.exit_after)
+
     def after(self, event_types: list[str]) -> None:
         """Fire whatever rule matches these just-appended event types."""
         for event_type in event_types:

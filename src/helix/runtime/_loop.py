@@ -64,8 +64,9 @@ class RunLoop:
     async def run(self) -> SessionState:
         """Replay the log and drive the run until it ends or pauses for good."""
         self._results = []  # a restarted incarnation trusts only the log
+        faults = self.setup.faults
         session = await LiveSession.load(
-            self.setup.store, self.setup.run_id, on_append=self.setup.faults.after
+            self.setup.store, self.setup.run_id, on_append=faults.after if faults.armed else None
         )
         self._session = session
         self._world.reset()

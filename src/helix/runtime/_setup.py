@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ class RunSetup:
     objects: ObjectStore | None = None
     """Where the world's snapshots keep content; ``None`` records no snapshots."""
 
-    @property
+    @functools.cached_property
     def egress(self) -> EgressPolicy:
-        """The domains the run may reach."""
+        """The domains the run may reach (built once: every call's gates read it)."""
         return EgressPolicy(allow=self.blueprint.sandbox.network, deny=self.blueprint.sandbox.deny)

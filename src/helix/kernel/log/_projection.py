@@ -20,12 +20,17 @@ def delta_of(events: Sequence[NewEvent]) -> RunDelta:
     turns: int | None = None
     input_tokens = output_tokens = 0
     cost = 0.0
+    status_after = STATUS_AFTER
     for event in events:
         payload = event.payload
-        status = STATUS_AFTER.get(payload.TYPE, status)
-        if isinstance(payload, TurnStarted):
+        kind = payload.TYPE
+        if kind in status_after:
+            status = status_after[kind]
+        if kind == "turn.started":
+            assert isinstance(payload, TurnStarted)
             turns = payload.turn if turns is None else max(turns, payload.turn)
-        elif isinstance(payload, ModelResponded):
+        elif kind == "model.responded":
+            assert isinstance(payload, ModelResponded)
             input_tokens += payload.usage.input_tokens
             output_tokens += payload.usage.output_tokens
             cost += payload.cost_usd or 0.0
