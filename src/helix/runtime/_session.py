@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from helix.errors import SeqConflictError
 from helix.kernel.events import TERMINAL_STATUSES, Event, NewEvent
-from helix.kernel.log import EventStore
+from helix.kernel.log import EventStore, Subscription
 from helix.kernel.session import SessionState, apply, replay_run
 
 T = TypeVar("T")
@@ -38,6 +38,7 @@ class LiveSession:
         self._changed = asyncio.Event()
         self._stoppers: set[Stopper] = set()
         self._on_append = on_append
+        self._watching: Subscription | None = None
 
     @classmethod
     async def load(
@@ -75,6 +76,8 @@ class LiveSession:
             if unless is not None and unless(self.state):
                 return False
             first = self.state.head + 1
+            if self._watching is not None:  # our own events need not wake our watcher
+                self._watching.skip_through(first + len(events) - 1)
             try:
                 committed = await self.store.append_events(self.run_id, events, expected_seq=first)
             except SeqConflictError:
@@ -91,10 +94,14 @@ class LiveSession:
     async def watch(self) -> None:
         """Fold others' appends as they commit, waking whoever waits on ``changed``."""
         async with self.store.subscribe(self.run_id, after=self.state.head) as events:
-            async for event in events:
-                if not self.offer(event):
-                    await self.catch_up()
-                await self._notify()
+            self._watching = events
+            try:
+                async for event in events:
+                    if not self.offer(event):
+                        await self.catch_up()
+                    await self._notify()
+            finally:
+                self._watching = None
 
     async def wait_until(
         self, ready: Callable[[SessionState], bool], within_s: float | None

@@ -44,9 +44,13 @@ def format_iso(moment: datetime) -> str:
     return moment.strftime(ISO_FORMAT)
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=16384)
 def parse_iso(value: str) -> float:
-    """Read a time the log wrote, as a POSIX timestamp (cached: a run rereads a few often)."""
+    """Read a time the log wrote, as a POSIX timestamp.
+
+    Cached: every tool call's gates read the run's start time, and a process may drive
+    a thousand runs at once (each entry is a few dozen bytes).
+    """
     return datetime.strptime(value, ISO_FORMAT).replace(tzinfo=UTC).timestamp()
 
 

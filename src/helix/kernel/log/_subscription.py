@@ -35,8 +35,12 @@ class _Inbox:
         self.overflowed = False
         self.overflows = 0
         self.wakeup = asyncio.Event()
+        self.floor = -1
+        """Seqs up to here are already known to the subscriber: not queued, no wakeup."""
 
     def push(self, events: Sequence[Event]) -> None:
+        if events[-1].seq <= self.floor:
+            return
         if not self.overflowed:
             if len(self.events) + len(events) > self.max_queue:
                 self.events.clear()
@@ -162,6 +166,16 @@ class Subscription(AsyncIterator[Event]):
                 self._needs_pull = True
                 return None
         return None
+
+    def skip_through(self, seq: int) -> None:
+        """Skip the events up to ``seq``: the subscriber has them (it is appending them).
+
+        A writer that also subscribes to its own run (a live session) calls this before
+        its append, so its own events neither queue up nor wake it. Should that append
+        fail, the writer must read the log itself for what others wrote at those seqs.
+        """
+        self.cursor = max(self.cursor, seq)
+        self._inbox.floor = max(self._inbox.floor, seq)
 
     def close(self) -> None:
         """Stop the subscription; a waiting ``__anext__`` ends the iteration."""

@@ -352,6 +352,16 @@ class EventStoreConformance:
             (live,) = await _collect(sub, 1)
             assert (live.seq, live.data["message"]) == (head + 1, "live")
 
+    async def test_a_writer_can_skip_its_own_appends(self, store: EventStore) -> None:
+        run_id = await self._new_run(store)
+        async with store.subscribe(run_id) as sub:
+            (created,) = await _collect(sub, 1)
+            sub.skip_through(3)  # what this subscriber is about to write itself
+            await store.append(run_id, [_steer("a"), _steer("b"), _steer("c")], expected_seq=1)
+            await store.append(run_id, [_steer("someone else")], expected_seq=4)
+            (other,) = await _collect(sub, 1)
+        assert (created.seq, other.seq, other.data["message"]) == (0, 4, "someone else")
+
     async def test_subscription_racing_appends_has_no_gap(self, store: EventStore) -> None:
         run_id = await self._new_run(store)
 
