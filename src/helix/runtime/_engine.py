@@ -60,6 +60,7 @@ class Engine:
         self.policy = policy or Policy()
         """The workspace's ceiling; each run's is intersected with it."""
         self._model_factory = model_factory
+        self._locks_made = False
         self.objects = ObjectStore(home / "objects")
         """The content of every run's world snapshots (shared: identical files cost once)."""
 
@@ -181,7 +182,9 @@ class Engine:
     def lock(self, run_id: str) -> Iterator[None]:
         """Hold the run's driver lock; ``RunStateError`` if another process holds it."""
         folder = self.home / "locks"
-        folder.mkdir(parents=True, exist_ok=True)
+        if not self._locks_made:  # once per engine: a thousand runs start at once
+            folder.mkdir(parents=True, exist_ok=True)
+            self._locks_made = True
         with open(folder / f"{run_id}.lock", "a+") as handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

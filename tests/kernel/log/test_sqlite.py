@@ -63,6 +63,32 @@ async def test_group_commit_refuses_one_append_and_keeps_its_neighbours(tmp_path
         assert [e.seq for e in await store.read(second)] == [0, 1]
 
 
+async def test_group_commit_survives_a_refusal_halfway_through_an_append(
+    tmp_path: Path,
+) -> None:
+    # A row the registry does not know of (written behind the store's back) makes the
+    # second of an append's rows collide: only that append is refused, as a conflict.
+    async with SqliteEventStore(tmp_path / "g.db", group_commit=True) as store:
+        first = (await store.create_run(run_created())).id
+        second = (await store.create_run(run_created())).id
+        store.connection.execute(
+            "INSERT INTO events (run_id, seq, type, v, ts, turn, actor, data)"
+            " VALUES (?, 2, 'steer.received', 1, '2026-01-01T00:00:00.000000Z', NULL,"
+            " 'system', '{\"message\": \"planted\"}')",
+            (second,),
+        )
+        two = [NewEvent(SteerReceived(message="x")), NewEvent(SteerReceived(message="y"))]
+        results = await asyncio.gather(
+            store.append(first, two, expected_seq=1),
+            store.append(second, two, expected_seq=1),
+            return_exceptions=True,
+        )
+        assert results[0] == 3
+        assert isinstance(results[1], SeqConflictError)
+        assert [e.seq for e in await store.read(first)] == [0, 1, 2]
+        assert (await store.get_run(second)).next_seq == 1
+
+
 @pytest.fixture
 async def store(tmp_path: Path) -> AsyncIterator[SqliteEventStore]:
     async with SqliteEventStore(tmp_path / "helix.db") as store:

@@ -136,6 +136,46 @@ class SqliteEventStore(EventStore):
 
     def _commit(self, batch: list[_Append]) -> list[BaseException | None]:
         """Write appends in one transaction; each one's refusal (or ``None``), in order."""
+        if len(batch) > 1:
+            together = self._commit_together(batch)
+            if together is not None:
+                return together
+        return self._commit_guarded(batch)
+
+    def _commit_together(self, batch: list[_Append]) -> list[BaseException | None] | None:
+        """The common case of a group, without a savepoint per append.
+
+        An append is refused (wrong seq, no such run) by its registry row before it
+        writes anything, so its neighbours need no protection from it. Only a refusal
+        halfway through its rows (which the registry row makes impossible short of a
+        corrupted file) would; then this gives up (``None``) and the guarded path runs.
+        """
+        db = self._db
+        outcomes: list[BaseException | None] = []
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            for append in batch:
+                try:
+                    self._advance(append)
+                except HelixError as error:
+                    outcomes.append(error)
+                    continue
+                _put_blobs(db, append.blobs)
+                db.executemany(_APPEND, append.rows)
+                outcomes.append(None)
+            db.execute("COMMIT")
+        except sqlite3.IntegrityError:
+            db.execute("ROLLBACK")
+            return None
+        except sqlite3.Error as error:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            failure = StoreUnavailableError(f"the SQLite store at {self.path} failed: {error}")
+            return [failure] * len(batch)
+        return outcomes
+
+    def _commit_guarded(self, batch: list[_Append]) -> list[BaseException | None]:
+        """Each append in a savepoint of its own, so any refusal leaves the others alone."""
         db = self._db
         outcomes: list[BaseException | None] = []
         alone = len(batch) == 1  # no neighbour to protect: no savepoint needed
@@ -164,6 +204,19 @@ class SqliteEventStore(EventStore):
 
     def _write(self, append: _Append) -> None:
         db = self._db
+        self._advance(append)
+        _put_blobs(db, append.blobs)
+        try:
+            db.executemany(_APPEND, append.rows)
+        except sqlite3.IntegrityError:
+            found = db.execute("SELECT next_seq FROM runs WHERE id = ?", (append.run_id,))
+            raise SeqConflictError(
+                append.run_id, append.expected_seq, found.fetchone()[0]
+            ) from None
+
+    def _advance(self, append: _Append) -> None:
+        """Move the run's next seq past the append, or refuse it having written nothing."""
+        db = self._db
         rows = append.rows
         advanced = db.execute(
             _ADVANCE,
@@ -185,14 +238,6 @@ class SqliteEventStore(EventStore):
             if row is None:
                 raise RunNotFoundError(append.run_id)
             raise SeqConflictError(append.run_id, append.expected_seq, row[0])
-        _put_blobs(db, append.blobs)
-        try:
-            db.executemany(_APPEND, rows)
-        except sqlite3.IntegrityError:
-            found = db.execute("SELECT next_seq FROM runs WHERE id = ?", (append.run_id,))
-            raise SeqConflictError(
-                append.run_id, append.expected_seq, found.fetchone()[0]
-            ) from None
 
     async def _load_run(self, run_id: str) -> RunRecord | None:
         row = self._db.execute(f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
