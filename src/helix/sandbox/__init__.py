@@ -19,6 +19,7 @@ from ._tiers import TierStatus as TierStatus
 from ._tiers import check_tier as check_tier
 from ._tiers import require_tier as require_tier
 from ._tiers import resolve_sandbox as resolve_sandbox
+from ._tiers import sandbox_facts as sandbox_facts
 from ._tiers import tier_statuses as tier_statuses
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "policy_hook",
     "require_tier",
     "resolve_sandbox",
+    "sandbox_facts",
     "tier_statuses",
     "url_host",
 ]

@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ._bridge import BRIDGE_PORT, BRIDGE_SCRIPT
 from ._cgroup import PidsCgroup, pids_parent
@@ -53,9 +54,9 @@ def default_hidden_paths(env: Mapping[str, str] | None = None) -> list[Path]:
     home = Path(env.get("HOME") or Path.home())
     helix_home = Path(env.get("HELIX_HOME") or home / ".local" / "share" / "helix")
     hidden = [helix_home, *(home / name for name in _CREDENTIALS)]
-    db = env.get("HELIX_DB", "")
-    if db.startswith("sqlite:///"):
-        database = Path(db.removeprefix("sqlite://"))
+    db = urlsplit(env.get("HELIX_DB", ""))
+    if db.scheme.lower() == "sqlite" and db.path.strip("/"):
+        database = Path("/" + db.path.lstrip("/"))  # as the store reads sqlite:////abs
         hidden += [database, Path(f"{database}-wal"), Path(f"{database}-shm")]
     return hidden
 

@@ -30,10 +30,20 @@ def pids_parent() -> Path | None:
         except OSError:
             continue
         if (parent / "pids.max").exists():
+            _remove_stale(parent)
             return parent
         with contextlib.suppress(OSError):
             parent.rmdir()
     return None
+
+
+def _remove_stale(parent: Path) -> None:
+    """Remove empty groups left by a Helix that was killed (older than a minute)."""
+    cutoff = time.time() - 60
+    for group in parent.iterdir():
+        with contextlib.suppress(OSError):
+            if group.is_dir() and group.stat().st_mtime < cutoff:
+                group.rmdir()  # refused while any process is still in it
 
 
 class PidsCgroup:
@@ -66,5 +76,11 @@ class PidsCgroup:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
             time.sleep(0.005)
-        with contextlib.suppress(OSError):
-            self.path.rmdir()
+        for _ in range(200):  # killed processes leave the group once they are reaped
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.005)

@@ -13,9 +13,11 @@ from helix.errors import ConfigError
 
 from . import _bwrap, _docker
 from ._bwrap import BwrapSandbox
+from ._cgroup import pids_parent
 from ._docker import DockerSandbox
 from ._process import ProcessSandbox
 from ._sandbox import Sandbox
+from ._seccomp import program
 
 TIERS = ("process", "bwrap", "docker")
 """Every tier, weakest first."""
@@ -37,6 +39,11 @@ def tier_statuses() -> list[TierStatus]:
         problem = probe()
         statuses.append(TierStatus(tier, problem is None, problem or "available"))
     return statuses
+
+
+def sandbox_facts() -> dict[str, bool]:
+    """Host features the stronger tiers use: the seccomp filter, a pids cgroup."""
+    return {"seccomp": program() is not None, "pids_cgroup": pids_parent() is not None}
 
 
 def check_tier(name: str) -> str:
