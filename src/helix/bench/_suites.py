@@ -9,7 +9,7 @@ from helix.errors import ConfigError
 
 from ._figure import Figure
 
-SUITES = ("eventlog", "models", "engine")
+SUITES = ("eventlog", "models", "engine", "sandbox")
 
 
 def run_suite(
@@ -29,4 +29,8 @@ def run_suite(
         from ._engine import EngineSizes, run_engine
 
         return run_engine(EngineSizes.quick() if quick else EngineSizes(), workdir=workdir)
+    if name == "sandbox":
+        from ._sandbox import SandboxSizes, run_sandbox
+
+        return run_sandbox(SandboxSizes.quick() if quick else SandboxSizes())
     raise ConfigError(f"unknown benchmark suite {name!r}: choose from {', '.join(SUITES)}")

@@ -13,7 +13,9 @@ _DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 
 def bench(
-    suite: Annotated[str, typer.Argument(help="The suite to run: eventlog, models or engine.")],
+    suite: Annotated[
+        str, typer.Argument(help="The suite to run: eventlog, models, engine or sandbox.")
+    ],
     json: Annotated[bool, typer.Option("--json", help="One JSON figure per line.")] = False,
     quick: Annotated[
         bool, typer.Option(help="Tiny sizes: a smoke test, not a measurement.")

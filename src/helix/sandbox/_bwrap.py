@@ -19,17 +19,19 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import shutil
 import stat
 import subprocess
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+import weakref
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from ._bridge import BRIDGE_PORT, BRIDGE_SCRIPT
-from ._cgroup import PidsCgroup, pids_parent
+from ._cgroup import CgroupPool, PidsCgroup, pids_parent
 from ._egress import EgressHook
 from ._process import Launch, ProcessSandbox
 from ._proxy import proxy_environment
@@ -104,6 +106,10 @@ class BwrapSandbox(ProcessSandbox):
         ]
         self._seccomp = seccomp
         self._bridge: Path | None = None
+        parent = pids_parent() if self._max_processes else None
+        self._groups = CgroupPool(parent, self._max_processes or 0) if parent else None
+        if self._groups is not None:  # kept cgroups go with the sandbox, or at exit
+            weakref.finalize(self, self._groups.close)
 
     def environment(self) -> dict[str, str]:
         """The command's environment: the process tier's, with the synthetic home."""
@@ -146,40 +152,66 @@ class BwrapSandbox(ProcessSandbox):
             self._bridge = path
         return self._bridge
 
+    def close(self) -> None:
+        """Remove the private directories and the kept cgroups."""
+        super().close()
+        if self._groups is not None:
+            self._groups.close()
+
     @contextlib.asynccontextmanager
     async def _launch(
         self, command: str, cwd: Path, egress: EgressHook | None
     ) -> AsyncIterator[Launch]:
         env = self.environment()
         seccomp_fd = program_fd() if self._seccomp else None
-        parent = pids_parent() if self._max_processes else None
-        group = PidsCgroup(parent, self._max_processes or 0) if parent is not None else None
+        group = self._groups.take() if self._groups is not None else None
         try:
-            setup = self._child_setup(group)
             fds = () if seccomp_fd is None else (seccomp_fd,)
             if egress is None:
-                yield Launch(self.argv(command, cwd, seccomp_fd=seccomp_fd), env, setup, fds)
+                argv = self.argv(command, cwd, seccomp_fd=seccomp_fd)
+                yield Launch(self._launcher(group, argv), env, None, fds)
                 return
             async with self._proxy().unix_channel(egress) as socket_path:
                 env.update(proxy_environment(f"http://127.0.0.1:{BRIDGE_PORT}"))
                 argv = self.argv(command, cwd, seccomp_fd=seccomp_fd, proxy=socket_path)
-                yield Launch(argv, env, setup, fds)
+                yield Launch(self._launcher(group, argv), env, None, fds)
         finally:
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
-            if group is not None:
-                group.close()
+            if group is not None and self._groups is not None:
+                self._groups.give_back(group)
 
-    def _child_setup(self, group: PidsCgroup | None) -> Callable[[], None]:
-        limits = self._limit_setter()
-        procs = group.procs_fd if group is not None else None
+    def _launcher(self, group: PidsCgroup | None, argv: list[str]) -> list[str]:
+        """``argv`` behind a tiny shell that joins the cgroup and sets the rlimits.
 
-        def apply() -> None:
-            if procs is not None:
-                os.write(procs, b"0")  # "0": the writing process itself
-            limits()
+        A ``preexec_fn`` would do the same in Python, but it forces a full ``fork`` of
+        Helix for every command; the shell lets ``subprocess`` use ``vfork``. ``bwrap
+        --die-with-parent`` stands in for the process tier's parent-death signal.
+        """
+        steps = ['echo 0 > "$1" || exit 125'] if group is not None else []
+        steps += [f"ulimit -{flag} {value} || exit 125" for flag, value in self._ulimits()]
+        script = "; ".join([*steps, 'shift; exec "$@"'])
+        procs = str(group.procs) if group is not None else "-"
+        return ["/bin/sh", "-c", script, "helix-launch", procs, *argv]
 
-        return apply
+    def _ulimits(self) -> list[tuple[str, int]]:
+        """The process tier's limits as ``ulimit`` flags and units, clamped to the hard ones."""
+        units = {
+            resource.RLIMIT_CPU: ("t", 1),
+            resource.RLIMIT_FSIZE: ("f", 512),
+            resource.RLIMIT_NOFILE: ("n", 1),
+            resource.RLIMIT_NPROC: ("p", 1),
+            resource.RLIMIT_AS: ("v", 1024),
+        }
+        flags = []
+        for which, value in self._limits.items():
+            if value is None or which not in units:
+                continue
+            _soft, hard = resource.getrlimit(which)
+            target = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            flag, unit = units[which]
+            flags.append((flag, max(target // unit, 1)))
+        return flags
 
 
 def _system_binds() -> list[str]:

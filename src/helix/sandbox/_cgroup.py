@@ -1,9 +1,14 @@
-"""A pids cgroup per command: a process budget the kernel enforces, even for root.
+"""A pids cgroup per running command: a process budget the kernel enforces, even for root.
 
 ``RLIMIT_NPROC`` counts all of a user's processes and does not apply to root at all,
 so under root it stops no fork bomb. A cgroup's ``pids.max`` bounds exactly the
 command's processes. Helix needs write access to the cgroup tree (root on these
 machines); without it, commands run without one and the rlimit is the only brake.
+
+Making and removing a cgroup costs milliseconds (removal waits for the kernel), so a
+sandbox keeps a small pool: a group is emptied after its command and reused. Group
+names start with the owning process's pid, so a Helix that was killed leaves groups
+the next one removes.
 """
 
 from __future__ import annotations
@@ -30,57 +35,98 @@ def pids_parent() -> Path | None:
         except OSError:
             continue
         if (parent / "pids.max").exists():
-            _remove_stale(parent)
+            _remove_orphans(parent)
             return parent
         with contextlib.suppress(OSError):
             parent.rmdir()
     return None
 
 
-def _remove_stale(parent: Path) -> None:
-    """Remove empty groups left by a Helix that was killed (older than a minute)."""
-    cutoff = time.time() - 60
+def _remove_orphans(parent: Path) -> None:
+    """Remove groups whose owning Helix process is gone (and the processes in them)."""
     for group in parent.iterdir():
-        with contextlib.suppress(OSError):
-            if group.is_dir() and group.stat().st_mtime < cutoff:
-                group.rmdir()  # refused while any process is still in it
+        owner = group.name.partition("-")[0]
+        if group.is_dir() and owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            PidsCgroup(group).remove()
 
 
 class PidsCgroup:
-    """One command's cgroup: join it in the child, ``close`` kills what is left in it."""
+    """One cgroup: a command joins it by writing ``0`` to ``procs``."""
 
-    def __init__(self, parent: Path, limit: int) -> None:
-        self.path = parent / uuid.uuid4().hex[:16]
-        self.path.mkdir()
-        (self.path / "pids.max").write_text(str(limit))
-        self._procs = os.open(self.path / "cgroup.procs", os.O_WRONLY)
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def make(cls, parent: Path, limit: int) -> PidsCgroup:
+        """A new group under ``parent`` allowing ``limit`` processes."""
+        path = parent / f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        path.mkdir()
+        (path / "pids.max").write_text(str(limit))
+        return cls(path)
 
     @property
-    def procs_fd(self) -> int:
-        """An open ``cgroup.procs``: the child writes its pid there before it executes."""
-        return self._procs
+    def procs(self) -> Path:
+        """The file a process writes ``0`` to in order to join the group."""
+        return self.path / "cgroup.procs"
 
-    def close(self) -> None:
-        """Kill every process still in the group, then remove it."""
-        with contextlib.suppress(OSError):
-            os.close(self._procs)
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            try:
-                pids = [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
-            except OSError:
-                return
-            if not pids:
+    def sweep(self) -> bool | None:
+        """Kill every process in the group: whether it was empty (``None``: it is gone)."""
+        try:
+            pids = [int(p) for p in self.procs.read_text().split()]
+        except OSError:
+            return None
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        return not pids
+
+    def remove(self) -> None:
+        """Empty the group and remove it (waiting for its processes to be gone)."""
+        for _ in range(500):
+            if self.sweep() is not False:
                 break
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
-            time.sleep(0.005)
-        for _ in range(200):  # killed processes leave the group once they are reaped
+            time.sleep(0.002)
+        for _ in range(500):  # killed processes leave the group once they are reaped
             try:
                 self.path.rmdir()
                 return
             except FileNotFoundError:
                 return
             except OSError:
-                time.sleep(0.005)
+                time.sleep(0.002)
+
+
+class CgroupPool:
+    """Empty groups kept for the next command of one sandbox."""
+
+    def __init__(self, parent: Path, limit: int) -> None:
+        self.parent = parent
+        self.limit = limit
+        self._free: list[PidsCgroup] = []
+
+    def take(self) -> PidsCgroup:
+        """A group for one command: a kept one that is empty by now, else a new one."""
+        for group in list(self._free):
+            emptied = group.sweep()
+            if emptied is None:
+                self._free.remove(group)
+            elif emptied:
+                self._free.remove(group)
+                return group
+        if len(self._free) >= 16:  # stragglers are rare: wait for the oldest
+            self._free.pop(0).remove()
+        return PidsCgroup.make(self.parent, self.limit)
+
+    def give_back(self, group: PidsCgroup) -> None:
+        """Return a group after its command: what is left in it is killed, not waited for.
+
+        The command's PID namespace is already being torn down; its last processes
+        leave the group a moment later, and ``take`` reuses it once they have.
+        """
+        group.sweep()
+        self._free.append(group)
+
+    def close(self) -> None:
+        """Remove every kept group."""
+        while self._free:
+            self._free.pop().remove()

@@ -254,7 +254,8 @@ class Launch:
 
     argv: list[str]
     env: dict[str, str]
-    preexec: Callable[[], None]
+    preexec: Callable[[], None] | None
+    """Run in the child before it executes; ``None`` lets ``subprocess`` use ``vfork``."""
     pass_fds: tuple[int, ...] = ()
 
 

@@ -53,7 +53,7 @@ class EgressProxy:
     @contextlib.asynccontextmanager
     async def tcp_channel(self, hook: EgressHook, host: str = "127.0.0.1") -> AsyncIterator[int]:
         """Listen on a free port of ``host`` for one command; yields the port."""
-        connections: set[asyncio.StreamWriter] = set()
+        connections: dict[asyncio.StreamWriter, asyncio.Task[None]] = {}
         server = await asyncio.start_server(lambda r, w: _serve(r, w, hook, connections), host, 0)
         try:
             yield server.sockets[0].getsockname()[1]
@@ -63,7 +63,7 @@ class EgressProxy:
     @contextlib.asynccontextmanager
     async def unix_channel(self, hook: EgressHook) -> AsyncIterator[Path]:
         """Listen on a fresh Unix socket for one command; yields its path."""
-        connections: set[asyncio.StreamWriter] = set()
+        connections: dict[asyncio.StreamWriter, asyncio.Task[None]] = {}
         path = self.folder() / f"{uuid.uuid4().hex[:16]}.sock"
         server = await asyncio.start_unix_server(
             lambda r, w: _serve(r, w, hook, connections), str(path)
@@ -75,10 +75,15 @@ class EgressProxy:
             path.unlink(missing_ok=True)
 
 
-async def _shut(server: asyncio.Server, connections: set[asyncio.StreamWriter]) -> None:
+async def _shut(
+    server: asyncio.Server, connections: dict[asyncio.StreamWriter, asyncio.Task[None]]
+) -> None:
     server.close()
-    for writer in list(connections):  # the command is over: so are its connections
+    handlers = list(connections.values())
+    for writer, handler in list(connections.items()):  # the command is over: so are these
         writer.close()
+        handler.cancel()
+    await asyncio.gather(*handlers, return_exceptions=True)
     await server.wait_closed()
 
 
@@ -86,15 +91,19 @@ async def _serve(
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
     hook: EgressHook,
-    connections: set[asyncio.StreamWriter],
+    connections: dict[asyncio.StreamWriter, asyncio.Task[None]],
 ) -> None:
-    connections.add(writer)
+    handler = asyncio.current_task()
+    assert handler is not None
+    connections[writer] = handler
     try:
         await _handle(reader, writer, hook)
     except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
         pass  # a broken or malformed client connection concerns only that client
+    except asyncio.CancelledError:
+        pass  # the channel closed under it (its command has ended): nothing to report
     finally:
-        connections.discard(writer)
+        connections.pop(writer, None)
         writer.close()
 
 
