@@ -137,6 +137,15 @@ async def test_world_path_is_the_same_inside(box: BwrapSandbox, tmp_path: Path) 
     assert result.output == "here.txt\n"
 
 
+def _sleepers(marker: str) -> list[int]:
+    """The command itself running (not the launcher or bwrap, whose arguments hold it)."""
+    return [
+        pid
+        for pid in processes_mentioning(f"sleep {marker}")
+        if alive(pid) and Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"sleep\0")
+    ]
+
+
 _DRIVER = """
 import asyncio, sys
 from pathlib import Path
@@ -154,10 +163,9 @@ def test_the_sandbox_dies_with_helix(tmp_path: Path) -> None:
     driver = subprocess.Popen([sys.executable, "-c", _DRIVER, str(tmp_path), marker])
     try:
         deadline = time.monotonic() + 20
-        while not processes_mentioning(f"sleep {marker}") and time.monotonic() < deadline:
+        while not _sleepers(marker) and time.monotonic() < deadline:
             time.sleep(0.05)
-        (sleeper,) = [p for p in processes_mentioning(f"sleep {marker}") if alive(p)][:1] or [0]
-        assert sleeper, "the command never started"
+        assert _sleepers(marker), "the command never started"
     finally:
         driver.kill()
         driver.wait()

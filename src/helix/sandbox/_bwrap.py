@@ -167,14 +167,15 @@ class BwrapSandbox(ProcessSandbox):
         group = self._groups.take() if self._groups is not None else None
         try:
             fds = () if seccomp_fd is None else (seccomp_fd,)
+            death = None if _setpriv() else self._limit_setter()  # else: the slow way
             if egress is None:
                 argv = self.argv(command, cwd, seccomp_fd=seccomp_fd)
-                yield Launch(self._launcher(group, argv), env, None, fds)
+                yield Launch(self._launcher(group, argv), env, death, fds)
                 return
             async with self._proxy().unix_channel(egress) as socket_path:
                 env.update(proxy_environment(f"http://127.0.0.1:{BRIDGE_PORT}"))
                 argv = self.argv(command, cwd, seccomp_fd=seccomp_fd, proxy=socket_path)
-                yield Launch(self._launcher(group, argv), env, None, fds)
+                yield Launch(self._launcher(group, argv), env, death, fds)
         finally:
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
@@ -185,14 +186,17 @@ class BwrapSandbox(ProcessSandbox):
         """``argv`` behind a tiny shell that joins the cgroup and sets the rlimits.
 
         A ``preexec_fn`` would do the same in Python, but it forces a full ``fork`` of
-        Helix for every command; the shell lets ``subprocess`` use ``vfork``. ``bwrap
-        --die-with-parent`` stands in for the process tier's parent-death signal.
+        Helix for every command; the shell lets ``subprocess`` use ``vfork``. ``setpriv
+        --pdeathsig`` gives ``bwrap`` the parent-death signal (``--die-with-parent``
+        covers only what ``bwrap`` starts), so a ``kill -9`` of Helix ends it all.
         """
         steps = ['echo 0 > "$1" || exit 125'] if group is not None else []
         steps += [f"ulimit -{flag} {value} || exit 125" for flag, value in self._ulimits()]
         script = "; ".join([*steps, 'shift; exec "$@"'])
         procs = str(group.procs) if group is not None else "-"
-        return ["/bin/sh", "-c", script, "helix-launch", procs, *argv]
+        setpriv = _setpriv()
+        death = [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
+        return ["/bin/sh", "-c", script, "helix-launch", procs, *death, *argv]
 
     def _ulimits(self) -> list[tuple[str, int]]:
         """The process tier's limits as ``ulimit`` flags and units, clamped to the hard ones."""
@@ -212,6 +216,21 @@ class BwrapSandbox(ProcessSandbox):
             flag, unit = units[which]
             flags.append((flag, max(target // unit, 1)))
         return flags
+
+
+@cache
+def _setpriv() -> str | None:
+    """util-linux's ``setpriv`` if it can set a parent-death signal (2.33 and later)."""
+    binary = shutil.which("setpriv")
+    if binary is None:
+        return None
+    try:
+        done = subprocess.run(
+            [binary, "--pdeathsig", "KILL", "--", "/bin/true"], capture_output=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return binary if done.returncode == 0 else None
 
 
 def _system_binds() -> list[str]:

@@ -262,18 +262,30 @@ class Launch:
 async def _supervise(launch: Launch, cwd: Path, timeout_s: float, max_output: int) -> CommandResult:
     """Start ``launch`` in a new session, capture its output, kill its group at the end."""
     loop = asyncio.get_running_loop()
-    transport, protocol = await loop.subprocess_exec(
-        lambda: _Protocol(loop),
-        *launch.argv,
-        cwd=cwd,
-        env=launch.env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        preexec_fn=launch.preexec,
-        pass_fds=launch.pass_fds,
+    spawn = asyncio.ensure_future(
+        loop.subprocess_exec(
+            lambda: _Protocol(loop),
+            *launch.argv,
+            cwd=cwd,
+            env=launch.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=launch.preexec,
+            pass_fds=launch.pass_fds,
+        )
     )
+    try:
+        transport, protocol = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        # Cancelled while the transport was being set up: the command may already
+        # run and have started others. asyncio would kill only the shell; kill its group.
+        with contextlib.suppress(BaseException):
+            started, _ = await spawn
+            _kill_group(started.get_pid())
+            started.close()
+        raise
     pgid = transport.get_pid()
     capture = _Capture(max_output)
     assert protocol.stdout is not None  # asked for with PIPE
