@@ -148,3 +148,29 @@ def test_secrets_stay_out_of_outputs_events_logs_and_exports(helix: Helix) -> No
 
 def _run_id(stdout: str) -> str:
     return str(json.loads(stdout.splitlines()[0])["run_id"])
+
+
+def test_a_run_that_lists_no_host_gives_commands_no_proxy(helix: Helix) -> None:
+    helix.play(
+        {
+            "text": "Checking.",
+            "tool_calls": [
+                {"name": "run_command", "args": {"command": "echo proxy=[$http_proxy]"}},
+                {"name": "list_files", "args": {}},
+            ],
+        },
+        {"text": "Done."},
+    )
+    result = helix(
+        "run", "check", "--model", MODEL, "--dir", str(helix.world), "--json", "--auto-approve"
+    )
+    assert result.returncode == 0, result.stderr
+    log = helix.logs(_run_id(result.stdout))
+    started = of_type(log, "tool.started")
+    assert [s["data"]["sandbox"] for s in started] == [started[0]["data"]["sandbox"], "none"]
+    assert started[0]["data"]["reason"]
+    assert started[1]["data"]["reason"] is None
+    outputs = [e["data"]["output"] for e in of_type(log, "tool.completed")]
+    assert outputs[0].startswith("proxy=[]\n")
+    after = [e for e in of_type(log, "gate.decided") if e["seq"] > started[0]["seq"]]
+    assert all(e["data"]["call_id"] != started[0]["data"]["call_id"] for e in after)

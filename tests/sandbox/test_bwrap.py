@@ -207,3 +207,19 @@ async def test_egress_hook_is_asked_for_each_attempt(box: BwrapSandbox, tmp_path
     assert seen == [("denied.example", 80, "deny"), ("allowed.invalid", 8080, "allow")]
     assert "http://denied.example/ 403" in result.output
     assert "http://allowed.invalid:8080/x 502" in result.output  # allowed, but no such host
+
+
+async def test_more_read_only_paths_can_be_bound(tmp_path: Path) -> None:
+    tools = tmp_path / "toolchain"
+    tools.mkdir()
+    write(tools / "tool.sh", "echo tool-ran")
+    world = tmp_path / "world"
+    world.mkdir()
+    box = BwrapSandbox(read_only=[tools])
+    result = await box.run(
+        f"sh {tools}/tool.sh; echo x > {tools}/new 2>&1 || echo refused", cwd=world, timeout_s=20
+    )
+    assert result.output.splitlines()[0] == "tool-ran"
+    assert "refused" in result.output
+    assert not (tools / "new").exists()
+    box.close()

@@ -5,10 +5,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
-from helix.sandbox import EgressDecision, EgressPolicy, EgressProxy, normal_host, policy_hook
+from helix.sandbox import (
+    EgressDecision,
+    EgressPolicy,
+    EgressProxy,
+    ProcessSandbox,
+    normal_host,
+    policy_hook,
+)
 
 
 @dataclass
@@ -191,3 +199,22 @@ async def test_policy_hook_refuses_invalid_names() -> None:
     decision = await policy_hook(EgressPolicy(allow=("*",)))("bad host", 80)
     assert decision.verdict == "deny"
     assert "valid host" in decision.reason
+
+
+async def test_process_tier_commands_get_the_proxy_in_their_environment(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    seen: list[EgressDecision] = []
+
+    async def record(decision: EgressDecision) -> None:
+        seen.append(decision)
+
+    hook = policy_hook(EgressPolicy(allow=("127.0.0.1",)), record)
+    box = ProcessSandbox()
+    fetch = (
+        f"import urllib.request as u; print(u.urlopen('http://127.0.0.1:{upstream.port}/').read())"
+    )
+    result = await box.run(f'python3 -c "{fetch}"', cwd=tmp_path, timeout_s=20, egress=hook)
+    box.close()
+    assert result.output == "b'ok'\n"
+    assert [(d.host, d.verdict) for d in seen] == [("127.0.0.1", "allow")]

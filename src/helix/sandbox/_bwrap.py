@@ -89,6 +89,8 @@ class BwrapSandbox(ProcessSandbox):
     Args:
         hidden: Host paths to mask if they fall inside what the command sees; by
             default ``default_hidden_paths()``.
+        read_only: More host paths bound read-only at the same place (a toolchain
+            under ``/opt``, say); the system is ``/usr`` and ``/etc`` only.
         seccomp: Install the seccomp filter (x86-64 only).
         **limits: The process tier's options (``cpu_seconds``, ``max_processes``…).
     """
@@ -96,7 +98,12 @@ class BwrapSandbox(ProcessSandbox):
     tier = "bwrap"
 
     def __init__(
-        self, *, hidden: Iterable[Path] | None = None, seccomp: bool = True, **limits: Any
+        self,
+        *,
+        hidden: Iterable[Path] | None = None,
+        read_only: Iterable[Path] = (),
+        seccomp: bool = True,
+        **limits: Any,
     ) -> None:
         limits.setdefault("max_processes", 1024)
         super().__init__(**limits)
@@ -104,6 +111,7 @@ class BwrapSandbox(ProcessSandbox):
         self._hidden = [
             Path(os.path.abspath(p)) for p in (default_hidden_paths() if hidden is None else hidden)
         ]
+        self._read_only = [os.path.abspath(p) for p in read_only]
         self._seccomp = seccomp
         self._bridge: Path | None = None
         parent = pids_parent() if self._max_processes else None
@@ -130,6 +138,8 @@ class BwrapSandbox(ProcessSandbox):
             args += ["--cap-drop", "ALL"]
         args += _system_binds()
         args += ["--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
+        for path in self._read_only:
+            args += ["--ro-bind-try", path, path]
         args += ["--bind", str(world), str(world)]
         args += _masks(self._hidden, world)
         if seccomp_fd is not None:
