@@ -1,4 +1,4 @@
-"""Shared fixtures: real PostgreSQL databases made and dropped per test session."""
+"""Shared fixtures: real PostgreSQL databases made and dropped per test session, bubblewrap."""
 
 from __future__ import annotations
 
@@ -45,3 +45,16 @@ def postgres_url() -> Iterator[str]:
     base = POSTGRES_ADMIN_URL.rsplit("/", 1)[0]
     yield f"{base}/{name}"
     asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture(scope="session")
+def bwrap_available() -> None:
+    """Bubblewrap works on this host; without it, the tests that need it fail in CI."""
+    from helix.sandbox import tier_statuses
+
+    status = next(s for s in tier_statuses() if s.tier == "bwrap")
+    if not status.available:
+        message = f"the bwrap sandbox tier is not available: {status.reason}"
+        if _in_ci():
+            pytest.fail(message)
+        pytest.skip(message)

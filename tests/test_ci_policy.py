@@ -1,4 +1,4 @@
-"""In CI a missing PostgreSQL fails the run; elsewhere it skips. Checked for real."""
+"""In CI a missing PostgreSQL or bubblewrap fails the run; elsewhere it skips. Checked for real."""
 
 from __future__ import annotations
 
@@ -40,3 +40,39 @@ def test_missing_postgres(env: dict[str, str], failed: bool) -> None:
     else:
         assert result.returncode == 0, result.stdout
         assert "2 skipped" in result.stdout
+
+
+def _pytest_without_bwrap(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    # No bwrap on PATH: the probe finds no bubblewrap, as on a machine without it.
+    base = {k: v for k, v in os.environ.items() if k != "CI"}
+    return subprocess.run(
+        [
+            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+            "tests/sandbox/test_bwrap.py::test_seccomp_can_be_turned_off",
+        ],
+        cwd=ROOT,
+        env={**base, "PATH": "/nonexistent", **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("env", "failed"), [({"CI": "true"}, True), ({}, False)], ids=["in-ci", "local"]
+)
+def test_missing_bubblewrap(env: dict[str, str], failed: bool) -> None:
+    result = _pytest_without_bwrap(env)
+    assert "bubblewrap is not installed" in result.stdout or result.returncode == 0
+    if failed:
+        assert result.returncode == 1, result.stdout
+        assert "1 error" in result.stdout
+    else:
+        assert result.returncode == 0, result.stdout
+        assert "1 skipped" in result.stdout
+
+
+def test_ci_script_installs_bubblewrap() -> None:
+    script = (ROOT / ".ci" / "run").read_text()
+    assert "apt-get install -y -qq bubblewrap" in script
+    assert script.index("bubblewrap") < script.index("make test")

@@ -58,7 +58,7 @@ def test_no_heavy_imports(code: str) -> None:
 TASK_OWNERS = {
     "kernel/log/_sqlite.py": "the store's watcher, cancelled and awaited in close()",
     "kernel/log/_postgres.py": "the store's listener tasks, cancelled and awaited in close()",
-    "sandbox/_process.py": "the output reader, awaited or cancelled in the same call",
+    "sandbox/_process.py": "the spawn and the output reader, awaited in the same call",
 }
 
 

@@ -29,6 +29,7 @@ from helix.runtime import (
     keep,
     rollback,
 )
+from helix.sandbox import ProcessSandbox
 from helix.tools import RecordService, builtin_registry, example_tools
 from helix.world import WorldBrowser
 
@@ -85,7 +86,16 @@ async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
     def model(_setup: RunSetup) -> ModelAdapter:
         return ScriptedModel(holder[0].scenarios[-1], label="world")
 
-    engine = Engine(store, home=tmp_path / "home", tools=tools, model_factory=model, env={})
+    # The process tier on purpose: the scenarios' commands copy the world out of it
+    # (``cp -a . ../at-turn-N``) to compare restores with; bwrap would refuse that.
+    engine = Engine(
+        store,
+        home=tmp_path / "home",
+        tools=tools,
+        sandbox=ProcessSandbox(),
+        model_factory=model,
+        env={},
+    )
     harness = Harness(tmp_path, engine)
     holder.append(harness)
     (tmp_path / "world").mkdir()

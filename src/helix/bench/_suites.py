@@ -9,7 +9,7 @@ from helix.errors import ConfigError
 
 from ._figure import Figure
 
-SUITES = ("eventlog", "models", "engine", "world")
+SUITES = ("eventlog", "models", "engine", "world", "sandbox")
 
 
 def run_suite(
@@ -33,4 +33,8 @@ def run_suite(
         from ._world import WorldSizes, run_world
 
         return run_world(WorldSizes.quick() if quick else WorldSizes(), workdir=workdir)
+    if name == "sandbox":
+        from ._sandbox import SandboxSizes, run_sandbox
+
+        return run_sandbox(SandboxSizes.quick() if quick else SandboxSizes())
     raise ConfigError(f"unknown benchmark suite {name!r}: choose from {', '.join(SUITES)}")

@@ -9,10 +9,12 @@ from helix._version import __version__
 from ._bench import bench
 from ._control import approve, cancel, deny, pause, steer
 from ._demo import demo
+from ._doctor import doctor
 from ._logs import export, import_, logs, replay
 from ._models import models_app
 from ._run import resume, run_command
 from ._runs import fork, runs, show
+from ._sandbox import sandbox_app
 from ._schema import schema_app
 from ._world import compare, diff, files, keep, rollback
 
@@ -64,3 +66,5 @@ app.command()(compare)
 app.command()(keep)
 app.add_typer(schema_app, name="schema")
 app.add_typer(models_app, name="models")
+app.command()(doctor)
+app.add_typer(sandbox_app, name="sandbox")

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from helix.sandbox import EgressPolicy as EgressPolicy
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -75,27 +77,6 @@ class Policy(_Frozen):
         )
 
 
-class EgressPolicy(_Frozen):
-    """Domains a run may reach: ``*.example.com`` matches subdomains; deny wins."""
-
-    allow: tuple[str, ...] = ()
-    deny: tuple[str, ...] = ()
-
-    def decide(self, host: str) -> Literal["allow", "deny", "unlisted"]:
-        """Where ``host`` stands: on the deny list (which wins), the allow list, or neither.
-
-        Patterns are an exact host, ``*.example.com`` (its subdomains, not
-        ``example.com`` itself), or ``*`` (every host). Case and a trailing dot are
-        ignored, as DNS ignores them.
-        """
-        host = _normal_host(host)
-        if any(_host_matches(pattern, host) for pattern in self.deny):
-            return "deny"
-        if any(_host_matches(pattern, host) for pattern in self.allow):
-            return "allow"
-        return "unlisted"
-
-
 class ApprovalRule(_Frozen):
     """Whether a call of ``tool`` (whose arguments match ``when``) is allowed or asked."""
 
@@ -145,17 +126,3 @@ def _check_pattern(pattern: str) -> None:
         re.compile(pattern)
     except re.error as error:
         raise ValueError(f"invalid regular expression {pattern!r}: {error}") from None
-
-
-def _normal_host(host: str) -> str:
-    return host.strip().lower().rstrip(".")
-
-
-def _host_matches(pattern: str, host: str) -> bool:
-    pattern = _normal_host(pattern)
-    if pattern == "*":
-        return True
-    if pattern.startswith("*."):
-        suffix = pattern[1:]
-        return host.endswith(suffix) and len(host) > len(suffix)
-    return host == pattern

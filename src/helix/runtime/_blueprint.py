@@ -18,6 +18,7 @@ policy: {deny_tools: [http_fetch]}
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -51,7 +52,8 @@ class ApprovalSettings(_Strict):
 class SandboxSettings(_Strict):
     """Where commands run, and which domains they and ``http_fetch`` may reach."""
 
-    kind: str = "process"
+    kind: Literal["process", "bwrap", "docker"] = "process"
+    """The weakest tier the run accepts: it refuses to start on a host with no stronger."""
     network: tuple[str, ...] = ()
     """Allowed domains (``*.example.com`` for subdomains)."""
     deny: tuple[str, ...] = ()

@@ -35,6 +35,7 @@ from helix.kernel.events import (
     parse_iso,
 )
 from helix.kernel.session import CallRequest, SessionState
+from helix.sandbox import EgressDecision, EgressHook, policy_hook
 from helix.tools import ToolContext, ToolDef, ToolResult
 
 from ._session import LiveSession, halted
@@ -64,9 +65,7 @@ class CallRunner:
             )
             tool = self._tool(call.name) if call is not None else None
             if call is not None and tool is not None and tool.idempotent:
-                started = NewEvent(
-                    ToolStarted(call_id=call_id, sandbox=self._tier(tool)), turn=turn
-                )
+                started = NewEvent(self._started(call_id, tool), turn=turn)
                 await self.session.append([interrupted, started])
                 await self.run_started([(call, tool)], turn)
             else:
@@ -91,9 +90,7 @@ class CallRunner:
             elif call.id in self.state.approved_calls:
                 tool = self._tool(call.name)
                 assert tool is not None  # the gates allowed it, so it exists
-                started = NewEvent(
-                    ToolStarted(call_id=call.id, sandbox=self._tier(tool)), turn=turn
-                )
+                started = NewEvent(self._started(call.id, tool), turn=turn)
                 if await self.session.append([started], unless=halted):
                     await self.run_started([(call, tool)], turn)
             elif call.id in self.state.approval_calls:
@@ -129,9 +126,7 @@ class CallRunner:
                     break  # run the allowed group first; this call is gated again after
                 return self._refusal(call, verdict, gate_events, turn), []
             batch += gate_events
-            batch.append(
-                NewEvent(ToolStarted(call_id=call.id, sandbox=self._tier(tool)), turn=turn)
-            )
+            batch.append(NewEvent(self._started(call.id, tool), turn=turn))
             group.append((call, tool))
             if not tool.concurrent:
                 break
@@ -320,6 +315,7 @@ class CallRunner:
             world=setup.world,
             sandbox=setup.sandbox,
             command_timeout_s=setup.blueprint.sandbox.command_timeout_s,
+            egress=self._egress(call.id) if tool.name == "run_command" else None,
         )
         started = time.perf_counter()
         try:
@@ -339,8 +335,28 @@ class CallRunner:
     def _tool(self, name: str) -> ToolDef | None:
         return self.setup.tools.get(name) if name in self.setup.tools else None
 
-    def _tier(self, tool: ToolDef) -> str:
-        return self.setup.sandbox.tier if tool.name == "run_command" else "none"
+    def _started(self, call_id: str, tool: ToolDef) -> ToolStarted:
+        if tool.name != "run_command":
+            return ToolStarted(call_id=call_id, sandbox="none")
+        sandbox = self.setup.sandbox
+        return ToolStarted(call_id=call_id, sandbox=sandbox.tier, reason=sandbox.reason or None)
+
+    def _egress(self, call_id: str) -> EgressHook | None:
+        """The proxy's hook for a command: each attempt becomes a ``gate.decided``.
+
+        A run that may reach no host gets none: its commands have no network at all.
+        """
+        if not self.setup.blueprint.sandbox.network:
+            return None
+
+        async def record(decision: EgressDecision) -> None:
+            reason = f"{decision.host}:{decision.port}: {decision.reason}"
+            decided = GateDecided(
+                call_id=call_id, gate="egress", verdict=decision.verdict, reason=reason
+            )
+            await self.session.append([NewEvent(decided, turn=self.state.turn)])
+
+        return policy_hook(self.setup.egress, record)
 
 
 def elapsed_s(state: SessionState) -> float:

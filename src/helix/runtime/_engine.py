@@ -24,7 +24,7 @@ from helix.kernel.events import NewEvent, RunCreated, RunFailed, SupervisorResta
 from helix.kernel.log import EventStore, RunRecord
 from helix.kernel.session import SessionState, replay_run
 from helix.providers import ModelAdapter, PriceBook, parse_model_name
-from helix.sandbox import ProcessSandbox, Sandbox
+from helix.sandbox import Sandbox, require_tier, resolve_sandbox
 from helix.tools import ToolRegistry, builtin_registry
 from helix.world import ObjectStore
 
@@ -54,7 +54,7 @@ class Engine:
         self.store = store
         self.home = home
         self.tools = tools or builtin_registry()
-        self.sandbox = sandbox or ProcessSandbox()
+        self._sandbox = sandbox
         self.prices = prices or PriceBook()
         self.env = dict(os.environ) if env is None else env
         self.policy = policy or Policy()
@@ -63,6 +63,13 @@ class Engine:
         self._locks_made = False
         self.objects = ObjectStore(home / "objects")
         """The content of every run's world snapshots (shared: identical files cost once)."""
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """Where commands run: as given, else the strongest tier this host has (probed once)."""
+        if self._sandbox is None:
+            self._sandbox = resolve_sandbox()
+        return self._sandbox
 
     async def create(
         self,
@@ -80,6 +87,7 @@ class Engine:
         if not objective.strip():
             raise ConfigError("the objective is empty: say what the agent should do")
         blueprint = (blueprint or Blueprint()).check(self.tools)
+        require_tier(self.sandbox.tier, blueprint.sandbox.kind)  # refuse before creating
         spec: str | tuple[str, ...] | None = blueprint.model
         if model:
             spec = model if isinstance(model, str) else tuple(model)
@@ -122,6 +130,7 @@ class Engine:
         if record.parent is not None and record.model != _joined(blueprint.model):
             blueprint = blueprint.model_copy(update={"model": record.model})  # a fork's own
         tools = self.tools.subset(blueprint.tools) if blueprint.tools is not None else self.tools
+        require_tier(self.sandbox.tier, blueprint.sandbox.kind)
         setup = RunSetup(
             pipeline=build_gate_pipeline(available_tools=tools.names),
             store=self.store,

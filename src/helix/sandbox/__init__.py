@@ -1,8 +1,47 @@
-"""Sandboxes: where tool commands run, behind one interface."""
+"""Sandboxes: where tool commands run, behind one interface, in tiers of isolation."""
 
+from ._bwrap import BwrapSandbox as BwrapSandbox
+from ._bwrap import default_hidden_paths as default_hidden_paths
+from ._docker import DockerSandbox as DockerSandbox
+from ._egress import EgressDecision as EgressDecision
+from ._egress import EgressHook as EgressHook
+from ._egress import EgressPolicy as EgressPolicy
+from ._egress import normal_host as normal_host
+from ._egress import policy_hook as policy_hook
+from ._egress import url_host as url_host
 from ._process import ProcessSandbox as ProcessSandbox
+from ._proxy import EgressProxy as EgressProxy
 from ._sandbox import DEFAULT_MAX_OUTPUT as DEFAULT_MAX_OUTPUT
 from ._sandbox import CommandResult as CommandResult
 from ._sandbox import Sandbox as Sandbox
+from ._tiers import TIERS as TIERS
+from ._tiers import TierStatus as TierStatus
+from ._tiers import check_tier as check_tier
+from ._tiers import require_tier as require_tier
+from ._tiers import resolve_sandbox as resolve_sandbox
+from ._tiers import sandbox_facts as sandbox_facts
+from ._tiers import tier_statuses as tier_statuses
 
-__all__ = ["DEFAULT_MAX_OUTPUT", "CommandResult", "ProcessSandbox", "Sandbox"]
+__all__ = [
+    "DEFAULT_MAX_OUTPUT",
+    "TIERS",
+    "BwrapSandbox",
+    "CommandResult",
+    "DockerSandbox",
+    "EgressDecision",
+    "EgressHook",
+    "EgressPolicy",
+    "EgressProxy",
+    "ProcessSandbox",
+    "Sandbox",
+    "TierStatus",
+    "check_tier",
+    "default_hidden_paths",
+    "normal_host",
+    "policy_hook",
+    "require_tier",
+    "resolve_sandbox",
+    "sandbox_facts",
+    "tier_statuses",
+    "url_host",
+]

@@ -25,12 +25,15 @@ import subprocess
 import tempfile
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
 from helix.errors import ConfigError
 
+from ._egress import EgressHook
+from ._proxy import EgressProxy, proxy_environment
 from ._sandbox import DEFAULT_MAX_OUTPUT, CommandResult, Sandbox
 
 PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ")
@@ -89,6 +92,8 @@ class ProcessSandbox(Sandbox):
     * ``max_processes``: processes *and threads* of the user (``RLIMIT_NPROC``). The
       kernel counts all of the user's processes, not just the command's, and ignores
       the limit for root: it is a brake on fork bombs, not a budget.
+    * ``max_memory_bytes``: address space per process (``RLIMIT_AS``), so one process
+      cannot take the machine's memory; it is virtual memory, so keep it generous.
 
     Args:
         extra_env: Variables to add to the command's environment. Names that look
@@ -100,6 +105,7 @@ class ProcessSandbox(Sandbox):
         max_file_bytes: See above.
         max_open_files: See above.
         max_processes: See above.
+        max_memory_bytes: See above.
     """
 
     tier = "process"
@@ -113,6 +119,7 @@ class ProcessSandbox(Sandbox):
         max_file_bytes: int | None = 1 << 30,
         max_open_files: int | None = 1024,
         max_processes: int | None = 4096,
+        max_memory_bytes: int | None = 8 << 30,
     ) -> None:
         refused = sorted(name for name in (extra_env or {}) if looks_secret(name))
         if refused:
@@ -120,6 +127,7 @@ class ProcessSandbox(Sandbox):
                 f"the process sandbox refuses secret-looking variables: {', '.join(refused)}"
             )
         self._extra_env = dict(extra_env or {})
+        self._egress_proxy: EgressProxy | None = None
         self._home = home
         self._private: Path | None = None
         self._cleanup: Callable[[], object] | None = None
@@ -128,6 +136,7 @@ class ProcessSandbox(Sandbox):
             resource.RLIMIT_FSIZE: max_file_bytes,
             resource.RLIMIT_NOFILE: max_open_files,
             resource.RLIMIT_NPROC: max_processes,
+            resource.RLIMIT_AS: max_memory_bytes,
         }
 
     def close(self) -> None:
@@ -181,6 +190,28 @@ class ProcessSandbox(Sandbox):
 
         return apply
 
+    @contextlib.asynccontextmanager
+    async def _launch(
+        self, command: str, cwd: Path, egress: EgressHook | None
+    ) -> AsyncIterator[Launch]:
+        """How to start ``command``; stronger tiers wrap it and clean up after it.
+
+        The process tier routes ``http(s)_proxy`` through the filtering proxy when the
+        run has an egress policy, but it cannot force a command to use it.
+        """
+        env = self.environment()
+        if egress is None:
+            yield Launch(["/bin/sh", "-c", command], env, self._limit_setter())
+            return
+        async with self._proxy().tcp_channel(egress) as port:
+            env.update(proxy_environment(f"http://127.0.0.1:{port}"))
+            yield Launch(["/bin/sh", "-c", command], env, self._limit_setter())
+
+    def _proxy(self) -> EgressProxy:
+        if self._egress_proxy is None:
+            self._egress_proxy = EgressProxy()
+        return self._egress_proxy
+
     async def run(
         self,
         command: str,
@@ -188,6 +219,7 @@ class ProcessSandbox(Sandbox):
         cwd: Path,
         timeout_s: float,
         max_output: int = DEFAULT_MAX_OUTPUT,
+        egress: EgressHook | None = None,
     ) -> CommandResult:
         """Run ``command`` with ``/bin/sh -c`` in ``cwd``; kill its group after ``timeout_s``.
 
@@ -197,52 +229,95 @@ class ProcessSandbox(Sandbox):
         group is killed. Cancelling the awaiting task kills the group and re-raises.
         """
         started = time.monotonic()
-        loop = asyncio.get_running_loop()
-        transport, protocol = await loop.subprocess_exec(
+        _require_directory(cwd)
+        async with self._launch(command, cwd, egress) as launch:
+            result = await _supervise(launch, cwd, timeout_s, max_output)
+        return CommandResult(
+            exit_code=result.exit_code,
+            output=result.output,
+            truncated=result.truncated,
+            timed_out=result.timed_out,
+            duration_ms=(time.monotonic() - started) * 1000,
+        )
+
+
+def _require_directory(cwd: Path) -> None:
+    # One stat of a local path: cheaper inline than a thread hop. Wrappers such as
+    # bwrap would otherwise report a missing world as the command's own failure.
+    if not cwd.is_dir():
+        raise FileNotFoundError(f"no such directory: {cwd}")
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """A prepared command: what to execute, with which environment and child setup."""
+
+    argv: list[str]
+    env: dict[str, str]
+    preexec: Callable[[], None] | None
+    """Run in the child before it executes; ``None`` lets ``subprocess`` use ``vfork``."""
+    pass_fds: tuple[int, ...] = ()
+
+
+async def _supervise(launch: Launch, cwd: Path, timeout_s: float, max_output: int) -> CommandResult:
+    """Start ``launch`` in a new session, capture its output, kill its group at the end."""
+    loop = asyncio.get_running_loop()
+    spawn = asyncio.ensure_future(
+        loop.subprocess_exec(
             lambda: _Protocol(loop),
-            "/bin/sh",
-            "-c",
-            command,
+            *launch.argv,
             cwd=cwd,
-            env=self.environment(),
+            env=launch.env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=self._limit_setter(),
+            preexec_fn=launch.preexec,
+            pass_fds=launch.pass_fds,
         )
-        pgid = transport.get_pid()
-        capture = _Capture(max_output)
-        assert protocol.stdout is not None  # asked for with PIPE
-        reader = asyncio.create_task(capture.read(protocol.stdout))
-        timed_out = False
+    )
+    try:
+        transport, protocol = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        # Cancelled while the transport was being set up: the command may already
+        # run and have started others. asyncio would kill only the shell; kill its group.
+        with contextlib.suppress(BaseException):
+            started, _ = await spawn
+            _kill_group(started.get_pid())
+            started.close()
+        raise
+    pgid = transport.get_pid()
+    capture = _Capture(max_output)
+    assert protocol.stdout is not None  # asked for with PIPE
+    reader = asyncio.create_task(capture.read(protocol.stdout))
+    timed_out = False
+    try:
         try:
-            try:
-                await asyncio.wait_for(asyncio.shield(protocol.exited), timeout_s)
-            except TimeoutError:
-                timed_out = True
-            _kill_group(pgid)
-            await protocol.exited
-            # Every writer in the group is dead; only an escaped process keeps the pipe.
-            done, _ = await asyncio.wait({reader}, timeout=_DRAIN_GRACE_S)
-            if not done:
-                reader.cancel()
-        except BaseException:
-            # Cancellation (or anything unexpected): leave no process behind.
-            _kill_group(pgid)
+            await asyncio.wait_for(asyncio.shield(protocol.exited), timeout_s)
+        except TimeoutError:
+            timed_out = True
+        _kill_group(pgid)
+        await protocol.exited
+        # Every writer in the group is dead; only an escaped process keeps the pipe.
+        done, _ = await asyncio.wait({reader}, timeout=_DRAIN_GRACE_S)
+        if not done:
             reader.cancel()
-            with contextlib.suppress(BaseException):  # a second cancel must not skip this
-                await asyncio.wait_for(asyncio.shield(protocol.exited), 5)
-            raise
-        finally:
-            transport.close()
-        return CommandResult(
-            exit_code=None if timed_out else transport.get_returncode(),
-            output=decode_capped(bytes(capture.kept), capture.dropped),
-            truncated=capture.dropped > 0,
-            timed_out=timed_out,
-            duration_ms=(time.monotonic() - started) * 1000,
-        )
+    except BaseException:
+        # Cancellation (or anything unexpected): leave no process behind.
+        _kill_group(pgid)
+        reader.cancel()
+        with contextlib.suppress(BaseException):  # a second cancel must not skip this
+            await asyncio.wait_for(asyncio.shield(protocol.exited), 5)
+        raise
+    finally:
+        transport.close()
+    return CommandResult(
+        exit_code=None if timed_out else transport.get_returncode(),
+        output=decode_capped(bytes(capture.kept), capture.dropped),
+        truncated=capture.dropped > 0,
+        timed_out=timed_out,
+        duration_ms=0.0,
+    )
 
 
 class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):

@@ -6,6 +6,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
+from ._egress import EgressHook
+
 DEFAULT_MAX_OUTPUT = 64 * 1024
 """Bytes of a command's output kept by default; the rest is cut with a marker."""
 
@@ -30,6 +32,8 @@ class Sandbox(ABC):
 
     tier: str
     """The isolation tier, named in ``tool.started`` events (``process``, ``bwrap``…)."""
+    reason: str = ""
+    """Why this tier was chosen (set by ``resolve_sandbox``; empty when chosen directly)."""
 
     @abstractmethod
     async def run(
@@ -39,5 +43,10 @@ class Sandbox(ABC):
         cwd: Path,
         timeout_s: float,
         max_output: int = DEFAULT_MAX_OUTPUT,
+        egress: EgressHook | None = None,
     ) -> CommandResult:
-        """Run ``command`` with a shell in ``cwd``; kill it after ``timeout_s`` seconds."""
+        """Run ``command`` with a shell in ``cwd``; kill it after ``timeout_s`` seconds.
+
+        ``egress``, when given, decides each connection the command attempts through
+        the filtering proxy; without it the command is given no proxy.
+        """

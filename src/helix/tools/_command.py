@@ -29,7 +29,11 @@ async def run_command(ctx: ToolContext, command: str, timeout_s: float | None = 
     limit_s = min(timeout_s or ctx.command_timeout_s, ctx.command_timeout_s)
     try:
         result = await ctx.sandbox.run(
-            command, cwd=ctx.world, timeout_s=limit_s, max_output=ctx.max_output
+            command,
+            cwd=ctx.world,
+            timeout_s=limit_s,
+            max_output=ctx.max_output,
+            egress=ctx.egress,
         )
     except OSError as error:  # e.g. the world directory is gone
         return ToolResult(ok=False, output=f"the command could not start: {error}")

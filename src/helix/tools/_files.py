@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import hashlib
+import os
+import stat
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -91,12 +95,44 @@ def _existing_file(world: Path, path: str) -> Path:
     return target
 
 
+def _refuse_shared(target: Path, path: str) -> None:
+    """Refuse a file with other hard links: one of them may be a file outside the world."""
+    links = target.stat().st_nlink
+    if links > 1:
+        raise Refused(
+            f"{path} has {links} hard links: it may be a file outside the world, so file"
+            " tools leave it alone"
+        )
+
+
+def _store(target: Path, data: bytes) -> None:
+    """Write ``data``; a hard-linked file is replaced, never written through."""
+    try:
+        info = target.stat()
+    except FileNotFoundError:
+        info = None
+    if info is None or info.st_nlink <= 1:
+        target.write_bytes(data)
+        return
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=".helix-")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+        os.chmod(temporary, stat.S_IMODE(info.st_mode))
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
 def _read(world: Path, path: str, offset: int, limit: int | None, max_output: int) -> ToolResult:
     if offset < 0:
         raise Refused(f"offset must be 0 or more, not {offset}")
     if limit is not None and limit < 1:
         raise Refused(f"limit must be 1 or more, not {limit}")
     target = _existing_file(world, path)
+    _refuse_shared(target, path)
     kept = bytearray()
     dropped = lines = shown = 0
     with target.open("rb") as file:
@@ -151,7 +187,7 @@ def _write(world: Path, path: str, content: str) -> ToolResult:
     if before == after:
         return ToolResult(ok=True, output=f"{name} unchanged: it already has this content")
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(data)
+    _store(target, data)
     change = FileChange(
         path=name, op="create" if before is None else "modify", before=before, after=after
     )
@@ -179,6 +215,7 @@ def _occurrences(text: str, old: str) -> int:
 
 def _edit(world: Path, path: str, old: str, new: str) -> ToolResult:
     target = _existing_file(world, path)
+    _refuse_shared(target, path)
     if not old:
         raise Refused("old is empty: give the exact text to replace")
     if old == new:
@@ -206,7 +243,7 @@ def _edit(world: Path, path: str, old: str, new: str) -> ToolResult:
         )
     at = text.find(old)
     updated = (text[:at] + new + text[at + len(old) :]).encode("utf-8")
-    target.write_bytes(updated)
+    _store(target, updated)
     name = relative(world, target)
     change = FileChange(path=name, op="modify", before=sha256(data), after=sha256(updated))
     line = text.count("\n", 0, at) + 1

@@ -103,6 +103,22 @@ def _text_files(world: Path, base: Path) -> Iterator[Path]:
             yield Path(entry.path)
 
 
+_TOO_BIG = b"[too big]"
+
+
+def _load(file: Path) -> bytes | None:
+    """The file's bytes; ``_TOO_BIG``; ``None`` if it cannot or must not be read."""
+    try:
+        info = file.stat()
+        if info.st_nlink > 1:
+            return None  # another link to it may be a file outside the world
+        if info.st_size > MAX_SEARCHED_BYTES:
+            return _TOO_BIG
+        return file.read_bytes()
+    except OSError:
+        return None  # vanished or unreadable meanwhile: search what can be read
+
+
 def _search(world: Path, pattern: str, path: str, max_output: int) -> ToolResult:
     try:
         regex = re.compile(pattern)
@@ -112,14 +128,11 @@ def _search(world: Path, pattern: str, path: str, max_output: int) -> ToolResult
     shown: list[str] = []
     matches = skipped = 0
     for file in sorted(_text_files(world, base)):
-        try:
-            if file.stat().st_size > MAX_SEARCHED_BYTES:
-                skipped += 1
-                continue
-            data = file.read_bytes()
-        except OSError:
-            continue  # vanished or unreadable meanwhile: search what can be read
-        if is_binary(data[:BINARY_SNIFF_BYTES]):
+        data = _load(file)
+        if data is _TOO_BIG:
+            skipped += 1
+            continue
+        if data is None or is_binary(data[:BINARY_SNIFF_BYTES]):
             continue
         rel = relative(world, file)
         for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):

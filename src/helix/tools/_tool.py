@@ -20,7 +20,7 @@ from typing import Any, Literal, get_type_hints
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from helix.errors import InvalidToolArgumentsError, UnknownToolError
-from helix.sandbox import Sandbox
+from helix.sandbox import EgressHook, Sandbox
 
 EffectKind = Literal["none", "world", "external-withhold", "external-compensate"]
 """What running the tool changes: nothing, the run's world (revertible by snapshots),
@@ -75,6 +75,8 @@ class ToolContext:
     command_timeout_s: float = 120.0
     max_output: int = 64 * 1024
     http_timeout_s: float = 30.0
+    egress: EgressHook | None = None
+    """Decides (and records) each connection a command attempts; ``None``: no network."""
 
 
 ToolFunction = Callable[..., Awaitable[ToolResult]]

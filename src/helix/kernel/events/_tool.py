@@ -27,6 +27,8 @@ class ToolStarted(Payload):
     call_id: str
     sandbox: str
     """The sandbox tier the call runs in."""
+    reason: str | None = None
+    """Why that tier (for ``run_command``: e.g. the strongest this host can give)."""
 
 
 class ToolCompleted(Payload):

@@ -209,7 +209,9 @@ def _approval_decided(state: SessionState, event: Event, data: dict[str, Any]) -
 
 
 def _gate_decided(state: SessionState, event: Event, data: dict[str, Any]) -> None:
-    if data["verdict"] == "deny":
+    # A running command's egress denials are logged against it; they refuse a connection,
+    # not the call.
+    if data["verdict"] == "deny" and data["call_id"] not in state.running_calls:
         state.denied_calls[data["call_id"]] = f"denied by the {data['gate']} gate: {data['reason']}"
 
 

@@ -1,0 +1,176 @@
+"""Runs through the real ``helix`` command, seen from the sandbox's side: the tier
+and why, egress decisions in the log, a refused minimum tier, secrets kept out."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from .conftest import MODEL, Helix, of_type
+
+
+class _Hello(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = b"hello through the proxy"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def web() -> Iterator[int]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+def _blueprint(helix: Helix, text: str) -> Path:
+    path = helix.tmp / "blueprint.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.usefixtures("bwrap_available")
+def test_a_command_reaches_only_listed_hosts_and_each_attempt_is_logged(
+    helix: Helix, web: int
+) -> None:
+    fetch = (
+        "import urllib.request as u\n"
+        f"print(u.urlopen('http://127.0.0.1:{web}/').read().decode())\n"
+        "try:\n"
+        "    u.urlopen('http://blocked.test/')\n"
+        "except Exception as error:\n"
+        "    print('refused', error.code)\n"
+    )
+    (helix.world / "fetch.py").write_text(fetch)
+    helix.play(
+        {
+            "text": "Fetching.",
+            "tool_calls": [{"name": "run_command", "args": {"command": "python3 fetch.py"}}],
+        },
+        {"text": "Done."},
+    )
+    blueprint = _blueprint(helix, "sandbox: {kind: bwrap, network: ['127.0.0.1']}\n")
+    result = helix(
+        "run", "fetch", "--model", MODEL, "--dir", str(helix.world), "--json",
+        "--blueprint", str(blueprint), "--auto-approve",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    log = helix.logs(_run_id(result.stdout))
+    (started,) = of_type(log, "tool.started")
+    assert started["data"]["sandbox"] == "bwrap"
+    assert started["data"]["reason"]
+    call_id = started["data"]["call_id"]
+    egress = [
+        e["data"]
+        for e in of_type(log, "gate.decided")
+        if e["data"]["gate"] == "egress" and e["seq"] > started["seq"]
+    ]
+    assert [(d["call_id"], d["verdict"]) for d in egress] == [
+        (call_id, "allow"),
+        (call_id, "deny"),
+    ]
+    assert egress[0]["reason"].startswith(f"127.0.0.1:{web}: ")
+    assert egress[1]["reason"].startswith("blocked.test:80: ")
+    (completed,) = of_type(log, "tool.completed")
+    assert completed["data"]["ok"] is True  # the denial refused a connection, not the call
+    assert "hello through the proxy" in completed["data"]["output"]
+    assert "refused 403" in completed["data"]["output"]
+    assert log[-1]["type"] == "run.completed"
+
+
+def test_a_run_refuses_to_start_below_its_minimum_tier(helix: Helix) -> None:
+    blueprint = _blueprint(helix, "sandbox: {kind: docker}\n")
+    result = helix(
+        "run", "anything", "--model", MODEL, "--dir", str(helix.world),
+        "--blueprint", str(blueprint), env={"PATH": "/usr/sbin:/sbin"},  # no docker client
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "the sandbox must be at least 'docker'" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert helix.ok("runs", "--json").strip() == ""  # nothing was created
+
+
+def test_an_unknown_tier_in_a_blueprint_is_a_clear_error(helix: Helix) -> None:
+    blueprint = _blueprint(helix, "sandbox: {kind: vm}\n")
+    result = helix("run", "x", "--model", MODEL, "--blueprint", str(blueprint))
+    assert result.returncode == 2
+    assert "sandbox.kind" in result.stderr
+
+
+def test_secrets_stay_out_of_outputs_events_logs_and_exports(helix: Helix) -> None:
+    secret = "tok-e2e-0123456789abcdef"
+    url_password = "pw-in-a-url-98765"
+    (helix.world / "leak.txt").write_text(f"token={secret}\ndb={url_password}\n")
+    helix.play(
+        {
+            "text": "Looking.",
+            "tool_calls": [
+                {"name": "run_command", "args": {"command": "cat leak.txt; env"}},
+                {"name": "read_file", "args": {"path": "leak.txt"}},
+            ],
+        },
+        {"text": "Seen."},
+    )
+    env = {
+        "DEPLOY_TOKEN": secret,
+        "DATABASE_URL": f"postgresql://app:{url_password}@db.internal/app",
+    }
+    result = helix(
+        "run", "look", "--model", MODEL, "--dir", str(helix.world), "--json", "--auto-approve",
+        env=env,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    run_id = _run_id(result.stdout)
+    outputs = [e["data"]["output"] for e in of_type(helix.logs(run_id), "tool.completed")]
+    assert len(outputs) == 2
+    assert all("[redacted]" in output for output in outputs)
+    exported = helix.ok("export", run_id)
+    for text in (result.stdout, result.stderr, exported, helix.ok("logs", run_id)):
+        assert secret not in text
+        assert url_password not in text
+    for request in helix.model_requests:  # the model never sees them either
+        assert secret not in str(request.body)
+        assert url_password not in str(request.body)
+
+
+def _run_id(stdout: str) -> str:
+    return str(json.loads(stdout.splitlines()[0])["run_id"])
+
+
+def test_a_run_that_lists_no_host_gives_commands_no_proxy(helix: Helix) -> None:
+    helix.play(
+        {
+            "text": "Checking.",
+            "tool_calls": [
+                {"name": "run_command", "args": {"command": "echo proxy=[$http_proxy]"}},
+                {"name": "list_files", "args": {}},
+            ],
+        },
+        {"text": "Done."},
+    )
+    result = helix(
+        "run", "check", "--model", MODEL, "--dir", str(helix.world), "--json", "--auto-approve"
+    )
+    assert result.returncode == 0, result.stderr
+    log = helix.logs(_run_id(result.stdout))
+    started = of_type(log, "tool.started")
+    assert [s["data"]["sandbox"] for s in started] == [started[0]["data"]["sandbox"], "none"]
+    assert started[0]["data"]["reason"]
+    assert started[1]["data"]["reason"] is None
+    outputs = [e["data"]["output"] for e in of_type(log, "tool.completed")]
+    assert outputs[0].startswith("proxy=[]\n")
+    after = [e for e in of_type(log, "gate.decided") if e["seq"] > started[0]["seq"]]
+    assert all(e["data"]["call_id"] != started[0]["data"]["call_id"] for e in after)
