@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -62,7 +63,9 @@ def test_a_command_reaches_only_listed_hosts_and_each_attempt_is_logged(
         },
         {"text": "Done."},
     )
-    blueprint = _blueprint(helix, "sandbox: {kind: bwrap, network: ['127.0.0.1']}\n")
+    blueprint = _blueprint(
+        helix, "sandbox: {kind: bwrap, network: ['127.0.0.1'], deny: [blocked.test]}\n"
+    )
     result = helix(
         "run", "fetch", "--model", MODEL, "--dir", str(helix.world), "--json",
         "--blueprint", str(blueprint), "--auto-approve",
@@ -174,3 +177,107 @@ def test_a_run_that_lists_no_host_gives_commands_no_proxy(helix: Helix) -> None:
     assert outputs[0].startswith("proxy=[]\n")
     after = [e for e in of_type(log, "gate.decided") if e["seq"] > started[0]["seq"]]
     assert all(e["data"]["call_id"] != started[0]["data"]["call_id"] for e in after)
+
+
+ALLOW_COMMANDS = "approvals:\n  rules: [{tool: run_command, action: allow}]"
+LOCAL_ONLY = "sandbox: {network: ['127.0.0.1']}\n"
+
+
+def _fetcher(helix: Helix, *urls: str, timeout_s: float = 30) -> None:
+    lines = ["import urllib.request as u", f"for url in {urls!r}:", "    try:"]
+    lines += [f"        print(u.urlopen(url, timeout={timeout_s}).read().decode())"]
+    lines += [
+        "    except Exception as error:",
+        "        print('refused', getattr(error, 'code', error))",
+    ]
+    (helix.world / "fetch.py").write_text("\n".join(lines) + "\n")
+    helix.play(
+        {
+            "text": "Fetching.",
+            "tool_calls": [{"name": "run_command", "args": {"command": "python3 fetch.py"}}],
+        },
+        {"text": "Done."},
+    )
+
+
+@pytest.mark.usefixtures("bwrap_available")
+def test_an_unlisted_host_in_an_attended_run_waits_for_a_person(helix: Helix, web: int) -> None:
+    _fetcher(helix, f"http://localhost:{web}/")
+    blueprint = _blueprint(helix, f"{ALLOW_COMMANDS}\n{LOCAL_ONLY}")
+    running = helix.start_run("fetch", "--blueprint", str(blueprint))
+    asked = running.wait_for("approval.requested")
+    assert asked["data"]["name"] == "egress"
+    assert asked["data"]["args"] == {"host": "localhost", "port": web}
+    approved = helix("approve", running.run_id)
+    assert approved.returncode == 0, approved.stderr
+    assert running.finish(30) == 0, running.stderr
+    log = helix.logs(running.run_id)
+    (started,) = of_type(log, "tool.started")
+    call_id = started["data"]["call_id"]
+    ask = [e for e in of_type(log, "gate.decided") if e["seq"] > started["seq"]]
+    assert [(e["data"]["call_id"], e["data"]["verdict"]) for e in ask] == [(call_id, "ask")]
+    assert asked["data"]["call_id"] == call_id
+    (decided,) = of_type(log, "approval.decided")
+    assert decided["data"]["decision"] == "allow"
+    assert decided["data"]["auto"] is False
+    (completed,) = of_type(log, "tool.completed")
+    assert "hello through the proxy" in completed["data"]["output"]
+
+
+@pytest.mark.usefixtures("bwrap_available")
+def test_an_unanswered_egress_question_is_denied_at_its_deadline(helix: Helix, web: int) -> None:
+    _fetcher(helix, f"http://localhost:{web}/")
+    blueprint = _blueprint(helix, f"{ALLOW_COMMANDS}\n  timeout_s: 1\n{LOCAL_ONLY}")
+    result = helix("run", "fetch", "--model", MODEL, "--dir", str(helix.world), "--json",
+                   "--blueprint", str(blueprint))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    log = helix.logs(_run_id(result.stdout))
+    (decided,) = of_type(log, "approval.decided")
+    assert decided["data"]["decision"] == "deny"
+    assert decided["data"]["reason"] == "no decision before the deadline"
+    (completed,) = of_type(log, "tool.completed")
+    assert "refused 403" in completed["data"]["output"]
+    assert completed["data"]["ok"] is True
+    assert log[-1]["type"] == "run.completed"
+
+
+@pytest.mark.usefixtures("bwrap_available")
+def test_an_unattended_run_refuses_unlisted_hosts_without_asking(helix: Helix, web: int) -> None:
+    _fetcher(helix, f"http://localhost:{web}/")
+    blueprint = _blueprint(helix, f"{ALLOW_COMMANDS}\n{LOCAL_ONLY}")
+    started = helix(
+        "run", "fetch", "--model", MODEL, "--dir", str(helix.world), "--detach", "--json",
+        "--blueprint", str(blueprint),
+    )  # fmt: skip
+    assert started.returncode == 0, started.stderr
+    run_id = json.loads(started.stdout)["id"]
+    log: list[dict[str, object]] = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        log = helix.logs(run_id)
+        if log and log[-1]["type"] in ("run.completed", "run.failed"):
+            break
+        time.sleep(0.2)
+    assert of_type(log, "approval.requested") == []
+    egress = [e["data"] for e in of_type(log, "gate.decided") if e["data"]["gate"] == "egress"]
+    assert egress[-1]["verdict"] == "deny"
+    assert egress[-1]["reason"].startswith(f"localhost:{web}: ")
+    (completed,) = of_type(log, "tool.completed")
+    assert "refused 403" in completed["data"]["output"]
+
+
+@pytest.mark.usefixtures("bwrap_available")
+def test_a_question_left_open_by_a_command_that_gave_up_is_closed(helix: Helix, web: int) -> None:
+    _fetcher(helix, f"http://localhost:{web}/", timeout_s=1)
+    blueprint = _blueprint(helix, f"{ALLOW_COMMANDS}\n{LOCAL_ONLY}")
+    result = helix("run", "fetch", "--model", MODEL, "--dir", str(helix.world), "--json",
+                   "--blueprint", str(blueprint))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    log = helix.logs(_run_id(result.stdout))
+    (decided,) = of_type(log, "approval.decided")
+    assert decided["data"]["decision"] == "deny"
+    assert decided["data"]["reason"] == "the command ended before an answer"
+    (completed,) = of_type(log, "tool.completed")
+    assert "refused" in completed["data"]["output"]
+    assert log[-1]["type"] == "run.completed"
+    assert helix.show(_run_id(result.stdout))["status"] == "completed"

@@ -35,9 +35,9 @@ from helix.kernel.events import (
     parse_iso,
 )
 from helix.kernel.session import CallRequest, SessionState
-from helix.sandbox import EgressDecision, EgressHook, policy_hook
 from helix.tools import ToolContext, ToolDef, ToolResult
 
+from ._egress import CommandEgress
 from ._session import LiveSession, halted
 from ._setup import RunSetup
 
@@ -50,6 +50,7 @@ class CallRunner:
         self.session = session
         # Read once: scanning the environment for every result costs more than the rest.
         self._secrets = sorted({*secret_values(setup.env), *secret_values()})
+        self._egress = CommandEgress(setup, session)
 
     @property
     def state(self) -> SessionState:
@@ -315,7 +316,7 @@ class CallRunner:
             world=setup.world,
             sandbox=setup.sandbox,
             command_timeout_s=setup.blueprint.sandbox.command_timeout_s,
-            egress=self._egress(call.id) if tool.name == "run_command" else None,
+            egress=self._egress.hook(call.id) if tool.name == "run_command" else None,
         )
         started = time.perf_counter()
         try:
@@ -340,23 +341,6 @@ class CallRunner:
             return ToolStarted(call_id=call_id, sandbox="none")
         sandbox = self.setup.sandbox
         return ToolStarted(call_id=call_id, sandbox=sandbox.tier, reason=sandbox.reason or None)
-
-    def _egress(self, call_id: str) -> EgressHook | None:
-        """The proxy's hook for a command: each attempt becomes a ``gate.decided``.
-
-        A run that may reach no host gets none: its commands have no network at all.
-        """
-        if not self.setup.blueprint.sandbox.network:
-            return None
-
-        async def record(decision: EgressDecision) -> None:
-            reason = f"{decision.host}:{decision.port}: {decision.reason}"
-            decided = GateDecided(
-                call_id=call_id, gate="egress", verdict=decision.verdict, reason=reason
-            )
-            await self.session.append([NewEvent(decided, turn=self.state.turn)])
-
-        return policy_hook(self.setup.egress, record)
 
 
 def elapsed_s(state: SessionState) -> float:

@@ -101,11 +101,13 @@ EgressHook = Callable[[str, int], Awaitable[EgressDecision]]
 def policy_hook(
     policy: EgressPolicy,
     record: Callable[[EgressDecision], Awaitable[None]] | None = None,
+    ask: Callable[[EgressDecision], Awaitable[EgressDecision]] | None = None,
 ) -> EgressHook:
     """A hook applying ``policy``; each decision is passed to ``record`` (to be logged).
 
-    An unlisted host is refused whoever attends the run: a command cannot wait for a
-    person the way a tool call does (see docs/security.md).
+    An unlisted host is refused, unless ``ask`` is given: then it is handed the refusal
+    and its answer (a person's, in an attended run) is the decision, and ``record`` is
+    not called (``ask`` logs what it asks and what was answered).
     """
 
     async def decide(host: str, port: int) -> EgressDecision:
@@ -126,6 +128,8 @@ def policy_hook(
                     decision = EgressDecision(
                         normal, port, "deny", f"{normal} is not in the egress allowlist"
                     )
+                    if ask is not None:
+                        return await ask(decision)
         if record is not None:
             await record(decision)
         return decision

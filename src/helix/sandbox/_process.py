@@ -1,7 +1,7 @@
 """The process sandbox: a plain child process with a scrubbed environment and rlimits.
 
 This is the weakest tier. It keeps secrets out of the command's environment, bounds
-its CPU time, file sizes, open files and process count, and kills everything the
+its CPU time, address space, file sizes, open files and process count, and kills everything the
 command started (its whole process group) when it ends, times out or is cancelled.
 It does not confine the filesystem or the network: a command can still read or write
 anything the Helix process can. Use a stronger tier for untrusted work.
@@ -26,7 +26,7 @@ import tempfile
 import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import cast
 
@@ -232,13 +232,7 @@ class ProcessSandbox(Sandbox):
         _require_directory(cwd)
         async with self._launch(command, cwd, egress) as launch:
             result = await _supervise(launch, cwd, timeout_s, max_output)
-        return CommandResult(
-            exit_code=result.exit_code,
-            output=result.output,
-            truncated=result.truncated,
-            timed_out=result.timed_out,
-            duration_ms=(time.monotonic() - started) * 1000,
-        )
+        return replace(result, duration_ms=(time.monotonic() - started) * 1000)
 
 
 def _require_directory(cwd: Path) -> None:

@@ -1,0 +1,122 @@
+"""Egress of running commands: every connection attempt logged, unlisted hosts asked.
+
+The sandbox's proxy asks a hook for each connection a command attempts. Here that
+hook applies the run's ``EgressPolicy`` (the same one the ``egress`` gate applies to
+``http_fetch``) and writes the decision into the run's log as ``gate.decided`` (gate
+``egress``, the command's ``call_id``). An unlisted host in an attended run becomes an
+approval request (``name: egress``, ``args: {host, port}``) that the connection waits
+on, with the run's approval deadline; ``--auto-approve`` answers it at once, and an
+unattended run refuses it. Should the command end before anyone answers, the request
+is closed as denied.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Literal
+
+from helix.gates import Verdict
+from helix.kernel.events import (
+    TERMINAL_STATUSES,
+    ApprovalDecided,
+    ApprovalRequested,
+    GateDecided,
+    NewEvent,
+    format_iso,
+)
+from helix.kernel.session import SessionState
+from helix.sandbox import EgressDecision, EgressHook, policy_hook
+
+from ._session import LiveSession
+from ._setup import RunSetup
+
+
+class CommandEgress:
+    """Builds the egress hook of each command of one run."""
+
+    def __init__(self, setup: RunSetup, session: LiveSession) -> None:
+        self.setup = setup
+        self.session = session
+
+    def hook(self, call_id: str) -> EgressHook | None:
+        """The hook for one command; ``None`` (no network at all) if the run lists no host."""
+        if not self.setup.blueprint.sandbox.network:
+            return None
+
+        async def record(decision: EgressDecision) -> None:
+            await self.session.append([_gate(call_id, decision.verdict, decision, self.turn)])
+
+        async def ask(refusal: EgressDecision) -> EgressDecision:
+            if not self.setup.attended and not self.setup.auto_approve:
+                await record(refusal)
+                return refusal
+            return await self._ask(call_id, refusal)
+
+        return policy_hook(self.setup.egress, record, ask)
+
+    async def _ask(self, call_id: str, refusal: EgressDecision) -> EgressDecision:
+        request_id = f"apr_{uuid.uuid4().hex[:12]}"
+        timeout = self.setup.blueprint.approvals.timeout_s
+        asked = ApprovalRequested(
+            request_id=request_id,
+            call_id=call_id,
+            name="egress",
+            args={"host": refusal.host, "port": refusal.port},
+            expires_at=format_iso(datetime.now(UTC) + timedelta(seconds=timeout)),
+        )
+        events = [_gate(call_id, "ask", refusal, self.turn), NewEvent(asked, turn=self.turn)]
+        if self.setup.auto_approve:
+            events.append(_decided(request_id, "allow", "auto-approve", self.turn))
+        first = self.state.head + 1
+        await self.session.append(events)
+        deadline = time.monotonic() + timeout
+
+        def settled(state: SessionState) -> bool:
+            return request_id not in state.pending_approvals or state.status in TERMINAL_STATUSES
+
+        try:
+            if not await self.session.wait_until(settled, max(0.0, deadline - time.monotonic())):
+                closing = _decided(request_id, "deny", "no decision before the deadline", None)
+                await self.session.append([closing], unless=settled)
+        except asyncio.CancelledError:
+            # The command ended (its proxy channel closed) with the question open.
+            closing = _decided(request_id, "deny", "the command ended before an answer", None)
+            await asyncio.shield(self.session.append([closing], unless=settled))
+            raise
+        return await self._answer(request_id, first, refusal)
+
+    async def _answer(self, request_id: str, after: int, refusal: EgressDecision) -> EgressDecision:
+        """The decision recorded for ``request_id`` (a refusal if the run stopped first)."""
+        async for event in self.setup.store.iter_events(self.setup.run_id, after=after - 1):
+            if event.type == "approval.decided" and event.data["request_id"] == request_id:
+                who = "automatically" if event.data.get("auto") else f"by {event.data['by']}"
+                if event.data["decision"] == "allow":
+                    return EgressDecision(refusal.host, refusal.port, "allow", f"allowed {who}")
+                return EgressDecision(refusal.host, refusal.port, "deny", f"denied {who}")
+        return refusal
+
+    @property
+    def state(self) -> SessionState:
+        return self.session.state
+
+    @property
+    def turn(self) -> int:
+        return self.session.state.turn
+
+
+def _gate(call_id: str, verdict: Verdict, decision: EgressDecision, turn: int) -> NewEvent:
+    reason = f"{decision.host}:{decision.port}: {decision.reason}"
+    decided = GateDecided(call_id=call_id, gate="egress", verdict=verdict, reason=reason)
+    return NewEvent(decided, turn=turn)
+
+
+def _decided(
+    request_id: str, decision: Literal["allow", "deny"], reason: str, turn: int | None
+) -> NewEvent:
+    answer = ApprovalDecided(
+        request_id=request_id, decision=decision, by="system", reason=reason, auto=True
+    )
+    return NewEvent(answer, turn=turn)
