@@ -37,6 +37,11 @@ _SUMMARIES: dict[str, str] = {
     "agent.reported": "{child_run_id}: {report}",
     "ui.component": "{component}",
     "supervisor.restarted": "{component} (attempt {attempt}): {reason}",
+    "world.file_skipped": "{path}: {reason} ({size} bytes)",
+    "world.rolled_back": "to turn {to_turn} by {by}",
+    "world.kept": "{branch} into {target}",
+    "effect.recorded": "{tool} {kind}: {summary}",
+    "effect.settled": "{call_id} {outcome}: {detail}",
 }
 
 
@@ -49,6 +54,8 @@ def summarize(event: Event) -> str:
     if event.type == "tool.completed":
         mark = "ok" if data["ok"] else "error"
         return f"{data['call_id']} {mark}: {_clip(data['output'], 50)!r}"
+    if event.type == "world.snapshotted":
+        return _world_summary(data)
     template = _SUMMARIES.get(event.type)
     if template is None:
         return ""
@@ -102,3 +109,14 @@ def state_dict(state: SessionState) -> dict[str, Any]:
         "summary": state.summary,
         "error": state.error,
     }
+
+
+def _world_summary(data: dict[str, Any]) -> str:
+    """``3 changed, 1 removed (120 files, 2,048 bytes new)``; the whole world for a base."""
+    files, added = data.get("files", 0), data.get("bytes_added", 0)
+    if data.get("base"):
+        return f"the whole world: {files} paths ({added:,} bytes new)"
+    changes = data.get("changes") or {}
+    removed = sum(1 for entry in changes.values() if entry is None)
+    parts = [f"{len(changes) - removed} changed"] + ([f"{removed} removed"] if removed else [])
+    return f"{', '.join(parts)} ({files} paths, {added:,} bytes new)"

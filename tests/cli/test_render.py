@@ -1,0 +1,30 @@
+"""One-line summaries of events, as ``helix logs`` and ``helix run`` print them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from helix.cli._render import summarize
+from helix.kernel.events import Event
+
+
+def _event(kind: str, data: dict[str, Any]) -> Event:
+    return Event("run_x", 5, kind, 1, "2026-11-29T00:00:00.000000Z", 2, "system", data)
+
+
+def test_world_snapshots_say_what_changed() -> None:
+    delta = {"a.txt": {"hash": "h", "mode": 33188, "size": 3, "mtime_ns": 1}, "b.txt": None}
+    line = summarize(_event("world.snapshotted", {"changes": delta, "files": 12, "bytes_added": 3}))
+    assert line == "1 changed, 1 removed (12 paths, 3 bytes new)"
+    base = {"base": "abc", "changes": {}, "files": 4000, "bytes_added": 123456}
+    assert summarize(_event("world.snapshotted", base)) == (
+        "the whole world: 4000 paths (123,456 bytes new)"
+    )
+
+
+def test_world_markers_and_effects_have_summaries() -> None:
+    rolled = _event("world.rolled_back", {"to_turn": 2, "by": "user:ann"})
+    recorded = {"tool": "outbox_send", "kind": "withheld", "summary": "mail"}
+    effect = _event("effect.recorded", recorded)
+    assert summarize(rolled) == "to turn 2 by user:ann"
+    assert summarize(effect) == "outbox_send withheld: mail"
