@@ -22,13 +22,19 @@ child = os.fork()
 if child == 0:
     listener.close()
     os.execv(argv[0], argv)
+try:
+    exited, tick = [os.pidfd_open(child)], None  # readable once the command has exited
+except (AttributeError, OSError):
+    exited, tick = [], 0.05
 peers = {}
 while True:
     pid, status = os.waitpid(child, os.WNOHANG)
     if pid:
         break
-    readable, _, _ = select.select([listener, *peers], [], [], 0.05)
+    readable, _, _ = select.select([listener, *exited, *peers], [], [], tick)
     for sock in readable:
+        if sock in exited:
+            continue
         if sock is listener:
             inside = _socket.socket(fileno=listener._accept()[0])
             outside = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
