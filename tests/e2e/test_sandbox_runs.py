@@ -281,3 +281,23 @@ def test_a_question_left_open_by_a_command_that_gave_up_is_closed(helix: Helix, 
     assert "refused" in completed["data"]["output"]
     assert log[-1]["type"] == "run.completed"
     assert helix.show(_run_id(result.stdout))["status"] == "completed"
+
+
+@pytest.mark.usefixtures("bwrap_available")
+def test_a_question_open_when_helix_died_is_closed_on_resume(helix: Helix, web: int) -> None:
+    _fetcher(helix, f"http://localhost:{web}/")
+    blueprint = _blueprint(helix, f"{ALLOW_COMMANDS}\n{LOCAL_ONLY}")
+    running = helix.start_run("fetch", "--blueprint", str(blueprint))
+    running.wait_for("approval.requested")
+    running.kill()
+    resumed = helix("resume", running.run_id)
+    assert resumed.returncode == 0, resumed.stderr
+    log = helix.logs(running.run_id)
+    (decided,) = of_type(log, "approval.decided")
+    assert decided["data"]["decision"] == "deny"
+    assert decided["data"]["reason"] == "the command was interrupted"
+    assert [e["type"] for e in log if e["seq"] > decided["seq"]][:2] == [
+        "tool.interrupted",
+        "tool.completed",
+    ]
+    assert helix.show(running.run_id)["status"] == "completed"

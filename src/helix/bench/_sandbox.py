@@ -21,6 +21,7 @@ from functools import partial
 from pathlib import Path
 
 from helix.sandbox import (
+    EgressHook,
     EgressPolicy,
     EgressProxy,
     Sandbox,
@@ -73,6 +74,12 @@ async def run_sandbox(sizes: SandboxSizes) -> AsyncIterator[Figure]:
             if status.tier in GOAL_ADDED_MS:
                 params["goal_added_ms"] = GOAL_ADDED_MS[status.tier]
             yield Figure(SUITE, "sandbox_start_overhead_p50", value, "ms", params, plain)
+            if status.tier == "bwrap":  # a run that lists hosts also starts the bridge
+                with_proxy = partial(_run_true, sandbox, world, _ALLOW_LOCAL)
+                proxied = await _samples(max(sizes.starts // 10, 3), with_proxy)
+                params = {"tier": "bwrap", "proxy": True, "runs": len(proxied)}
+                value = percentile(proxied, 50)
+                yield Figure(SUITE, "sandbox_start_overhead_p50", value, "ms", params, plain)
     async for figure in _proxy_figures(sizes):
         yield figure
 
@@ -91,8 +98,11 @@ async def _plain_true(world: Path) -> None:
     await process.wait()
 
 
-async def _run_true(sandbox: Sandbox, world: Path) -> None:
-    result = await sandbox.run("true", cwd=world, timeout_s=30)
+_ALLOW_LOCAL = policy_hook(EgressPolicy(allow=("127.0.0.1",)))
+
+
+async def _run_true(sandbox: Sandbox, world: Path, egress: EgressHook | None = None) -> None:
+    result = await sandbox.run("true", cwd=world, timeout_s=30, egress=egress)
     if result.exit_code != 0:
         raise RuntimeError(f"true failed under {sandbox.tier}: {result.output}")
 

@@ -64,10 +64,11 @@ class CallRunner:
                 ToolInterrupted(call_id=call_id, reason="the process running it stopped"),
                 turn=turn,
             )
+            closed = self._egress.left_open(call_id, turn)  # its connections died with it
             tool = self._tool(call.name) if call is not None else None
             if call is not None and tool is not None and tool.idempotent:
                 started = NewEvent(self._started(call_id, tool), turn=turn)
-                await self.session.append([interrupted, started])
+                await self.session.append([*closed, interrupted, started])
                 await self.run_started([(call, tool)], turn)
             else:
                 note = (
@@ -79,7 +80,7 @@ class CallRunner:
                     ToolCompleted(call_id=call_id, ok=False, output=note, duration_ms=0),
                     turn=turn,
                 )
-                await self.session.append([interrupted, completed])
+                await self.session.append([*closed, interrupted, completed])
 
     async def run_pending(self, turn: int) -> None:
         """Take every pending call of the turn to a recorded result (or to a pause or cancel)."""

@@ -57,6 +57,14 @@ class CommandEgress:
 
         return policy_hook(self.setup.egress, record, ask)
 
+    def left_open(self, call_id: str, turn: int) -> list[NewEvent]:
+        """Denials closing the questions a command left open when its process died."""
+        return [
+            _decided(pending.request_id, "deny", "the command was interrupted", turn)
+            for pending in self.state.pending_approvals.values()
+            if pending.call_id == call_id
+        ]
+
     async def _ask(self, call_id: str, refusal: EgressDecision) -> EgressDecision:
         request_id = f"apr_{uuid.uuid4().hex[:12]}"
         timeout = self.setup.blueprint.approvals.timeout_s
