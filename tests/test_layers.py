@@ -63,6 +63,20 @@ ALLOWED: dict[str, set[str]] = {
         "helix.testing",
     },
     "helix.config": {"helix.errors", "helix._util", "helix.kernel"},
+    "helix.accounts": {"helix.errors", "helix._util", "helix.kernel", "helix.gates"},
+    "helix.server": {
+        "helix.errors",
+        "helix._util",
+        "helix._version",
+        "helix.kernel",
+        "helix.providers",
+        "helix.sandbox",
+        "helix.tools",
+        "helix.gates",
+        "helix.runtime",
+        "helix.accounts",
+        "helix.config",
+    },
     "helix.cli": {
         "helix.providers",
         "helix.sandbox",
@@ -76,6 +90,8 @@ ALLOWED: dict[str, set[str]] = {
         "helix.testing",
         "helix.bench",
         "helix.config",
+        "helix.accounts",
+        "helix.server",
     },
 }
 

@@ -6,6 +6,7 @@ import typer
 
 from helix._version import __version__
 
+from ._admin import tokens_app, users_app, workspaces_app
 from ._bench import bench
 from ._control import approve, cancel, deny, pause, steer
 from ._demo import demo
@@ -14,6 +15,7 @@ from ._models import models_app
 from ._run import resume, run_command
 from ._runs import fork, runs, show
 from ._schema import schema_app
+from ._serve import serve
 
 app = typer.Typer(
     name="helix",
@@ -58,3 +60,7 @@ app.command("import")(import_)
 app.command()(bench)
 app.add_typer(schema_app, name="schema")
 app.add_typer(models_app, name="models")
+app.command()(serve)
+app.add_typer(users_app, name="users")
+app.add_typer(tokens_app, name="tokens")
+app.add_typer(workspaces_app, name="workspaces")
