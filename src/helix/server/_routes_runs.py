@@ -126,7 +126,10 @@ async def export_run(run_id: str, caller: CallerDep, state: State) -> StreamingR
     openapi_extra={
         "requestBody": {
             "required": True,
-            "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+            "content": {
+                "application/x-ndjson": {"schema": {"type": "string"}},
+                "text/plain": {"schema": {"type": "string"}},
+            },
         }
     },
 )
