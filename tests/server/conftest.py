@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -221,3 +224,66 @@ def chromium() -> str:
             pytest.fail(message)
         pytest.skip(message)
     return CHROMIUM
+
+
+class Cli:
+    def __init__(self, tmp_path: Path, model_server: MockModelServer) -> None:
+        self.home = tmp_path / "home"
+        self.tmp = tmp_path
+        inherited = {k: v for k, v in os.environ.items() if not k.startswith(("HELIX_", "OPENAI_"))}
+        self.env = {
+            **inherited,
+            "HELIX_HOME": str(self.home),
+            "OPENAI_API_KEY": "test-key",
+            "OPENAI_BASE_URL": model_server.openai_base_url,
+        }
+        self.servers: list[subprocess.Popen[bytes]] = []
+
+    def __call__(self, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "helix", *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=WAIT_S,
+        )
+
+    def serve(self, port: int) -> subprocess.Popen[bytes]:
+        with open(self.tmp / f"serve-{len(self.servers)}.log", "wb") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "helix", "serve", "--port", str(port)],
+                env=self.env,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+            )
+        self.servers.append(process)
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/api/v1/health").status_code == 200:
+                    return process
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"helix serve did not start: {self.log(len(self.servers) - 1)}")
+            time.sleep(0.05)
+
+    def log(self, index: int) -> str:
+        return (self.tmp / f"serve-{index}.log").read_text()
+
+    def kill(self, process: subprocess.Popen[bytes]) -> None:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(WAIT_S)
+
+
+@pytest.fixture
+def cli(tmp_path: Path, model_server: MockModelServer) -> Iterator[Cli]:
+    harness = Cli(tmp_path, model_server)
+    try:
+        yield harness
+    finally:
+        for process in harness.servers:
+            harness.kill(process)

@@ -10,6 +10,7 @@ from ._admin import tokens_app, users_app, workspaces_app
 from ._bench import bench
 from ._control import approve, cancel, deny, pause, steer
 from ._demo import demo
+from ._login import login, status
 from ._logs import export, import_, logs, replay
 from ._models import models_app
 from ._run import resume, run_command
@@ -61,6 +62,8 @@ app.command()(bench)
 app.add_typer(schema_app, name="schema")
 app.add_typer(models_app, name="models")
 app.command()(serve)
+app.command()(login)
+app.command()(status)
 app.add_typer(users_app, name="users")
 app.add_typer(tokens_app, name="tokens")
 app.add_typer(workspaces_app, name="workspaces")

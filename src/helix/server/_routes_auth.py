@@ -10,7 +10,7 @@ from helix.gates import Policy
 
 from ._deps import CallerDep, State
 from ._errors import ApiError
-from ._schemas import Health, LinkBody, LoginBody, Me, TokenOut
+from ._schemas import ApiTokenOut, Health, LinkBody, LoginBody, Me, TokenOut
 
 router = APIRouter()
 
@@ -50,6 +50,12 @@ async def ws_token(caller: CallerDep, state: State) -> TokenOut:
     """A short-lived token for the ``?token=`` of a WebSocket (URLs get logged)."""
     token, expires = state.signer.issue(caller.user, "ws", state.config.ws_token_ttl_s)
     return TokenOut(token=token, expires_at=expires)
+
+
+@router.post("/auth/tokens", response_model=ApiTokenOut, status_code=201, tags=["auth"])
+async def api_token(caller: CallerDep, state: State) -> ApiTokenOut:
+    """A new long-lived API token for the caller (``helix login`` keeps one)."""
+    return ApiTokenOut(token=await state.accounts.create_api_token(caller.user))
 
 
 @router.get("/me", response_model=Me, tags=["auth"])

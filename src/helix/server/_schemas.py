@@ -72,6 +72,8 @@ class RunOut(BaseModel):
     status: RunStatus
     objective: str
     model: str
+    blueprint: str | None
+    world: str
     parent: ForkPointOut | None
     workspace: str
     turns: int
@@ -91,6 +93,8 @@ class RunOut(BaseModel):
             status=record.status,
             objective=record.objective,
             model=record.model,
+            blueprint=record.blueprint,
+            world=record.world,
             parent=None if parent is None else ForkPointOut(run_id=parent.run_id, seq=parent.seq),
             workspace=record.workspace,
             turns=record.turns,
@@ -197,6 +201,12 @@ class Health(BaseModel):
 
     status: Literal["ok"] = "ok"
     version: str
+
+
+class ApiTokenOut(BaseModel):
+    """A new API token: shown once, stored hashed."""
+
+    token: str
 
 
 class Me(BaseModel):
