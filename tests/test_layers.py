@@ -61,6 +61,8 @@ ALLOWED: dict[str, set[str]] = {
         "helix.gates",
         "helix.runtime",
         "helix.testing",
+        "helix.accounts",
+        "helix.server",
     },
     "helix.config": {"helix.errors", "helix._util", "helix.kernel"},
     "helix.accounts": {"helix.errors", "helix._util", "helix.kernel", "helix.gates"},

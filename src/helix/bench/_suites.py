@@ -9,7 +9,7 @@ from helix.errors import ConfigError
 
 from ._figure import Figure
 
-SUITES = ("eventlog", "models", "engine")
+SUITES = ("eventlog", "models", "engine", "server")
 
 
 def run_suite(
@@ -29,4 +29,8 @@ def run_suite(
         from ._engine import EngineSizes, run_engine
 
         return run_engine(EngineSizes.quick() if quick else EngineSizes(), workdir=workdir)
+    if name == "server":
+        from ._server import ServerSizes, run_server_bench
+
+        return run_server_bench(ServerSizes.quick() if quick else ServerSizes(), workdir=workdir)
     raise ConfigError(f"unknown benchmark suite {name!r}: choose from {', '.join(SUITES)}")
