@@ -90,6 +90,12 @@ def test_unauthorised_and_invisible_streams_are_closed_with_a_code(
         assert close_code(ws)[0] == 4401
     with connect(f"{live.ws_url}/stream") as ws:
         assert close_code(ws)[0] == 4401
+    access = owner.headers["Authorization"].removeprefix("Bearer ")
+    with connect(f"{live.ws_url}/stream?token={access}") as ws:  # a day-long token: not in URLs
+        assert close_code(ws)[0] == 4401
+    api_token = admin.api_token("admin")
+    with connect(f"{live.ws_url}/runs/{run_id}/stream?token={api_token}") as ws:
+        assert close_code(ws)[0] == 4401
     admin.user("mallory")
     with live.client(admin.api_token("mallory")) as mallory:
         token = ws_token(mallory)

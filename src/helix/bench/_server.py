@@ -153,6 +153,18 @@ async def _token(served: _Served) -> str:
     return token
 
 
+async def _ws_token(served: _Served, token: str) -> str:
+    import httpx
+
+    headers = {"Authorization": f"Bearer {token}"}
+    base = f"http://127.0.0.1:{served.port}/api/v1"
+    async with httpx.AsyncClient(base_url=base, headers=headers) as client:
+        answer = await client.post("/auth/ws-token")
+    ws_token = answer.json()["token"]
+    assert isinstance(ws_token, str)
+    return ws_token
+
+
 async def _delivery(served: _Served, token: str, sizes: ServerSizes) -> list[Figure]:
     from websockets.asyncio.client import connect
 
@@ -161,13 +173,14 @@ async def _delivery(served: _Served, token: str, sizes: ServerSizes) -> list[Fig
         (await served.on_loop(store.create_run(run_created(f"run {i}"), workspace="default"))).id
         for i in range(sizes.runs)
     ]
+    ws_token = await _ws_token(served, token)
     latencies: list[float] = []
     baseline: list[float] = []
     expected = sizes.events_per_run
 
     async def client(index: int) -> None:
         run_id = runs[index % len(runs)]
-        url = f"ws://127.0.0.1:{served.port}/api/v1/runs/{run_id}/stream?token={token}&after=0"
+        url = f"ws://127.0.0.1:{served.port}/api/v1/runs/{run_id}/stream?token={ws_token}&after=0"
         async with connect(url, max_queue=None) as socket:
             for _ in range(expected):
                 message = await socket.recv()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from typing import Annotated
 
 import typer
@@ -29,12 +31,16 @@ def serve(
         settings = Settings.from_env()
     except HelixError as error:
         fail(str(error), exit_code_for(error))
+    notify = tuple(os.environ.get("HELIX_NOTIFY", "").split())
+    if notify and importlib.util.find_spec("apprise") is None:
+        fail("HELIX_NOTIFY needs Apprise: pip install 'helix-harness[notify]'")
     config = ServerConfig(
         db_url=settings.db_url,
         home=settings.home,
         durability=settings.durability,
         public_url=(public_url or f"http://{host}:{port}").rstrip("/"),
         resume_on_start=resume,
+        notify=notify,
     )
     typer.echo(f"helix serving on http://{host}:{port}", err=True)
     app = create_app(config)

@@ -6,6 +6,7 @@ stopping the server stops driving them (their logs keep them; the next start res
 
 from __future__ import annotations
 
+import logging
 import secrets
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -21,13 +22,16 @@ from helix.accounts import Accounts, open_accounts
 from helix.kernel.log import open_store
 from helix.runtime import ChildSpec, open_supervisor
 
-from . import _routes_auth, _routes_control, _routes_runs, _stream
+from . import _links, _routes_auth, _routes_control, _routes_runs, _stream
 from ._auth import Signer
 from ._config import ServerConfig
 from ._errors import install_error_handlers
 from ._limits import BodyLimit
 from ._metrics import Metrics
+from ._notify import Notifier
 from ._state import ServerState
+
+log = logging.getLogger("helix.server")
 
 API = "/api/v1"
 STATIC = Path(__file__).parent / "static"
@@ -43,6 +47,14 @@ def _print_link(link: str) -> None:
     sys.stderr.flush()
 
 
+async def _restarted(child: str, error: BaseException, attempt: int) -> None:
+    log.warning("%s crashed (%s: %s); restart %d", child, type(error).__name__, error, attempt)
+
+
+async def _gave_up(child: str, error: BaseException) -> None:
+    log.error("%s kept crashing (%s: %s); stopped", child, type(error).__name__, error)
+
+
 def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> FastAPI:
     """The server's app; it opens the store and starts supervising runs when it starts."""
 
@@ -55,7 +67,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
             accounts = Accounts(account_store, config.hashing)
             signer = Signer(await account_store.secret("jwt", secrets.token_bytes(32)))
             metrics = Metrics()
-            async with open_supervisor() as supervisor:
+            async with open_supervisor(on_restart=_restarted, on_give_up=_gave_up) as supervisor:
                 state = ServerState(config, store, accounts, signer, supervisor, metrics)
                 app.state.helix = state
                 state.bootstrap_token = await accounts.bootstrap()
@@ -64,6 +76,11 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
                 supervisor.start_child(
                     ChildSpec(id="metrics", start=partial(metrics.follow, store))
                 )
+                if config.notify:
+                    notifier = Notifier(config.notify, config.public_url, signer)
+                    supervisor.start_child(
+                        ChildSpec(id="notify", start=partial(notifier.follow, store))
+                    )
                 if config.resume_on_start:
                     supervisor.start_child(ChildSpec(id="resume", start=state.resume_all))
                 try:
@@ -90,6 +107,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
     api.include_router(_routes_runs.router)
     api.include_router(_routes_control.router)
     api.include_router(_stream.router)
+    api.include_router(_links.router)
 
     @api.get("/metrics", tags=["server"], response_class=Response)
     async def metrics(request: Request) -> Response:

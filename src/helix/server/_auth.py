@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from helix.accounts import API_TOKEN_PREFIX, Accounts, Role, can_act
 from helix.errors import RunNotFoundError
@@ -68,6 +68,24 @@ class Signer:
         stamp = datetime.fromtimestamp(int(expires), UTC).isoformat().replace("+00:00", "Z")
         return token, stamp
 
+    def sign(self, claims: dict[str, Any]) -> str:
+        """A signed token carrying ``claims`` (which must hold ``typ`` and ``exp``)."""
+        import jwt
+
+        return jwt.encode(claims, self._secret, algorithm="HS256")
+
+    def verify(self, token: str, kind: str) -> dict[str, Any] | None:
+        """The claims of a valid, unexpired token of type ``kind``; ``None`` otherwise."""
+        import jwt
+
+        try:
+            claims: dict[str, Any] = jwt.decode(
+                token, self._secret, algorithms=["HS256"], options={"require": ["exp"]}
+            )
+        except jwt.PyJWTError:
+            return None
+        return claims if claims.get("typ") == kind else None
+
     def check(self, token: str, kinds: tuple[TokenType, ...]) -> str | None:
         """The user a valid, unexpired token of one of ``kinds`` names; ``None`` otherwise."""
         import jwt
@@ -84,12 +102,22 @@ class Signer:
 
 
 async def identify(
-    token: str | None, signer: Signer, accounts: Accounts, kinds: tuple[TokenType, ...]
+    token: str | None,
+    signer: Signer,
+    accounts: Accounts,
+    kinds: tuple[TokenType, ...],
+    *,
+    api_tokens: bool = True,
 ) -> Caller:
-    """The caller a bearer token names; ``ApiError`` 401 for a missing, bad or expired one."""
+    """The caller a bearer token names; ``ApiError`` 401 for a missing, bad or expired one.
+
+    ``api_tokens=False`` refuses long-lived API tokens (where a token travels in a URL).
+    """
     if not token:
         raise _unauthorized("no token: send Authorization: Bearer TOKEN")
     if token.startswith(API_TOKEN_PREFIX):
+        if not api_tokens:
+            raise _unauthorized("use a short-lived token from POST /auth/ws-token here")
         user = await accounts.user_for_api_token(token)
         name = None if user is None else user.name
     else:

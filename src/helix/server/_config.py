@@ -36,6 +36,8 @@ class ServerConfig:
     """Events a WebSocket client may fall behind by before it is dropped."""
     ws_send_timeout_s: float = 5.0
     """A client that does not take one message in this long is dropped."""
+    notify: tuple[str, ...] = ()
+    """Apprise URLs told of approvals asked, runs finished or failed, budgets reached."""
     resume_on_start: bool = True
     """Drive every unfinished run when the server starts (the engine's durable resume)."""
 

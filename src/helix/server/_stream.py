@@ -52,7 +52,7 @@ async def _open(websocket: WebSocket, token: str | None) -> tuple[ServerState, C
     state: ServerState = websocket.app.state.helix
     await websocket.accept()
     try:
-        caller = await identify(token, state.signer, state.accounts, ("ws", "access"))
+        caller = await identify(token, state.signer, state.accounts, ("ws",), api_tokens=False)
     except ApiError as error:
         await websocket.close(CLOSE_UNAUTHORIZED, error.message[:120])
         return None
