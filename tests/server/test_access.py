@@ -198,6 +198,9 @@ def test_bad_input_gets_the_error_body_never_a_500(live: LiveServer, owner: http
     assert _error(bad_blueprint, 422) == "invalid_blueprint"
     bad_world = owner.post("/runs", json={"objective": "x", "model": MODEL, "world": "../etc"})
     assert _error(bad_world, 422) == "invalid_request"
+    refused = owner.post("/runs", json={"objective": "x", "model": "nonsense", "world": "kept"})
+    assert _error(refused, 422) == "invalid_model"
+    assert not (live.config.worlds / "default" / "kept").exists()
     assert _error(owner.get("/runs", params={"status": "sleeping"}), 422) == "invalid_request"
     assert _error(owner.get("/runs", params={"cursor": "nonsense"}), 422) == "invalid_event"
     assert _error(owner.get("/runs", params={"limit": 0}), 422) == "invalid_request"

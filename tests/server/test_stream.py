@@ -117,6 +117,7 @@ def test_steer_and_approve_over_the_socket(
         ws.send(json.dumps({"type": "steer", "message": "be quick", "id": 1}))
         ws.send("not json")
         ws.send(json.dumps({"type": "dance", "id": 3}))
+        ws.send(json.dumps({"type": "steer", "message": "x" * 200_000, "id": 6}))
         request = asked["data"]["request_id"]
         ws.send(
             json.dumps({"type": "approval", "request_id": request, "decision": "allow", "id": 4})
@@ -131,6 +132,7 @@ def test_steer_and_approve_over_the_socket(
     assert replies[4] == {"type": "ack", "id": 4, "request_id": request}
     assert replies[5]["status"] == 409
     assert any(m["type"] == "error" and m["status"] == 400 for m in seen)
+    assert any(m["type"] == "error" and m["status"] == 413 for m in seen)
     types = [m["type"] for m in seen]
     assert "steer.received" in types
     assert "approval.decided" in types

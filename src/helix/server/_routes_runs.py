@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from collections.abc import AsyncIterator
 from typing import Annotated
@@ -37,17 +38,24 @@ async def start_run(body: RunCreate, caller: CallerDep, state: State) -> RunCrea
     except ValidationError as error:
         raise BlueprintError(f"invalid blueprint: {error.errors()[0]['msg']}") from None
     world = state.config.worlds / workspace / (body.world or secrets.token_hex(6))
+    made = not world.exists()
     world.mkdir(parents=True, exist_ok=True)
-    record = await state.engine.create(
-        body.objective,
-        blueprint=blueprint,
-        model=body.model,
-        world=world,
-        budget_usd=body.budget_usd,
-        auto_approve=body.auto_approve,
-        attended=True,
-        workspace=workspace,
-    )
+    try:
+        record = await state.engine.create(
+            body.objective,
+            blueprint=blueprint,
+            model=body.model,
+            world=world,
+            budget_usd=body.budget_usd,
+            auto_approve=body.auto_approve,
+            attended=True,
+            workspace=workspace,
+        )
+    except BaseException:
+        if made:  # a refused run leaves no empty world behind
+            with contextlib.suppress(OSError):
+                world.rmdir()
+        raise
     state.drive(record.id)
     return RunCreated(id=record.id, status=record.status)
 

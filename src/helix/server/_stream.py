@@ -29,6 +29,7 @@ router = APIRouter()
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_NOT_FOUND = 4404
 CLOSE_TOO_SLOW = 4008
+_MAX_MESSAGE = 100_000
 
 
 class _Socket:
@@ -162,6 +163,8 @@ async def _answer(
     text: str, state: ServerState, caller: Caller, default_run: str | None
 ) -> dict[str, Any]:
     """Carry out one client message: ``steer`` or ``approval``; an ``ack`` or an ``error``."""
+    if len(text) > _MAX_MESSAGE:
+        return _error(None, 413, "payload_too_large", f"messages are at most {_MAX_MESSAGE} bytes")
     try:
         message = json.loads(text)
     except ValueError:
