@@ -144,3 +144,10 @@ def test_detach_approve_from_another_terminal_and_follow(
     assert json.loads(followed.splitlines()[-1])["type"] == "run.completed"
     again = client("approve", run_id, approved.split()[1])
     assert again.returncode == 1
+
+
+def test_status_without_a_server_shows_the_embedded_store(cli: Cli, tmp_path: Path) -> None:
+    client = Client(cli, tmp_path)
+    shown = client.ok("status")
+    assert "embedded   sqlite:///" in shown
+    assert "active     0 runs" in shown

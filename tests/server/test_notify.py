@@ -124,3 +124,43 @@ def test_an_expired_link_explains_itself(notifying: LiveServer) -> None:
         page = httpx.request(method, f"{notifying.url}/api/v1/links/{stale}")
         assert page.status_code == 404
         assert "expired" in page.text
+
+
+def test_the_link_works_on_a_phone(
+    notifying: LiveServer, inbox: Inbox, model_server: MockModelServer, chromium: str
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    from .conftest import CHROMIUM_ARGS
+    from .test_dashboard import ARTIFACTS
+
+    live = notifying
+    with live.client() as anonymous:
+        token = anonymous.post("/auth/link", json={"token": live.bootstrap_token}).json()["token"]
+    play(
+        model_server,
+        {
+            "text": "Deploying.",
+            "tool_calls": [{"name": "run_command", "args": {"command": "make deploy"}}],
+        },
+        {"text": "Not deployed."},
+    )
+    with live.client(token) as owner:
+        run_id = owner.post("/runs", json={"objective": "deploy", "model": MODEL}).json()["id"]
+        message = inbox.titled("Approval needed: run_command")["message"]
+        deny = dict(re.findall(r"(Allow|Deny): (\S+)", message))["Deny"]
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+            phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+            page = phone.new_page()
+            page.goto(deny.replace(live.config.public_url, live.url))
+            expect(page.get_by_role("heading")).to_have_text("Deny run_command?")
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "approval-link-phone.png"))
+            page.get_by_role("button", name="Deny").click()
+            expect(page.get_by_role("heading")).to_have_text("Denied")
+            browser.close()
+        wait_for_status(owner, run_id, "completed")
+        events = owner.get(f"/runs/{run_id}/events", params={"limit": 1000}).json()["events"]
+        decided = [e["data"]["decision"] for e in events if e["type"] == "approval.decided"]
+        assert decided == ["deny"]

@@ -9,6 +9,7 @@ link, its twin or anyone, every link to it explains that it was decided already.
 from __future__ import annotations
 
 import html
+import json
 import time
 from typing import Any
 
@@ -88,7 +89,7 @@ async def confirm(token: str, request: Request) -> HTMLResponse:
     body = (
         f"<p>Run <code>{html.escape(run_id)}</code> asks to call"
         f" <b>{html.escape(pending.name)}</b> with:</p>"
-        f"<pre>{html.escape(str(pending.args))}</pre>"
+        f"<pre>{html.escape(json.dumps(pending.args, indent=2))}</pre>"
         f"<p>Deadline: {html.escape(pending.expires_at or 'none')}</p>"
     )
     form = f'<form method="post"><button class="{decision}" type="submit">{verb}</button></form>'

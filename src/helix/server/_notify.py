@@ -7,6 +7,7 @@ budget reached.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from typing import Any
 
@@ -36,7 +37,8 @@ class Notifier:
             allow = decision_link(self.signer, self.public_url, event.run_id, data, "allow")
             deny = decision_link(self.signer, self.public_url, event.run_id, data, "deny")
             body = (
-                f"Run {event.run_id} asks to call {data['name']} with {data['args']}.\n"
+                f"Run {event.run_id} asks to call {data['name']}"
+                f" with {json.dumps(data['args'])}.\n"
                 f"Allow: {allow}\nDeny: {deny}\n"
                 f"Deadline: {data.get('expires_at') or 'none'}. Run: {run}"
             )
