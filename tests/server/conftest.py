@@ -239,13 +239,15 @@ class Cli:
         }
         self.servers: list[subprocess.Popen[bytes]] = []
 
-    def __call__(self, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    def __call__(
+        self, *args: str, stdin: str = "", env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "helix", *args],
             input=stdin,
             capture_output=True,
             text=True,
-            env=self.env,
+            env={**self.env, **(env or {})},
             timeout=WAIT_S,
         )
 

@@ -82,3 +82,22 @@ def test_first_start_prints_a_one_time_link_and_a_restart_resumes_runs(
     assert summary == {"summary": "Done after the restart."}
     assert wait_for_status(client, run_id, "completed")["turns"] == 2
     client.close()
+
+
+def test_serve_refuses_what_it_cannot_use(cli: Cli) -> None:
+    import socket
+
+    unreachable = cli("serve", env={"HELIX_DB": "postgresql://postgres@127.0.0.1:1/helix"})
+    assert unreachable.returncode == 4
+    assert "cannot open the PostgreSQL store" in unreachable.stderr
+    memory = cli("serve", env={"HELIX_DB": "memory://"})
+    assert memory.returncode == 2
+    assert "accounts need a database" in memory.stderr
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = cli("serve", "--port", str(taken.getsockname()[1]))
+    assert busy.returncode == 2
+    assert "choose another --port" in busy.stderr
+    assert "Traceback" not in unreachable.stderr + memory.stderr + busy.stderr
+    assert not (cli.home / "helix.db").exists()  # no first account spent on a failed start

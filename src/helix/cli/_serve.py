@@ -11,7 +11,7 @@ import typer
 from helix.config import Settings
 from helix.errors import HelixError
 
-from ._common import exit_code_for, fail
+from ._common import exit_code_for, fail, run
 
 
 def serve(
@@ -42,6 +42,31 @@ def serve(
         resume_on_start=resume,
         notify=notify,
     )
+    _check_port(host, port)
+    run(lambda: _preflight(settings))
     typer.echo(f"helix serving on http://{host}:{port}", err=True)
     app = create_app(config)
     uvicorn.run(app, host=host, port=port, log_level="warning", ws="websockets-sansio")
+
+
+async def _preflight(settings: Settings) -> None:
+    """Open the store and the accounts once, so a bad HELIX_DB is a message, not a trace."""
+    from helix.accounts import open_accounts
+    from helix.kernel.log import open_store
+
+    store = await open_store(settings.db_url, durability=settings.durability)
+    await store.close()
+    accounts = await open_accounts(settings.db_url)
+    await accounts.close()
+
+
+def _check_port(host: str, port: int) -> None:
+    """Fail before the first start's account is made if the address is taken."""
+    import socket
+
+    try:
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except OSError as error:
+        fail(f"cannot listen on {host}:{port}: {error.strerror}; choose another --port")
