@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 
 import httpx
 import pytest
+from websockets.sync.client import connect
 
 from helix import __version__
 from helix.testing import MockModelServer
@@ -214,5 +216,10 @@ def test_the_server_on_postgresql(
             run = wait_for_status(client, run_id, "completed")
             assert run["workspace"] == name
             assert event_types(client, run_id)[-1] == "run.completed"
+            ws_token = client.post("/auth/ws-token").json()["token"]
+            with connect(f"{live.ws_url}/runs/{run_id}/stream?token={ws_token}") as ws:
+                streamed = [json.loads(ws.recv(timeout=10)) for _ in range(run["events"])]
+            assert [e["seq"] for e in streamed] == list(range(run["events"]))
+            assert streamed[-1]["type"] == "run.completed"
     finally:
         live.stop()
