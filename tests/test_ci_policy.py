@@ -76,3 +76,34 @@ def test_ci_script_installs_bubblewrap() -> None:
     script = (ROOT / ".ci" / "run").read_text()
     assert "apt-get install -y -qq bubblewrap" in script
     assert script.index("bubblewrap") < script.index("make test")
+
+
+@pytest.mark.parametrize(
+    ("env", "failed"), [({"CI": "true"}, True), ({}, False)], ids=["in-ci", "local"]
+)
+def test_missing_chromium(env: dict[str, str], failed: bool) -> None:
+    base = {k: v for k, v in os.environ.items() if k not in ("CI", "HELIX_TEST_CHROMIUM")}
+    result = subprocess.run(
+        [
+            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+            "tests/server/test_dashboard.py::test_a_wrong_password_is_explained",
+        ],
+        cwd=ROOT,
+        env={**base, "HELIX_TEST_CHROMIUM": "/nonexistent/chromium", **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert "Chromium is not installed" in result.stdout or result.returncode == 0
+    if failed:
+        assert result.returncode == 1, result.stdout
+        assert "1 error" in result.stdout
+    else:
+        assert result.returncode == 0, result.stdout
+        assert "1 skipped" in result.stdout
+
+
+def test_ci_script_installs_chromium() -> None:
+    script = (ROOT / ".ci" / "run").read_text()
+    assert "apt-get install -y -q chromium" in script
+    assert script.index("chromium") < script.index("make test")

@@ -30,7 +30,21 @@ def test_implementation_modules_are_private() -> None:
         assert path.name in public_files or path.name.startswith("_"), path
 
 
-HEAVY = ["asyncpg", "ray", "anthropic", "openai", "google.genai", "mcp", "textual", "apprise"]
+HEAVY = [
+    "asyncpg",
+    "ray",
+    "anthropic",
+    "openai",
+    "google.genai",
+    "mcp",
+    "textual",
+    "apprise",
+    "fastapi",
+    "uvicorn",
+    "argon2",
+    "jwt",
+    "prometheus_client",
+]
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from helix.errors import ConfigError
 
 from ._figure import Figure
 
-SUITES = ("eventlog", "models", "engine", "world", "sandbox")
+SUITES = ("eventlog", "models", "engine", "world", "sandbox", "server")
 
 
 def run_suite(
@@ -37,4 +37,8 @@ def run_suite(
         from ._sandbox import SandboxSizes, run_sandbox
 
         return run_sandbox(SandboxSizes.quick() if quick else SandboxSizes())
+    if name == "server":
+        from ._server import ServerSizes, run_server_bench
+
+        return run_server_bench(ServerSizes.quick() if quick else ServerSizes(), workdir=workdir)
     raise ConfigError(f"unknown benchmark suite {name!r}: choose from {', '.join(SUITES)}")

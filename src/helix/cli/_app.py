@@ -6,16 +6,19 @@ import typer
 
 from helix._version import __version__
 
+from ._admin import tokens_app, users_app, workspaces_app
 from ._bench import bench
 from ._control import approve, cancel, deny, pause, steer
 from ._demo import demo
 from ._doctor import doctor
+from ._login import login, status
 from ._logs import export, import_, logs, replay
 from ._models import models_app
 from ._run import resume, run_command
 from ._runs import fork, runs, show
 from ._sandbox import sandbox_app
 from ._schema import schema_app
+from ._serve import serve
 from ._world import compare, diff, files, keep, rollback
 
 app = typer.Typer(
@@ -68,3 +71,9 @@ app.add_typer(schema_app, name="schema")
 app.add_typer(models_app, name="models")
 app.command()(doctor)
 app.add_typer(sandbox_app, name="sandbox")
+app.command()(serve)
+app.command()(login)
+app.command()(status)
+app.add_typer(users_app, name="users")
+app.add_typer(tokens_app, name="tokens")
+app.add_typer(workspaces_app, name="workspaces")

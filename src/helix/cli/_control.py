@@ -14,7 +14,9 @@ import typer
 
 from helix.kernel.log import EventStore
 
+from ._client import remotely
 from ._common import run, with_store
+from ._remote import connected
 
 
 def who() -> str:
@@ -47,6 +49,11 @@ def deny(
 def _decide(run_id: str, request: str | None, decision: str, reason: str | None) -> None:
     from helix.runtime import decide
 
+    if (remote := connected()) is not None:
+        decided = remotely(lambda: remote.decide(run_id, request, decision, reason))
+        typer.echo(f"{decision}ed {decided}" if decision == "allow" else f"denied {decided}")
+        return
+
     async def main(store: EventStore) -> None:
         decided = await decide(store, run_id, request, decision, by=who(), reason=reason)
         typer.echo(f"{decision}ed {decided}" if decision == "allow" else f"denied {decided}")
@@ -57,6 +64,11 @@ def _decide(run_id: str, request: str | None, decision: str, reason: str | None)
 def steer(run_id: RunArg, message: Annotated[str, typer.Argument(metavar="MESSAGE")]) -> None:
     """Tell the agent something; it reads it before its next model call."""
     from helix.runtime import steer as send
+
+    if (remote := connected()) is not None:
+        remotely(lambda: remote.control(run_id, "steer", {"message": message}))
+        typer.echo("sent")
+        return
 
     async def main(store: EventStore) -> None:
         await send(store, run_id, message, by=who())
@@ -69,6 +81,11 @@ def pause(run_id: RunArg) -> None:
     """Pause the run at its next safe point (a running tool finishes first)."""
     from helix.runtime import pause as stop
 
+    if (remote := connected()) is not None:
+        remotely(lambda: remote.control(run_id, "pause"))
+        typer.echo("paused")
+        return
+
     async def main(store: EventStore) -> None:
         await stop(store, run_id, by=who())
         typer.echo("paused")
@@ -79,6 +96,11 @@ def pause(run_id: RunArg) -> None:
 def cancel(run_id: RunArg) -> None:
     """Cancel the run: a running command is killed and the run ends cancelled."""
     from helix.runtime import cancel as end
+
+    if (remote := connected()) is not None:
+        remotely(lambda: remote.control(run_id, "cancel"))
+        typer.echo("cancelled")
+        return
 
     async def main(store: EventStore) -> None:
         await end(store, run_id, by=who())

@@ -12,7 +12,9 @@ from helix.errors import RunExistsError
 from helix.kernel.events import TERMINAL_EVENTS
 from helix.kernel.log import EventStore, export_lines, import_lines
 
+from ._client import remotely
 from ._common import fail, print_json_line, run, with_store
+from ._remote import connected
 from ._render import event_line, state_dict
 
 
@@ -28,6 +30,10 @@ def logs(
 
     def show(line: str) -> None:
         typer.echo(line)
+
+    if (remote := connected()) is not None:
+        remotely(lambda: remote.logs(run_id, follow=follow, after=after, json=json))
+        return
 
     async def main(store: EventStore) -> None:
         record = await store.get_run(run_id)
@@ -67,6 +73,9 @@ def replay(
 
 def export(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
     """Write a run's whole log to stdout as JSON Lines."""
+    if (remote := connected()) is not None:
+        sys.stdout.write(remotely(lambda: remote.client.call("GET", f"/runs/{run_id}/export")))
+        return
 
     async def main(store: EventStore) -> None:
         async for line in export_lines(store, run_id):
@@ -88,6 +97,9 @@ def import_(
             lines = Path(file).read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError) as error:
             fail(f"cannot read {file}: {error}", 2)
+    if (remote := connected()) is not None:
+        remotely(lambda: remote.import_lines(lines, as_id, json))
+        return
 
     async def main(store: EventStore) -> None:
         try:

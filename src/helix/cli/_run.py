@@ -12,9 +12,11 @@ from helix.errors import BlueprintError, RunStateError
 from helix.kernel.events import Budget
 from helix.kernel.log import EventStore
 
+from ._client import remotely
 from ._common import print_json_line, run, with_store
 from ._control import who
 from ._live import drive_and_show, engine_for, exit_code, resolve_dir
+from ._remote import connected
 
 
 def run_command(
@@ -37,6 +39,15 @@ def run_command(
 ) -> None:
     """Run an agent on OBJECTIVE, in the foreground, shown live."""
     from helix.runtime import Blueprint
+
+    if (remote := connected()) is not None:
+        raise typer.Exit(
+            remotely(
+                lambda: remote.start(
+                    objective, model, blueprint, dir, budget, auto_approve, detach, json
+                )
+            )
+        )
 
     async def main(store: EventStore) -> int:
         engine = engine_for(store)
@@ -73,6 +84,9 @@ def resume(
 ) -> None:
     """Resume a paused or interrupted run; drive it here unless another process does."""
     from helix.runtime import resume as resume_run
+
+    if (remote := connected()) is not None:
+        raise typer.Exit(remotely(lambda: remote.resume(run_id, budget, json)))
 
     async def main(store: EventStore) -> int:
         from helix.kernel.session import replay_run

@@ -9,7 +9,9 @@ import typer
 from helix.kernel.events import RUN_STATUSES
 from helix.kernel.log import EventStore, RunRecord
 
+from ._client import remotely
 from ._common import fail, print_json_line, run, with_store
+from ._remote import connected, print_records, show_record
 from ._render import run_lines
 
 
@@ -40,6 +42,9 @@ def runs(
     """List runs, newest first."""
     if status is not None and status not in RUN_STATUSES:
         fail(f"unknown status {status!r}: choose from {', '.join(RUN_STATUSES)}")
+    if (remote := connected()) is not None:
+        print_records(remotely(lambda: remote.runs(status, limit)), json=json)
+        return
 
     async def main(store: EventStore) -> None:
         page = await store.list_runs(status=status, limit=limit)
@@ -62,6 +67,9 @@ def show(
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Show one run: status, model, counters."""
+    if (remote := connected()) is not None:
+        show_record(remotely(lambda: remote.run_record(run_id)), json=json)
+        return
 
     async def main(store: EventStore) -> None:
         record = await store.get_run(run_id)
@@ -85,6 +93,9 @@ def fork(
     from helix.runtime import fork_with_world
 
     from ._live import drive_and_show, engine_for, exit_code
+
+    if (remote := connected()) is not None:
+        raise typer.Exit(remotely(lambda: remote.fork(run_id, turn, message, model, detach, json)))
 
     async def main(store: EventStore) -> int:
         engine = engine_for(store)

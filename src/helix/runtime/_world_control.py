@@ -105,6 +105,7 @@ async def fork_with_world(
     *,
     message: str | None = None,
     model: str | None = None,
+    actor: str = "system",
 ) -> RunRecord:
     """Fork at a turn boundary, giving the fork its own world as it was there.
 
@@ -116,13 +117,19 @@ async def fork_with_world(
     try:
         manifest = await world_at(store, objects, run_id, turn if turn > 0 else "start")
     except NotFoundError:
-        return await store.fork(run_id, at_seq=seq, message=message, model=model)
+        return await store.fork(run_id, at_seq=seq, message=message, model=model, actor=actor)
     fork_id = new_run_id()
     dest = engine.home / "worlds" / fork_id
     await asyncio.to_thread(materialize, objects, manifest, dest)
     digest, added = await asyncio.to_thread(save_manifest, objects, manifest)
     record = await store.fork(
-        run_id, at_seq=seq, message=message, model=model, fork_id=fork_id, world=str(dest)
+        run_id,
+        at_seq=seq,
+        message=message,
+        model=model,
+        fork_id=fork_id,
+        world=str(dest),
+        actor=actor,
     )
     given = WorldSnapshotted(
         turn=turn, base=digest, files=len(manifest), bytes_added=added, scanned=False

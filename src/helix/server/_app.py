@@ -1,0 +1,127 @@
+"""The FastAPI app: routes, error handling, limits, the dashboard, and its lifetime.
+
+The app owns one supervisor: runs started or resumed through it are its children, so
+stopping the server stops driving them (their logs keep them; the next start resumes).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from functools import partial
+from pathlib import Path
+
+from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi.staticfiles import StaticFiles
+
+from helix._version import __version__
+from helix.accounts import Accounts, open_accounts
+from helix.kernel.log import open_store
+from helix.runtime import ChildSpec, open_supervisor
+
+from . import _links, _routes_auth, _routes_control, _routes_runs, _routes_world, _stream
+from ._auth import Signer
+from ._config import ServerConfig
+from ._errors import install_error_handlers
+from ._limits import BodyLimit
+from ._metrics import Metrics
+from ._notify import Notifier
+from ._state import ServerState
+
+log = logging.getLogger("helix.server")
+
+API = "/api/v1"
+STATIC = Path(__file__).parent / "static"
+
+Announce = Callable[[str], None]
+
+
+def _print_link(link: str) -> None:
+    sys.stderr.write(
+        "\nHelix created the first account, 'admin' (owner of workspace 'default').\n"
+        f"Open this link once to sign in (it works one time, for 24 hours):\n\n    {link}\n\n"
+    )
+    sys.stderr.flush()
+
+
+async def _restarted(child: str, error: BaseException, attempt: int) -> None:
+    log.warning("%s crashed (%s: %s); restart %d", child, type(error).__name__, error, attempt)
+
+
+async def _gave_up(child: str, error: BaseException) -> None:
+    log.error("%s kept crashing (%s: %s); stopped", child, type(error).__name__, error)
+
+
+def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> FastAPI:
+    """The server's app; it opens the store and starts supervising runs when it starts."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        store = await open_store(config.db_url, durability=config.durability)
+        account_store = None
+        try:
+            account_store = await open_accounts(config.db_url)
+            accounts = Accounts(account_store, config.hashing)
+            signer = Signer(await account_store.secret("jwt", secrets.token_bytes(32)))
+            metrics = Metrics()
+            async with open_supervisor(on_restart=_restarted, on_give_up=_gave_up) as supervisor:
+                state = ServerState(config, store, accounts, signer, supervisor, metrics)
+                app.state.helix = state
+                state.bootstrap_token = await accounts.bootstrap()
+                if state.bootstrap_token is not None:
+                    announce(f"{config.public_url}/#login={state.bootstrap_token}")
+                supervisor.start_child(
+                    ChildSpec(id="metrics", start=partial(metrics.follow, store))
+                )
+                if config.notify:
+                    notifier = Notifier(config.notify, config.public_url, signer)
+                    supervisor.start_child(
+                        ChildSpec(id="notify", start=partial(notifier.follow, store))
+                    )
+                if config.resume_on_start:
+                    supervisor.start_child(ChildSpec(id="resume", start=state.resume_all))
+                try:
+                    yield
+                finally:
+                    state.stop()
+        finally:
+            if account_store is not None:
+                await account_store.close()
+            await store.close()
+
+    app = FastAPI(
+        title="Helix",
+        version=__version__,
+        summary="Supervised agent runs whose event log is the session.",
+        openapi_url=f"{API}/openapi.json",
+        docs_url=f"{API}/docs",
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    api = APIRouter(prefix=API)
+    api.include_router(_routes_auth.router)
+    api.include_router(_routes_runs.router)
+    api.include_router(_routes_control.router)
+    api.include_router(_routes_world.router)
+    api.include_router(_stream.router)
+    api.include_router(_links.router)
+
+    @api.get("/metrics", tags=["server"], response_class=Response)
+    async def metrics(request: Request) -> Response:
+        """Prometheus metrics (text exposition format)."""
+        state: ServerState = request.app.state.helix
+        body = await state.metrics.render(state.store)
+        return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    app.include_router(api)
+    app.mount("/", StaticFiles(directory=STATIC, html=True), name="dashboard")
+    app.add_middleware(
+        BodyLimit,
+        max_bytes=config.max_body_bytes,
+        large={f"{API}/runs/import": config.max_import_bytes},
+    )
+    return app

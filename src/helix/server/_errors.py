@@ -1,0 +1,124 @@
+"""One error body for every failure: ``{"error": {"code", "message"}}``, never a trace.
+
+Helix's exception tree is mapped to statuses here, in one place; anything a client
+sent that Helix refuses lands on a 4xx. A 500 means a bug in the server.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from helix.errors import (
+    ConfigError,
+    ConflictError,
+    ForkError,
+    HelixError,
+    InvalidEventError,
+    InvalidToolArgumentsError,
+    NotFoundError,
+    StoreUnavailableError,
+    UnknownToolError,
+)
+
+log = logging.getLogger("helix.server")
+
+_STATUS: list[tuple[type[HelixError], int]] = [
+    (NotFoundError, 404),
+    (ConflictError, 409),
+    (StoreUnavailableError, 503),
+    (ConfigError, 422),
+    (InvalidEventError, 422),
+    (ForkError, 422),
+    (UnknownToolError, 422),
+    (InvalidToolArgumentsError, 422),
+]
+
+_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "invalid_request",
+    429: "too_many_requests",
+}
+
+
+class ApiError(Exception):
+    """An answer other than success, with the contract's error body."""
+
+    def __init__(
+        self, status: int, code: str, message: str, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers
+
+
+def error_response(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None, **extra: Any
+) -> JSONResponse:
+    """The contract's error body."""
+    body: dict[str, Any] = {"code": code, "message": message, **extra}
+    return JSONResponse({"error": body}, status_code=status, headers=headers)
+
+
+def status_of(error: HelixError) -> int:
+    """The HTTP status a Helix error answers with."""
+    for kind, status in _STATUS:
+        if isinstance(error, kind):
+            return status
+    return 400
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Map every error the app can meet to the error body."""
+
+    async def api_error(_request: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, ApiError)
+        return error_response(error.status, error.code, error.message, error.headers)
+
+    async def helix_error(_request: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, HelixError)
+        return error_response(status_of(error), error.code, str(error))
+
+    async def invalid(_request: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, RequestValidationError)
+        details = [
+            {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))}
+            for e in error.errors()
+        ]
+        first = details[0] if details else {"loc": [], "msg": "invalid request"}
+        where = ".".join(first["loc"]) if isinstance(first["loc"], list) else ""
+        message = f"{where}: {first['msg']}" if where else str(first["msg"])
+        return error_response(422, "invalid_request", message, details=details)
+
+    async def http_error(_request: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, HTTPException)
+        cause = error.__cause__  # FastAPI wraps what fails while it reads the body
+        if isinstance(cause, ApiError):
+            return error_response(cause.status, cause.code, cause.message, cause.headers)
+        code = _CODES.get(error.status_code, "error")
+        headers = dict(error.headers) if error.headers else None
+        return error_response(error.status_code, code, str(error.detail), headers)
+
+    async def crashed(request: Request, error: Exception) -> JSONResponse:
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        return error_response(500, "internal_error", "the server failed; see its log")
+
+    app.add_exception_handler(ApiError, api_error)
+    app.add_exception_handler(HelixError, helix_error)
+    app.add_exception_handler(RequestValidationError, invalid)
+    app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(Exception, crashed)

@@ -1,0 +1,211 @@
+"""Live streams over WebSocket: one run's log from a seq on, or every visible run's.
+
+A client that cannot keep up is dropped with close code 4008 and a reason naming the
+seq to reconnect after; its queue is bounded, so it never slows the run or the server.
+Clients may send ``steer`` and ``approval`` messages on the same socket.
+
+Close codes: 4401 no or bad token, 4404 no such run (or not visible), 4008 too slow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+
+import helix.runtime as runtime
+from helix.errors import HelixError, NotFoundError, SubscriptionOverflowError
+
+from ._auth import Caller, identify
+from ._errors import ApiError, status_of
+from ._state import ServerState
+
+router = APIRouter()
+
+CLOSE_UNAUTHORIZED = 4401
+CLOSE_NOT_FOUND = 4404
+CLOSE_TOO_SLOW = 4008
+_MAX_MESSAGE = 100_000
+
+
+class _Socket:
+    """A WebSocket whose sends are serialised and bounded in time."""
+
+    def __init__(self, websocket: WebSocket, timeout_s: float) -> None:
+        self.websocket = websocket
+        self.timeout_s = timeout_s
+        self._lock = asyncio.Lock()
+
+    async def send(self, text: str) -> None:
+        async with self._lock:
+            await asyncio.wait_for(self.websocket.send_text(text), self.timeout_s)
+
+    async def close(self, code: int, reason: str) -> None:
+        with contextlib.suppress(Exception):  # the peer may be gone already
+            await asyncio.wait_for(self.websocket.close(code, reason), 1.0)
+
+
+async def _open(websocket: WebSocket, token: str | None) -> tuple[ServerState, Caller] | None:
+    state: ServerState = websocket.app.state.helix
+    await websocket.accept()
+    try:
+        caller = await identify(token, state.signer, state.accounts, ("ws",), api_tokens=False)
+    except ApiError as error:
+        await websocket.close(CLOSE_UNAUTHORIZED, error.message[:120])
+        return None
+    return state, caller
+
+
+@router.websocket("/runs/{run_id}/stream")
+async def run_stream(
+    websocket: WebSocket, run_id: str, token: str | None = None, after: int = -1
+) -> None:
+    """Every event of the run with seq > ``after``, then live ones, in order."""
+    opened = await _open(websocket, token)
+    if opened is None:
+        return
+    state, caller = opened
+    try:
+        await caller.run(state.store, run_id)
+    except NotFoundError:
+        await websocket.close(CLOSE_NOT_FOUND, f"run {run_id!r} not found"[:120])
+        return
+    socket = _Socket(websocket, state.config.ws_send_timeout_s)
+    last = max(after, -1)
+
+    async def send_events() -> None:
+        nonlocal last
+        subscription = state.store.subscribe(
+            run_id, after=last, max_queue=state.config.ws_queue, resume_on_overflow=False
+        )
+        try:
+            async with subscription:
+                async for event in subscription:
+                    await socket.send(event.to_json())
+                    last = event.seq
+        except (SubscriptionOverflowError, TimeoutError):
+            await socket.close(CLOSE_TOO_SLOW, f"too slow: reconnect with after={last}")
+
+    await _serve(socket, state, caller, send_events, default_run=run_id)
+
+
+@router.websocket("/stream")
+async def all_stream(websocket: WebSocket, token: str | None = None) -> None:
+    """Live events of every run the caller may see, from now on."""
+    opened = await _open(websocket, token)
+    if opened is None:
+        return
+    state, caller = opened
+    socket = _Socket(websocket, state.config.ws_send_timeout_s)
+    workspaces: dict[str, str | None] = {}
+
+    async def visible(run_id: str) -> bool:
+        if run_id not in workspaces:
+            try:
+                workspaces[run_id] = (await state.store.get_run(run_id)).workspace
+            except NotFoundError:
+                workspaces[run_id] = None
+        return workspaces[run_id] in caller.roles
+
+    async def send_events() -> None:
+        try:
+            async with state.store.subscribe_all(max_queue=state.config.ws_queue) as events:
+                async for event in events:
+                    if await visible(event.run_id):
+                        await socket.send(event.to_json())
+        except (SubscriptionOverflowError, TimeoutError):
+            await socket.close(CLOSE_TOO_SLOW, "too slow: reconnect and read missed events")
+
+    await _serve(socket, state, caller, send_events, default_run=None)
+
+
+async def _serve(
+    socket: _Socket,
+    state: ServerState,
+    caller: Caller,
+    send_events: Callable[[], Coroutine[Any, Any, None]],
+    *,
+    default_run: str | None,
+) -> None:
+    """Send events and answer the client's messages until either side stops."""
+    state.metrics.ws_clients.inc()
+    try:
+        async with asyncio.TaskGroup() as group:
+            sender = group.create_task(send_events())
+            receiver = group.create_task(_receive(socket, state, caller, default_run))
+            await asyncio.wait({sender, receiver}, return_when="FIRST_COMPLETED")
+            for task in (sender, receiver):
+                task.cancel()
+    finally:
+        state.metrics.ws_clients.dec()
+
+
+async def _receive(
+    socket: _Socket, state: ServerState, caller: Caller, default_run: str | None
+) -> None:
+    while True:
+        try:
+            text = await socket.websocket.receive_text()
+        except (WebSocketDisconnect, RuntimeError, KeyError):
+            return  # the client left (or sent something that is not text)
+        reply = await _answer(text, state, caller, default_run)
+        try:
+            await socket.send(json.dumps(reply))
+        except (TimeoutError, WebSocketDisconnect, RuntimeError):
+            return
+
+
+async def _answer(
+    text: str, state: ServerState, caller: Caller, default_run: str | None
+) -> dict[str, Any]:
+    """Carry out one client message: ``steer`` or ``approval``; an ``ack`` or an ``error``."""
+    if len(text) > _MAX_MESSAGE:
+        return _error(None, 413, "payload_too_large", f"messages are at most {_MAX_MESSAGE} bytes")
+    try:
+        message = json.loads(text)
+    except ValueError:
+        return _error(None, 400, "bad_request", "messages are JSON objects")
+    if not isinstance(message, dict):
+        return _error(None, 400, "bad_request", "messages are JSON objects")
+    ref = message.get("id")
+    run_id = message.get("run_id", default_run)
+    kind = message.get("type")
+    if not isinstance(run_id, str):
+        return _error(ref, 422, "invalid_request", "run_id is required on this stream")
+    try:
+        if kind == "steer":
+            await caller.run(state.store, run_id, act="steer runs")
+            text_in = message.get("message")
+            if not isinstance(text_in, str):
+                return _error(ref, 422, "invalid_request", "message must be a string")
+            await runtime.steer(state.store, run_id, text_in, by=caller.actor)
+            return {"type": "ack", "id": ref}
+        if kind == "approval":
+            await caller.run(state.store, run_id, act="approve or deny")
+            decision, request = message.get("decision"), message.get("request_id")
+            reason = message.get("reason")
+            if not isinstance(decision, str) or not isinstance(request, str | None):
+                return _error(ref, 422, "invalid_request", "decision (allow|deny) is required")
+            reason = reason if isinstance(reason, str) else None
+            decided = await runtime.decide(
+                state.store, run_id, request, decision, by=caller.actor, reason=reason
+            )
+            return {"type": "ack", "id": ref, "request_id": decided}
+    except ApiError as error:
+        return _error(ref, error.status, error.code, error.message)
+    except HelixError as error:
+        return _error(ref, status_of(error), error.code, str(error))
+    return _error(ref, 422, "invalid_request", "type must be steer or approval")
+
+
+def _error(ref: Any, status: int, code: str, message: str) -> dict[str, Any]:
+    return {
+        "type": "error",
+        "id": ref,
+        "status": status,
+        "error": {"code": code, "message": message},
+    }

@@ -1,0 +1,154 @@
+"""One conformance suite for the account store, run on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from helix.accounts import (
+    AccountExistsError,
+    AccountNotFoundError,
+    Accounts,
+    Hashing,
+    open_accounts,
+)
+from helix.errors import ConfigError
+from helix.gates import Policy
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'helix.db'}"
+    url = request.getfixturevalue("postgres_url")
+    assert isinstance(url, str)
+    return url
+
+
+@pytest.fixture
+async def accounts(database: str) -> AsyncIterator[Accounts]:
+    url = database
+    store = await open_accounts(url)
+    try:
+        yield Accounts(store, Hashing.cheap())
+    finally:
+        await store.close()
+
+
+def _name(prefix: str) -> str:
+    """Unique per test: the PostgreSQL database is shared by the session."""
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+async def test_users_get_a_personal_workspace_and_roles(accounts: Accounts) -> None:
+    team, alice = _name("team"), _name("alice")
+    await accounts.add_workspace(team)
+    await accounts.add_user(alice, password="pw", workspace=team, role="viewer")
+    assert await accounts.roles(alice) == {alice: "owner", team: "viewer"}
+    await accounts.set_role(team, alice, "admin")
+    assert (await accounts.roles(alice))[team] == "admin"
+    assert await accounts.store.members(team) == {alice: "admin"}
+    workspace = await accounts.store.get_workspace(alice)
+    assert workspace is not None
+    assert workspace.kind == "personal"
+
+
+async def test_names_are_unique_and_checked(accounts: Accounts) -> None:
+    alice = _name("alice")
+    await accounts.add_user(alice)
+    with pytest.raises(AccountExistsError):
+        await accounts.add_user(alice)
+    with pytest.raises(AccountExistsError):
+        await accounts.add_workspace(alice)  # the personal workspace holds the name
+    with pytest.raises(ConfigError):
+        await accounts.add_user("no spaces allowed")
+    with pytest.raises(ConfigError):
+        await accounts.add_user(_name("bob"), role="emperor")
+    with pytest.raises(AccountNotFoundError):
+        await accounts.add_user(_name("carol"), workspace=_name("missing"))
+    with pytest.raises(AccountNotFoundError):
+        await accounts.set_role(_name("missing"), alice, "member")
+
+
+async def test_passwords_are_hashed_and_checked(accounts: Accounts) -> None:
+    alice = _name("alice")
+    await accounts.add_user(alice, password="correct horse")
+    stored = await accounts.store.get_user(alice)
+    assert stored is not None
+    assert stored.password_hash is not None
+    assert stored.password_hash.startswith("$argon2id$")
+    assert "correct horse" not in stored.password_hash
+    assert await accounts.authenticate(alice, "correct horse") is not None
+    assert await accounts.authenticate(alice, "wrong") is None
+    assert await accounts.authenticate(_name("nobody"), "correct horse") is None
+    tokens_only = _name("bot")
+    await accounts.add_user(tokens_only)
+    assert await accounts.authenticate(tokens_only, "") is None
+
+
+async def test_api_tokens_are_stored_hashed(accounts: Accounts) -> None:
+    alice = _name("alice")
+    await accounts.add_user(alice)
+    token = await accounts.create_api_token(alice)
+    assert token.startswith("hx_")
+    found = await accounts.user_for_api_token(token)
+    assert found is not None
+    assert found.name == alice
+    assert await accounts.user_for_api_token(token + "x") is None
+    assert await accounts.store.find_token(token, "api", now=time.time()) is None  # not in clear
+    with pytest.raises(AccountNotFoundError):
+        await accounts.create_api_token(_name("nobody"))
+
+
+async def test_login_tokens_work_once_and_expire(accounts: Accounts) -> None:
+    alice = _name("alice")
+    await accounts.add_user(alice)
+    token = await accounts.create_login_token(alice)
+    redeemed = await accounts.redeem_login_token(token)
+    assert redeemed is not None
+    assert redeemed.name == alice
+    assert await accounts.redeem_login_token(token) is None
+    stale = await accounts.create_login_token(alice, ttl_s=-1)
+    assert await accounts.redeem_login_token(stale) is None
+
+
+async def test_policies_round_trip(accounts: Accounts) -> None:
+    team = _name("team")
+    await accounts.add_workspace(team)
+    assert await accounts.policy(team) == Policy()
+    ceiling = Policy(tools=frozenset({"read_file"}), deny_tools=frozenset({"run_command"}))
+    await accounts.set_policy(team, ceiling)
+    assert await accounts.policy(team) == ceiling
+    with pytest.raises(AccountNotFoundError):
+        await accounts.set_policy(_name("missing"), ceiling)
+
+
+async def test_secrets_are_created_once(accounts: Accounts) -> None:
+    name = _name("secret")
+    first = await accounts.store.secret(name, b"one")
+    assert first == b"one"
+    assert await accounts.store.secret(name, b"two") == b"one"
+
+
+async def test_bootstrap_only_on_an_empty_store(tmp_path: Path) -> None:
+    store = await open_accounts(f"sqlite:///{tmp_path / 'fresh.db'}")
+    accounts = Accounts(store, Hashing.cheap())
+    try:
+        token = await accounts.bootstrap()
+        assert token is not None
+        assert await accounts.roles("admin") == {"default": "owner"}
+        assert await accounts.bootstrap() is None
+        user = await accounts.redeem_login_token(token)
+        assert user is not None
+        assert user.password_hash is None  # no default password
+    finally:
+        await store.close()
+
+
+async def test_memory_urls_are_refused() -> None:
+    with pytest.raises(ConfigError):
+        await open_accounts("memory://")

@@ -1,0 +1,153 @@
+"""The CLI against a server: same commands, same output, same exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helix.testing import MockModelServer
+
+from .conftest import MODEL, WAIT_S, Cli, free_port, play, wait_until
+
+
+class Client:
+    """``helix`` with a HELIX_HOME of its own: nothing local is used."""
+
+    def __init__(self, cli: Cli, tmp_path: Path, **env: str) -> None:
+        self.env = {**cli.env, "HELIX_HOME": str(tmp_path / "client-home"), **env}
+
+    def __call__(self, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "helix", *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=WAIT_S,
+        )
+
+    def ok(self, *args: str, stdin: str = "") -> str:
+        result = self(*args, stdin=stdin)
+        assert result.returncode == 0, f"helix {' '.join(args)}: {result.stderr}"
+        return result.stdout
+
+
+@pytest.fixture
+def server_url(cli: Cli) -> str:
+    added = cli("users", "add", "alice", "--password-stdin", stdin="alice-password\n")
+    assert added.returncode == 0, added.stderr
+    port = free_port()
+    cli.serve(port)
+    return f"http://127.0.0.1:{port}"
+
+
+def test_an_unreachable_server_exits_4(cli: Cli, tmp_path: Path) -> None:
+    client = Client(cli, tmp_path, HELIX_SERVER="http://127.0.0.1:1")
+    for args in (["runs"], ["status"], ["show", "run_x"], ["approve", "run_x"]):
+        result = client(*args)
+        assert result.returncode == 4, (args, result.stderr)
+        assert "cannot reach the server at http://127.0.0.1:1" in result.stderr
+
+
+def test_login_then_run_show_logs_export_import(
+    cli: Cli, tmp_path: Path, server_url: str, model_server: MockModelServer
+) -> None:
+    client = Client(cli, tmp_path)
+    wrong = client("login", server_url, "--user", "alice", "--password-stdin", stdin="nope\n")
+    assert wrong.returncode == 1
+    assert "wrong username or password" in wrong.stderr
+    logged = client.ok("login", server_url, "--user", "alice", "--password-stdin",
+                       stdin="alice-password\n")  # fmt: skip
+    assert f"logged in to {server_url} as alice" in logged
+    saved = json.loads((tmp_path / "client-home" / "server.json").read_text())
+    assert saved["token"].startswith("hx_")
+    assert (tmp_path / "client-home" / "server.json").stat().st_mode & 0o777 == 0o600
+
+    play(
+        model_server,
+        {"text": "Looking.", "tool_calls": [{"name": "list_files", "args": {}}]},
+        {"text": "All tidy."},
+    )
+    ran = client("run", "tidy up", "--model", MODEL, "--json")
+    assert ran.returncode == 0, ran.stderr
+    events = [json.loads(line) for line in ran.stdout.splitlines()]
+    assert events[0]["type"] == "run.created"
+    assert events[-1]["type"] == "run.completed"
+    run_id = events[0]["run_id"]
+    assert [e["seq"] for e in events] == list(range(len(events)))
+
+    shown = json.loads(client.ok("show", run_id, "--json"))
+    assert shown["status"] == "completed"
+    assert shown["workspace"] == "alice"
+    assert "status     completed" in client.ok("show", run_id)
+    assert json.loads(client.ok("runs", "--json"))["id"] == run_id
+    assert run_id in client.ok("runs")
+    logged_events = [json.loads(line) for line in client.ok("logs", run_id, "--json").splitlines()]
+    assert logged_events == events
+    assert "run.completed" in client.ok("logs", run_id)
+
+    exported = client.ok("export", run_id)
+    assert exported.splitlines() == ran.stdout.splitlines()
+    copy = json.loads(client.ok("import", "-", "--as", "copy-1", "--json", stdin=exported))
+    assert copy == {"id": "copy-1", "status": "completed", "events": len(events)}
+    clash = client("import", "-", "--as", "copy-1", stdin=exported)
+    assert clash.returncode == 1
+    assert "--as NEW_ID" in clash.stderr
+
+    status = client.ok("status")
+    assert f"server     {server_url}  (ok" in status
+    assert "user       alice  (alice: owner)" in status
+    assert "active     0 runs" in status
+
+    missing = client("show", "run_nope")
+    assert missing.returncode == 3
+    assert "does not exist" in missing.stderr
+    finished = client("steer", run_id, "hello")
+    assert finished.returncode == 1
+    assert "completed" in finished.stderr
+    nothing = client("approve", run_id)
+    assert nothing.returncode == 1
+    bad_dir = client("run", "x", "--model", MODEL, "--dir", "/etc")
+    assert bad_dir.returncode == 2
+    bad_model = client("run", "x", "--model", "nonsense")
+    assert bad_model.returncode == 2
+
+
+def test_detach_approve_from_another_terminal_and_follow(
+    cli: Cli, tmp_path: Path, server_url: str, model_server: MockModelServer
+) -> None:
+    token = cli("tokens", "create", "--user", "alice").stdout.strip()
+    client = Client(cli, tmp_path, HELIX_SERVER=server_url, HELIX_TOKEN=token)
+    play(
+        model_server,
+        {
+            "text": "Building.",
+            "tool_calls": [{"name": "run_command", "args": {"command": "touch x"}}],
+        },
+        {"text": "Built."},
+    )
+    run_id = client.ok("run", "build", "--model", MODEL, "--detach").strip()
+    assert run_id.startswith("run_")
+
+    def asked() -> bool:
+        return "approval.requested" in client.ok("logs", run_id)
+
+    wait_until(asked, "an approval request")
+    assert "waiting" in client.ok("status")
+    approved = client.ok("approve", run_id)
+    assert approved.startswith("allowed ")
+    followed = client.ok("logs", run_id, "--follow", "--json")
+    assert json.loads(followed.splitlines()[-1])["type"] == "run.completed"
+    again = client("approve", run_id, approved.split()[1])
+    assert again.returncode == 1
+
+
+def test_status_without_a_server_shows_the_embedded_store(cli: Cli, tmp_path: Path) -> None:
+    client = Client(cli, tmp_path)
+    shown = client.ok("status")
+    assert "embedded   sqlite:///" in shown
+    assert "active     0 runs" in shown

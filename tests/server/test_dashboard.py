@@ -1,0 +1,145 @@
+"""The dashboard in a real browser (Debian's Chromium, headless), against a real server."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from helix.testing import MockModelServer
+
+from .conftest import CHROMIUM_ARGS, MODEL, Admin, LiveServer, play
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "dashboard"
+TIMEOUT_MS = 20_000
+expect.set_options(timeout=TIMEOUT_MS)
+
+
+@pytest.fixture
+def browser(chromium: str) -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def _sign_in(page: Page, live: LiveServer, username: str, password: str) -> None:
+    page.goto(live.url + "/")
+    page.get_by_placeholder("Username").fill(username)
+    page.get_by_placeholder("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_test_id("new-run")).to_be_visible(timeout=TIMEOUT_MS)
+
+
+def test_a_run_from_the_browser_approved_steered_and_finished(
+    live: LiveServer, admin: Admin, model_server: MockModelServer, browser: Browser
+) -> None:
+    admin.user("dana", password="dashboard-pw")
+    play(
+        model_server,
+        {
+            "text": "I will build it.",
+            "tool_calls": [{"name": "run_command", "args": {"command": "touch built.txt"}}],
+            "delay_s": 0.5,
+        },
+        {"text": "Checking.", "tool_calls": [{"name": "list_files", "args": {}}], "delay_s": 2.0},
+        {"text": "All done: built and checked."},
+    )
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(TIMEOUT_MS)
+    _sign_in(page, live, "dana", "dashboard-pw")
+
+    form = page.get_by_test_id("new-run")
+    form.get_by_placeholder("What should the agent do?").fill("build the project")
+    form.get_by_placeholder("Model, e.g. openai:gpt-4.1").fill(MODEL)
+    form.get_by_placeholder("Budget USD").fill("2")
+    form.get_by_role("button", name="Start").click()
+    expect(page).to_have_url(re.compile(r"#/runs/run_"))
+    run_id = page.url.rsplit("/", 1)[1]
+
+    timeline = page.get_by_test_id("timeline")
+    expect(timeline.locator('[data-type="model.requested"]').first).to_be_visible()  # live
+    approval = page.get_by_test_id("approvals")
+    expect(approval.get_by_text("Approve run_command?")).to_be_visible()
+    expect(approval.get_by_text("touch built.txt")).to_be_visible()
+    approval.get_by_role("button", name="Allow").click()
+    expect(timeline.locator('[data-type="approval.decided"]')).to_contain_text("allow by user:dana")
+    expect(approval.get_by_role("button", name="Allow")).to_have_count(0)
+
+    steer = page.get_by_test_id("steer")
+    steer.get_by_placeholder("Tell the agent something…").fill("keep it short")
+    steer.get_by_role("button", name="Send").click()
+    expect(timeline.locator('[data-type="steer.received"]')).to_contain_text("keep it short")
+
+    expect(page.get_by_test_id("status").first).to_have_text("completed")
+    expect(timeline.locator('[data-type="run.completed"]')).to_contain_text("All done")
+    expect(page.get_by_test_id("cost")).to_contain_text("of $2.0000")
+    expect(timeline.locator('[data-type="gate.decided"]').first).to_be_visible()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "run-desktop.png"), full_page=True)
+
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    token = page.evaluate("localStorage.getItem('helix.token')")
+    phone.add_init_script(f"localStorage.setItem('helix.token', {token!r})")
+    small = phone.new_page()
+    small.set_default_timeout(TIMEOUT_MS)
+    small.goto(f"{live.url}/#/runs/{run_id}")
+    expect(small.get_by_test_id("status").first).to_have_text("completed")
+    expect(small.get_by_test_id("timeline").locator('[data-type="run.completed"]')).to_be_visible()
+    width = small.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390  # nothing forces sideways scrolling on a phone
+    small.screenshot(path=str(ARTIFACTS / "run-phone.png"), full_page=True)
+    assert (ARTIFACTS / "run-phone.png").stat().st_size > 0
+    phone.close()
+
+
+def test_fork_from_a_turn_and_the_runs_list(
+    live: LiveServer, admin: Admin, model_server: MockModelServer, browser: Browser
+) -> None:
+    admin.user("fay", password="dashboard-pw")
+    play(
+        model_server,
+        {"text": "Looking.", "tool_calls": [{"name": "list_files", "args": {}}]},
+        {"text": "Finished."},
+        {"text": "Finished the fork."},
+    )
+    page = browser.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    _sign_in(page, live, "fay", "dashboard-pw")
+    form = page.get_by_test_id("new-run")
+    form.get_by_placeholder("What should the agent do?").fill("look around")
+    form.get_by_placeholder("Model, e.g. openai:gpt-4.1").fill(MODEL)
+    form.get_by_role("button", name="Start").click()
+    expect(page.get_by_test_id("status").first).to_have_text("completed")
+    parent_url = page.url
+    page.get_by_test_id("fork").first.click()
+    expect(page).not_to_have_url(parent_url)
+    expect(page.get_by_test_id("status").first).to_have_text("completed")
+    expect(page.get_by_role("link", name="parent")).to_be_visible()
+
+    page.goto(live.url + "/#/")
+    runs = page.get_by_test_id("runs")
+    expect(runs.locator("li")).to_have_count(2)
+    page.get_by_label("Status").select_option("completed")
+    expect(runs.locator("li")).to_have_count(2)
+
+
+def test_a_wrong_password_is_explained(live: LiveServer, browser: Browser) -> None:
+    page = browser.new_page()
+    page.goto(live.url + "/")
+    page.get_by_placeholder("Username").fill("nobody")
+    page.get_by_placeholder("Password").fill("wrong")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_test_id("login-error")).to_have_text("wrong username or password")
+
+
+def test_the_first_start_link_signs_in(live: LiveServer, browser: Browser) -> None:
+    page = browser.new_page()
+    page.goto(live.links[0].replace(live.config.public_url, live.url))
+    expect(page.get_by_test_id("new-run")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.locator("#who")).to_have_text("admin")
