@@ -13,7 +13,7 @@ from ._state import ServerState
 _bearer = HTTPBearer(auto_error=False, description="A JWT from /auth/login, or an API token.")
 
 
-def state_of(request: Request) -> ServerState:
+async def state_of(request: Request) -> ServerState:
     """The app's state (built when it started)."""
     state: ServerState = request.app.state.helix
     return state
@@ -23,7 +23,7 @@ async def _caller(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Caller:
-    state = state_of(request)
+    state: ServerState = request.app.state.helix
     token = credentials.credentials if credentials is not None else None
     return await identify(token, state.signer, state.accounts, ("access",))
 
