@@ -90,6 +90,17 @@ def test_login_then_run_show_logs_export_import(
     assert logged_events == events
     assert "run.completed" in client.ok("logs", run_id)
 
+    replayed = json.loads(client.ok("replay", run_id, "--json"))
+    assert (replayed["status"], replayed["turn"], replayed["summary"]) == (
+        "completed",
+        2,
+        "All tidy.",
+    )
+    halfway = json.loads(client.ok("replay", run_id, "--to", "3", "--json"))
+    assert halfway["head"] == 3
+    assert "status" in client.ok("replay", run_id)
+    assert client("replay", "run_nope").returncode == 3
+
     exported = client.ok("export", run_id)
     assert exported.splitlines() == ran.stdout.splitlines()
     copy = json.loads(client.ok("import", "-", "--as", "copy-1", "--json", stdin=exported))

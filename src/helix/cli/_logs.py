@@ -57,16 +57,24 @@ def replay(
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Rebuild a run's state from its log (recorded results are read back, never re-run)."""
-    from helix.kernel.session import replay_run
+    from helix.kernel.session import SessionState, replay_run
+
+    def show(state: SessionState) -> None:
+        shown = state_dict(state)
+        if json:
+            print_json_line(shown)
+        else:
+            for key, value in shown.items():
+                typer.echo(f"{key:<18} {value}")
+
+    if (remote := connected()) is not None:
+        # The same fold, over the events the server sends: nothing runs, here or there.
+        show(remotely(lambda: remote.replay(run_id, to_seq=to)))
+        return
 
     async def main(store: EventStore) -> None:
         await store.get_run(run_id)
-        state = state_dict(await replay_run(store, run_id, to_seq=to))
-        if json:
-            print_json_line(state)
-        else:
-            for key, value in state.items():
-                typer.echo(f"{key:<18} {value}")
+        show(await replay_run(store, run_id, to_seq=to))
 
     run(lambda: with_store(main))
 

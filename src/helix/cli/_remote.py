@@ -10,6 +10,7 @@ import typer
 from helix.errors import ApprovalClosedError, ConfigError, ConflictError, RunStateError
 from helix.kernel.events import ForkPoint, RunStatus
 from helix.kernel.log import RunRecord
+from helix.kernel.session import SessionState
 
 from ._client import ServerClient, ServerLogin, current_login, remotely, until_finished
 from ._common import EXIT_FAILED, EXIT_OK, fail, print_json_line
@@ -165,6 +166,14 @@ class Remote:
             return until_finished(event) and event.seq >= head
 
         self.client.follow(run_id, after=after, stop=shown)
+
+    def replay(self, run_id: str, *, to_seq: int | None) -> SessionState:
+        """``helix replay``: the run's events from the server, folded here."""
+        from helix.kernel.session import replay
+
+        self.run_record(run_id)  # not found: the server's 404, as exit 3
+        events = self.client.events(run_id)
+        return replay(events, to_seq=to_seq)
 
     def import_lines(self, lines: list[str], as_id: str | None, json: bool) -> None:
         """``helix import`` against the server."""
