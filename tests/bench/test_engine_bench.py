@@ -13,6 +13,8 @@ async def test_engine_suite_emits_the_contract_figures(tmp_path: Path) -> None:
     for name in ("tool_call_overhead_p50", "tool_call_overhead_p99", "gates_p50"):
         assert by_name[name].unit == "ms"
         assert by_name[name].value > 0
+    gates = {f.params["tool"]: f.params["gates"] for f in figures if f.name == "gates_p50"}
+    assert gates == {"read_file": 5, "run_command": 6}  # each meets the gates scoped to it
     concurrent = by_name["concurrent_runs_vs_ideal"]
     assert concurrent.params["runs"] == EngineSizes.quick().concurrent_runs
     assert concurrent.value >= 1  # nothing beats the model's own time

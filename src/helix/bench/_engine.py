@@ -131,7 +131,8 @@ async def run_engine(sizes: EngineSizes, workdir: Path | None = None) -> AsyncIt
     """Measure gates, per-call overhead, concurrency, resume, and storage per turn."""
     with tempfile.TemporaryDirectory(dir=workdir, prefix="helix-bench-") as tmp:
         root = Path(tmp)
-        yield await _gates(sizes, root)
+        for tool, args in (("read_file", {"path": "notes.txt"}), ("run_command", _COMMAND)):
+            yield await _gates(sizes, root, tool, args)
         for figure in await _overhead(sizes, root / "overhead"):
             yield figure
         for figure in await _concurrent(sizes, root / "concurrent"):
@@ -143,19 +144,27 @@ async def run_engine(sizes: EngineSizes, workdir: Path | None = None) -> AsyncIt
         yield figure
 
 
-async def _gates(sizes: EngineSizes, root: Path) -> Figure:
+_COMMAND = {"command": "grep -rn TODO src | head -20"}
+"""A read-only command: every gate it meets allows it, the command rules included."""
+
+
+async def _gates(sizes: EngineSizes, root: Path, tool: str, args: dict[str, Any]) -> Figure:
     world = _folder(root / "gates")
     registry = builtin_registry()
     pipeline = build_gate_pipeline(available_tools=registry.names)
     context = GateContext(run_id="bench", world=world.resolve(), policy=Policy())
-    call = GateCall("c1", "read_file", {"path": "notes.txt"}, registry.get("read_file"))
+    call = GateCall("c1", tool, args, registry.get(tool))
     samples = []
+    ran = 0
     for _ in range(sizes.gate_samples):
         started = time.perf_counter()
-        await pipeline.evaluate(call, context)
+        outcome = await pipeline.evaluate(call, context)
         samples.append((time.perf_counter() - started) * 1000)
+        ran = len(outcome.decisions)
+    # The gates scoped to other tools (commands, egress) are not asked about a read.
     return Figure(SUITE, "gates_p50", statistics.median(samples), "ms",
-                  {"gates": len(pipeline.gates), "calls": sizes.gate_samples})  # fmt: skip
+                  {"tool": tool, "gates": ran, "pipeline": len(pipeline.gates),
+                   "calls": sizes.gate_samples})  # fmt: skip
 
 
 async def _overhead(sizes: EngineSizes, root: Path) -> list[Figure]:
