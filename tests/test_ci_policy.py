@@ -1,109 +1,85 @@
-"""In CI a missing PostgreSQL or bubblewrap fails the run; elsewhere it skips. Checked for real."""
+"""In CI a missing PostgreSQL, bubblewrap or Chromium fails the run; elsewhere it skips.
+
+Checked for real: a test that needs the dependency runs in a child pytest with the
+dependency made unreachable, once with ``CI=true`` and once without.
+"""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-NOWHERE = "postgresql://postgres@127.0.0.1:1/postgres"
 
 
-def _pytest_with(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if k not in ("CI", "HELIX_TEST_POSTGRES")}
-    return subprocess.run(
-        [
-            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-            "tests/kernel/log/test_postgres.py::test_durability_setting",
-        ],
-        cwd=ROOT,
-        env={**base, "HELIX_TEST_POSTGRES": NOWHERE, **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )  # fmt: skip
+@dataclass(frozen=True)
+class Missing:
+    """How to take one dependency away from a test that needs it."""
+
+    test: str
+    hide: dict[str, str]
+    """Environment that makes the dependency unreachable."""
+    message: str
+    """What the fixture says about it."""
+    outcomes: int
+    """How many errors (in CI) or skips (elsewhere) the test makes."""
 
 
-@pytest.mark.parametrize(
-    ("env", "failed"), [({"CI": "true"}, True), ({}, False)], ids=["in-ci", "local"]
-)
-def test_missing_postgres(env: dict[str, str], failed: bool) -> None:
-    result = _pytest_with(env)
-    assert "PostgreSQL is not reachable" in result.stdout or result.returncode == 0
-    if failed:
-        assert result.returncode == 1, result.stdout
-        assert "2 errors" in result.stdout
-    else:
-        assert result.returncode == 0, result.stdout
-        assert "2 skipped" in result.stdout
-
-
-def _pytest_without_bwrap(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+MISSING = {
+    "postgresql": Missing(
+        "tests/kernel/log/test_postgres.py::test_durability_setting",
+        {"HELIX_TEST_POSTGRES": "postgresql://postgres@127.0.0.1:1/postgres"},
+        "PostgreSQL is not reachable",
+        2,
+    ),
     # No bwrap on PATH: the probe finds no bubblewrap, as on a machine without it.
-    base = {k: v for k, v in os.environ.items() if k != "CI"}
-    return subprocess.run(
-        [
-            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-            "tests/sandbox/test_bwrap.py::test_seccomp_can_be_turned_off",
-        ],
-        cwd=ROOT,
-        env={**base, "PATH": "/nonexistent", **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )  # fmt: skip
+    "bubblewrap": Missing(
+        "tests/sandbox/test_bwrap.py::test_seccomp_can_be_turned_off",
+        {"PATH": "/nonexistent"},
+        "bubblewrap is not installed",
+        1,
+    ),
+    "chromium": Missing(
+        "tests/server/test_dashboard.py::test_a_wrong_password_is_explained",
+        {"HELIX_TEST_CHROMIUM": "/nonexistent/chromium"},
+        "Chromium is not installed",
+        1,
+    ),
+}
 
 
-@pytest.mark.parametrize(
-    ("env", "failed"), [({"CI": "true"}, True), ({}, False)], ids=["in-ci", "local"]
-)
-def test_missing_bubblewrap(env: dict[str, str], failed: bool) -> None:
-    result = _pytest_without_bwrap(env)
-    assert "bubblewrap is not installed" in result.stdout or result.returncode == 0
-    if failed:
-        assert result.returncode == 1, result.stdout
-        assert "1 error" in result.stdout
-    else:
-        assert result.returncode == 0, result.stdout
-        assert "1 skipped" in result.stdout
-
-
-def test_ci_script_installs_bubblewrap() -> None:
-    script = (ROOT / ".ci" / "run").read_text()
-    assert "apt-get install -y -qq bubblewrap" in script
-    assert script.index("bubblewrap") < script.index("make test")
-
-
-@pytest.mark.parametrize(
-    ("env", "failed"), [({"CI": "true"}, True), ({}, False)], ids=["in-ci", "local"]
-)
-def test_missing_chromium(env: dict[str, str], failed: bool) -> None:
-    base = {k: v for k, v in os.environ.items() if k not in ("CI", "HELIX_TEST_CHROMIUM")}
+@pytest.mark.parametrize("dependency", sorted(MISSING))
+@pytest.mark.parametrize("in_ci", [True, False], ids=["in-ci", "local"])
+def test_a_missing_dependency(dependency: str, in_ci: bool) -> None:
+    missing = MISSING[dependency]
+    base = {k: v for k, v in os.environ.items() if k != "CI" and k not in missing.hide}
     result = subprocess.run(
-        [
-            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-            "tests/server/test_dashboard.py::test_a_wrong_password_is_explained",
-        ],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", missing.test],
         cwd=ROOT,
-        env={**base, "HELIX_TEST_CHROMIUM": "/nonexistent/chromium", **env},
+        env={**base, **missing.hide, **({"CI": "true"} if in_ci else {})},
         capture_output=True,
         text=True,
         timeout=120,
-    )  # fmt: skip
-    assert "Chromium is not installed" in result.stdout or result.returncode == 0
-    if failed:
+    )
+    assert missing.message in result.stdout, result.stdout
+    plural = "" if missing.outcomes == 1 else "s"
+    if in_ci:
         assert result.returncode == 1, result.stdout
-        assert "1 error" in result.stdout
+        assert f"{missing.outcomes} error{plural}" in result.stdout
     else:
         assert result.returncode == 0, result.stdout
-        assert "1 skipped" in result.stdout
+        assert f"{missing.outcomes} skipped" in result.stdout
 
 
-def test_ci_script_installs_chromium() -> None:
+@pytest.mark.parametrize(
+    "install", ["apt-get install -y -qq bubblewrap", "apt-get install -y -q chromium"]
+)
+def test_ci_script_installs_what_the_tests_need(install: str) -> None:
     script = (ROOT / ".ci" / "run").read_text()
-    assert "apt-get install -y -q chromium" in script
-    assert script.index("chromium") < script.index("make test")
+    assert install in script
+    assert script.index(install) < script.index("make test")
