@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import uuid
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -58,3 +60,29 @@ def bwrap_available() -> None:
         if _in_ci():
             pytest.fail(message)
         pytest.skip(message)
+
+
+HELLO = b"hello from the host\n"
+"""What the ``web`` fixture's server answers to every GET."""
+
+
+class _Hello(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(HELLO)))
+        self.end_headers()
+        self.wfile.write(HELLO)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def web() -> Iterator[int]:
+    """A plain HTTP server on the host's loopback (its port): what egress tests reach."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()

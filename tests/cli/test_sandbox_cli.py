@@ -6,9 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -26,28 +23,6 @@ def helix(
         timeout=120,
         stdin=subprocess.DEVNULL,
     )
-
-
-class _Hello(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b"hello from the host\n"
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def web() -> Iterator[int]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
 
 
 @pytest.mark.usefixtures("bwrap_available")

@@ -4,37 +4,12 @@ and why, egress decisions in the log, a refused minimum tier, secrets kept out."
 from __future__ import annotations
 
 import json
-import threading
 import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from .conftest import MODEL, Helix, of_type
-
-
-class _Hello(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b"hello through the proxy"
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def web() -> Iterator[int]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
 
 
 def _blueprint(helix: Helix, text: str) -> Path:
@@ -89,7 +64,7 @@ def test_a_command_reaches_only_listed_hosts_and_each_attempt_is_logged(
     assert egress[1]["reason"].startswith("blocked.test:80: ")
     (completed,) = of_type(log, "tool.completed")
     assert completed["data"]["ok"] is True  # the denial refused a connection, not the call
-    assert "hello through the proxy" in completed["data"]["output"]
+    assert "hello from the host" in completed["data"]["output"]
     assert "refused 403" in completed["data"]["output"]
     assert log[-1]["type"] == "run.completed"
 
@@ -221,7 +196,7 @@ def test_an_unlisted_host_in_an_attended_run_waits_for_a_person(helix: Helix, we
     assert decided["data"]["decision"] == "allow"
     assert decided["data"]["auto"] is False
     (completed,) = of_type(log, "tool.completed")
-    assert "hello through the proxy" in completed["data"]["output"]
+    assert "hello from the host" in completed["data"]["output"]
 
 
 @pytest.mark.usefixtures("bwrap_available")
