@@ -127,6 +127,22 @@ async def test_policies_round_trip(accounts: Accounts) -> None:
         await accounts.set_policy(_name("missing"), ceiling)
 
 
+async def test_blueprints_are_stored_by_name_per_workspace(accounts: Accounts) -> None:
+    team, other = _name("team"), _name("other")
+    await accounts.add_workspace(team)
+    await accounts.add_workspace(other)
+    assert await accounts.blueprint_names(team) == []
+    await accounts.put_blueprint(team, "reviewer", {"model": "openai:gpt-4.1", "tools": ["a"]})
+    await accounts.put_blueprint(team, "fixer", {"model": "x:y"})
+    await accounts.put_blueprint(team, "reviewer", {"model": "openai:gpt-4.1-mini"})  # replaced
+    assert await accounts.blueprint_names(team) == ["fixer", "reviewer"]
+    assert await accounts.blueprint(team, "reviewer") == {"model": "openai:gpt-4.1-mini"}
+    with pytest.raises(AccountNotFoundError):
+        await accounts.blueprint(other, "reviewer")  # another workspace's name is not ours
+    with pytest.raises(AccountNotFoundError):
+        await accounts.put_blueprint(_name("missing"), "x", {})
+
+
 async def test_secrets_are_created_once(accounts: Accounts) -> None:
     name = _name("secret")
     first = await accounts.store.secret(name, b"one")

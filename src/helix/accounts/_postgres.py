@@ -161,6 +161,41 @@ class PostgresAccountStore(AccountStore):
             raise AccountNotFoundError(f"no workspace {workspace!r}")
 
     @override
+    async def put_blueprint(
+        self, workspace: str, name: str, body: dict[str, Any], *, updated_at: str
+    ) -> None:
+        import asyncpg
+
+        try:
+            await self._pool.execute(
+                "INSERT INTO accounts_blueprints VALUES ($1, $2, $3, $4) ON CONFLICT"
+                " (workspace, name) DO UPDATE SET body = excluded.body,"
+                " updated_at = excluded.updated_at",
+                workspace,
+                name,
+                json.dumps(body),
+                updated_at,
+            )
+        except asyncpg.ForeignKeyViolationError:
+            raise AccountNotFoundError(f"no workspace {workspace!r}") from None
+
+    @override
+    async def get_blueprint(self, workspace: str, name: str) -> dict[str, Any] | None:
+        text = await self._pool.fetchval(
+            "SELECT body FROM accounts_blueprints WHERE workspace = $1 AND name = $2",
+            workspace,
+            name,
+        )
+        return None if text is None else cast(dict[str, Any], json.loads(text))
+
+    @override
+    async def blueprint_names(self, workspace: str) -> list[str]:
+        rows = await self._pool.fetch(
+            "SELECT name FROM accounts_blueprints WHERE workspace = $1 ORDER BY name", workspace
+        )
+        return [str(row["name"]) for row in rows]
+
+    @override
     async def secret(self, name: str, new: bytes) -> bytes:
         await self._pool.execute(
             "INSERT INTO accounts_secrets VALUES ($1, $2) ON CONFLICT (name) DO NOTHING", name, new

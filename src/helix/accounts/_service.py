@@ -168,3 +168,18 @@ class Accounts:
         """Store the workspace's policy ceiling."""
         stored: dict[str, Any] = policy.model_dump(mode="json")
         await self.store.set_policy(workspace, stored)
+
+    async def put_blueprint(self, workspace: str, name: str, body: dict[str, Any]) -> None:
+        """Store a blueprint under ``name`` (checked by the caller, who knows blueprints)."""
+        await self.store.put_blueprint(workspace, name, body, updated_at=utc_now_iso())
+
+    async def blueprint(self, workspace: str, name: str) -> dict[str, Any]:
+        """The stored blueprint; ``AccountNotFoundError`` if the workspace has none so named."""
+        found = await self.store.get_blueprint(workspace, name)
+        if found is None:
+            raise AccountNotFoundError(f"no blueprint {name!r} in workspace {workspace!r}")
+        return found
+
+    async def blueprint_names(self, workspace: str) -> list[str]:
+        """The workspace's stored blueprints."""
+        return await self.store.blueprint_names(workspace)

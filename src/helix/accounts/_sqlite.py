@@ -32,6 +32,10 @@ CREATE TABLE IF NOT EXISTS accounts_tokens (
     token_hash TEXT PRIMARY KEY, user_name TEXT NOT NULL REFERENCES accounts_users(name),
     kind TEXT NOT NULL, expires_at REAL);
 CREATE TABLE IF NOT EXISTS accounts_secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS accounts_blueprints (
+    workspace TEXT NOT NULL REFERENCES accounts_workspaces(name),
+    name TEXT NOT NULL, body TEXT NOT NULL, updated_at TEXT NOT NULL,
+    PRIMARY KEY (workspace, name));
 """
 
 
@@ -165,6 +169,36 @@ class SqliteAccountStore(AccountStore):
         )
         if cursor.rowcount == 0:
             raise AccountNotFoundError(f"no workspace {workspace!r}")
+
+    @override
+    async def put_blueprint(
+        self, workspace: str, name: str, body: dict[str, Any], *, updated_at: str
+    ) -> None:
+        try:
+            self._db.execute(
+                "INSERT INTO accounts_blueprints VALUES (?, ?, ?, ?) ON CONFLICT"
+                " (workspace, name) DO UPDATE SET body = excluded.body,"
+                " updated_at = excluded.updated_at",
+                (workspace, name, json.dumps(body), updated_at),
+            )
+        except sqlite3.IntegrityError:
+            raise AccountNotFoundError(f"no workspace {workspace!r}") from None
+
+    @override
+    async def get_blueprint(self, workspace: str, name: str) -> dict[str, Any] | None:
+        row = self._db.execute(
+            "SELECT body FROM accounts_blueprints WHERE workspace = ? AND name = ?",
+            (workspace, name),
+        ).fetchone()
+        return None if row is None else cast(dict[str, Any], json.loads(row[0]))
+
+    @override
+    async def blueprint_names(self, workspace: str) -> list[str]:
+        rows = self._db.execute(
+            "SELECT name FROM accounts_blueprints WHERE workspace = ? ORDER BY name",
+            (workspace,),
+        ).fetchall()
+        return [str(row[0]) for row in rows]
 
     @override
     async def secret(self, name: str, new: bytes) -> bytes:

@@ -74,6 +74,20 @@ class AccountStore(ABC):
         """Store the workspace's policy ceiling; ``AccountNotFoundError`` if it is missing."""
 
     @abstractmethod
+    async def put_blueprint(
+        self, workspace: str, name: str, body: dict[str, Any], *, updated_at: str
+    ) -> None:
+        """Store (or replace) a named blueprint of the workspace; ``AccountNotFoundError``."""
+
+    @abstractmethod
+    async def get_blueprint(self, workspace: str, name: str) -> dict[str, Any] | None:
+        """The workspace's blueprint called ``name``, as stored, if there is one."""
+
+    @abstractmethod
+    async def blueprint_names(self, workspace: str) -> list[str]:
+        """The names of the workspace's stored blueprints, sorted."""
+
+    @abstractmethod
     async def secret(self, name: str, new: bytes) -> bytes:
         """The stored secret called ``name``, storing ``new`` first if there is none.
 

@@ -22,7 +22,15 @@ from helix.accounts import Accounts, open_accounts
 from helix.kernel.log import open_store
 from helix.runtime import ChildSpec, open_supervisor
 
-from . import _links, _routes_auth, _routes_control, _routes_runs, _routes_world, _stream
+from . import (
+    _links,
+    _routes_auth,
+    _routes_blueprints,
+    _routes_control,
+    _routes_runs,
+    _routes_world,
+    _stream,
+)
 from ._auth import Signer
 from ._config import ServerConfig
 from ._errors import install_error_handlers
@@ -107,6 +115,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
     api.include_router(_routes_runs.router)
     api.include_router(_routes_control.router)
     api.include_router(_routes_world.router)
+    api.include_router(_routes_blueprints.router)
     api.include_router(_stream.router)
     api.include_router(_links.router)
 

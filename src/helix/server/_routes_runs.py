@@ -9,15 +9,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import StreamingResponse
-from pydantic import ValidationError
 
-from helix.errors import BlueprintError
 from helix.kernel.events import RunStatus
 from helix.kernel.log import export_lines, import_lines
 from helix.runtime import Blueprint
 
 from ._deps import CallerDep, State
 from ._errors import ApiError
+from ._routes_blueprints import checked_blueprint, stored_blueprint
 from ._schemas import EventPage, ImportOut, RunCreate, RunCreated, RunList, RunOut
 
 router = APIRouter(tags=["runs"])
@@ -33,10 +32,11 @@ async def start_run(body: RunCreate, caller: CallerDep, state: State) -> RunCrea
     if workspace not in caller.roles:
         raise ApiError(404, "not_found", f"no workspace {workspace!r}")
     caller.require_act(workspace, "start runs")
-    try:
-        blueprint = Blueprint.model_validate(body.blueprint) if body.blueprint else None
-    except ValidationError as error:
-        raise BlueprintError(f"invalid blueprint: {error.errors()[0]['msg']}") from None
+    blueprint: Blueprint | None = None
+    if isinstance(body.blueprint, str):
+        blueprint = await stored_blueprint(state.accounts, workspace, body.blueprint)
+    elif body.blueprint:
+        blueprint = checked_blueprint(body.blueprint)
     world = state.config.worlds / workspace / (body.world or secrets.token_hex(6))
     made = not world.exists()
     world.mkdir(parents=True, exist_ok=True)

@@ -40,8 +40,9 @@ class RunCreate(_Body):
     """``POST /runs``."""
 
     objective: str = Field(min_length=1, max_length=100_000)
-    blueprint: dict[str, Any] | None = None
-    """A blueprint, inline (the fields of a blueprint file)."""
+    blueprint: dict[str, Any] | str | None = Field(default=None)
+    """A blueprint: inline (the fields of a blueprint file), or the name of one stored in
+    the workspace (``PUT /workspaces/{workspace}/blueprints/{name}``)."""
     model: str | None = Field(default=None, min_length=1, max_length=500)
     world: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
     """A folder name under the workspace's worlds (created if missing); default: a new one."""
