@@ -276,9 +276,10 @@ async def test_forks_get_their_own_worlds_and_one_can_be_kept(harness: Harness) 
         await keep(h.engine, run_id, by="user:test")
 
 
-async def test_rollback_compensates_drops_and_keep_performs(harness: Harness) -> None:
+async def test_rollback_compensates_drops_and_keep_performs(harness: Harness, web: int) -> None:
     h = harness
     service = RecordService(h.root / "service")
+    orders = f"http://127.0.0.1:{web}/orders"
     steps = (
         {
             "text": "act",
@@ -286,6 +287,8 @@ async def test_rollback_compensates_drops_and_keep_performs(harness: Harness) ->
                 _call("record_create", name="r", fields={"k": "v"}),
                 _call("outbox_send", to="a@example.com", subject="hi", body="hello"),
                 _call("read_file", path="x.txt"),
+                _call("http_fetch", url=orders),  # a GET changes nothing elsewhere
+                _call("http_fetch", url=orders, method="POST", body="{}"),
             ],
         },
         {"text": "done"},
@@ -300,7 +303,8 @@ async def test_rollback_compensates_drops_and_keep_performs(harness: Harness) ->
         ("record_create", "deleted record rec_1")
     ]
     assert [o.tool for o in marker.dropped] == ["outbox_send"]
-    assert marker.cannot_undo == []
+    # The POST happened elsewhere and nothing can take it back: said, not skipped.
+    assert [(o.tool, o.detail) for o in marker.cannot_undo] == [("http_fetch", f"POST {orders}")]
     settled = [
         e.data["outcome"] for e in await h.engine.store.read(run_id) if e.type == "effect.settled"
     ]

@@ -230,7 +230,7 @@ async def _undo_effects(engine: Engine, record: RunRecord, seq: int) -> _Effects
     for call_id, name, own in reversed(await _calls_after(engine, record.id, seq)):
         tool = engine.tools.get(name) if name in engine.tools else None
         effect = recorded.get(call_id)
-        if tool is not None and tool.effect == "none":
+        if tool is not None and tool.effect == "none" and effect is None:
             continue
         if tool is not None and tool.effect == "world":
             found.reverted.append(EffectOutcome(call_id=call_id, tool=name, detail="restored"))
@@ -248,6 +248,10 @@ async def _undo_effects(engine: Engine, record: RunRecord, seq: int) -> _Effects
             detail = "already performed" if effect.kind == "withheld" else "already compensated"
             bucket = found.cannot_undo if effect.kind == "withheld" else found.compensated
             bucket.append(EffectOutcome(call_id=call_id, tool=name, detail=detail))
+            continue
+        if effect.kind == "irreversible":
+            undone = EffectOutcome(call_id=call_id, tool=name, detail=effect.summary)
+            found.cannot_undo.append(undone)
             continue
         if effect.kind == "withheld":
             found.dropped.append(EffectOutcome(call_id=call_id, tool=name, detail=effect.summary))

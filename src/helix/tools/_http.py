@@ -9,6 +9,7 @@ and may fetch it, through the gates again.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import http.client
 import re
 import urllib.error
@@ -19,7 +20,7 @@ from typing import IO
 from urllib.parse import urlsplit
 
 from ._files import cap_bytes, is_binary
-from ._tool import ToolContext, ToolResult, tool
+from ._tool import Effect, ToolContext, ToolResult, tool
 
 _METHOD = re.compile(r"[A-Z]{1,20}")
 _DISCARD_LIMIT = 8 * 1024 * 1024
@@ -106,6 +107,10 @@ def _fetch(
         return ToolResult(ok=False, output=f"{method} {url} failed: {error}")
 
 
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+"""Methods that change nothing at the other end (RFC 9110's safe methods, TRACE aside)."""
+
+
 @tool(effect="none")
 async def http_fetch(
     ctx: ToolContext,
@@ -128,6 +133,11 @@ async def http_fetch(
         return ToolResult(
             ok=False, output=f"only http and https URLs with a host can be fetched, not {url!r}"
         )
-    return await asyncio.to_thread(
+    result = await asyncio.to_thread(
         _fetch, url, verb, headers or {}, body, ctx.http_timeout_s, ctx.max_output
     )
+    if verb in _SAFE_METHODS:
+        return result
+    # A request that may change something elsewhere: a rollback must say it cannot undo it.
+    done = Effect("irreversible", {"method": verb, "url": url}, f"{verb} {url}")
+    return dataclasses.replace(result, effects=(*result.effects, done))

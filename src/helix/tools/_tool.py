@@ -45,10 +45,12 @@ class Effect:
     ``withheld``: not done yet; the tool's ``perform`` hook does it when the run is
     committed (``helix keep``), and a rollback drops it. ``compensable``: done; the
     tool's ``undo`` hook reverses it when the run is rolled back past the call.
+    ``irreversible``: done, and nothing can take it back (a POST to someone's API, say):
+    a rollback past the call says so rather than staying silent.
     ``args`` is what the hook will be given (JSON, recorded in the log).
     """
 
-    kind: Literal["withheld", "compensable"]
+    kind: Literal["withheld", "compensable", "irreversible"]
     args: dict[str, Any]
     summary: str
 

@@ -120,8 +120,9 @@ class EffectRecorded(Payload):
 
     call_id: str
     tool: str
-    kind: Literal["withheld", "compensable"]
-    """``withheld``: queued, happens on commit; ``compensable``: done, undone on rollback."""
+    kind: Literal["withheld", "compensable", "irreversible"]
+    """``withheld``: queued, happens on commit; ``compensable``: done, undone on rollback;
+    ``irreversible``: done, and no rollback can take it back (it is reported)."""
     args: dict[str, JsonValue]
     """What the tool's perform or undo hook needs."""
     summary: str
