@@ -143,3 +143,35 @@ def test_the_first_start_link_signs_in(live: LiveServer, browser: Browser) -> No
     page.goto(live.links[0].replace(live.config.public_url, live.url))
     expect(page.get_by_test_id("new-run")).to_be_visible(timeout=TIMEOUT_MS)
     expect(page.locator("#who")).to_have_text("admin")
+
+
+def test_the_world_browsed_diffed_and_rolled_back_from_the_run_page(
+    live: LiveServer, admin: Admin, model_server: MockModelServer, browser: Browser
+) -> None:
+    admin.user("wren", password="dashboard-pw")
+    write = {"name": "write_file", "args": {"path": "notes/plan.md", "content": "step one\n"}}
+    play(model_server, {"text": "Writing.", "tool_calls": [write]}, {"text": "Planned."})
+    page = browser.new_page(viewport={"width": 390, "height": 844})  # a phone
+    page.set_default_timeout(TIMEOUT_MS)
+    _sign_in(page, live, "wren", "dashboard-pw")
+    form = page.get_by_test_id("new-run")
+    form.get_by_placeholder("What should the agent do?").fill("write a plan")
+    form.get_by_placeholder("Model, e.g. openai:gpt-4.1").fill(MODEL)
+    form.get_by_role("button", name="Start").click()
+    expect(page.get_by_test_id("status").first).to_have_text("completed")
+
+    world = page.get_by_test_id("world")
+    page.get_by_role("button", name="Files").click()
+    expect(world).to_contain_text("notes/plan.md")
+    world.get_by_role("button", name="notes/plan.md").click()
+    expect(page.get_by_test_id("file")).to_have_text("step one\n")
+    page.get_by_role("button", name="Diff from start").click()
+    expect(page.get_by_test_id("diff")).to_contain_text("+step one")
+
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Roll back").click()
+    expect(page.get_by_test_id("rolled-back")).to_contain_text("Rolled back to turn 0")
+    page.get_by_role("button", name="Files").click()
+    expect(world).to_contain_text("The world is empty here.")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "run-world-phone.png"), full_page=True)

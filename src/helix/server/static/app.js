@@ -23,6 +23,18 @@ async function api(method, path, body) {
   return data;
 }
 
+// Answers that are not JSON (a file's bytes, a diff), as text.
+async function apiText(path) {
+  const answer = await fetch(API + path, { headers: { Authorization: `Bearer ${token}` } });
+  const text = await answer.text();
+  if (!answer.ok) {
+    let message = answer.statusText;
+    try { message = JSON.parse(text).error.message; } catch (_) { /* not the error body */ }
+    throw new ApiError(answer.status, "error", message);
+  }
+  return text;
+}
+
 // Elements are built with textContent only: event data never becomes markup.
 function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -202,6 +214,50 @@ async function runView(runId) {
     catch (failure) { error.textContent = failure.message; }
   }
 
+  // The run's world: its files at a point, a diff between two, a rollback.
+  const point = h("input", { name: "point", value: "now", size: 6, "aria-label": "turn",
+    "data-testid": "world-point" });
+  const worldOut = h("div", { class: "stack", "data-testid": "world" });
+  const at = () => encodeURIComponent(point.value.trim() || "now");
+  async function files() {
+    try {
+      const { files: listed } = await api("GET", `/runs/${runId}/files?turn=${at()}`);
+      worldOut.replaceChildren(listed.length ? h("ul", { class: "files" }, ...listed.map((f) =>
+        h("li", {}, f.kind === "file" ? h("button", { class: "link", onclick: () => open(f.path) },
+          f.path) : `${f.path}${f.kind === "dir" ? "/" : ""}`, h("span", { class: "muted" },
+          ` ${f.size} B`)))) : h("p", { class: "muted" }, "The world is empty here."));
+    } catch (failure) { error.textContent = failure.message; }
+  }
+  async function open(path) {
+    try {
+      const text = await apiText(`/runs/${runId}/files/${encodeURI(path)}?turn=${at()}`);
+      worldOut.replaceChildren(h("h3", {}, path), h("pre", { "data-testid": "file" }, text));
+    } catch (failure) { error.textContent = failure.message; }
+  }
+  async function diff() {
+    try {
+      const text = await apiText(`/runs/${runId}/diff?from=start&to=${at()}`);
+      worldOut.replaceChildren(h("pre", { class: "diff", "data-testid": "diff" },
+        text || "No change."));
+    } catch (failure) { error.textContent = failure.message; }
+  }
+  async function rollback() {
+    const to = point.value.trim() === "now" ? "start" : point.value.trim();
+    if (!confirm(`Roll the world back to ${to === "start" ? "the start" : `turn ${to}`}?`)) return;
+    try {
+      const done = await api("POST", `/runs/${runId}/rollback`, { to: /^\d+$/.test(to) ? Number(to) : to });
+      worldOut.replaceChildren(h("p", { "data-testid": "rolled-back" },
+        `Rolled back to turn ${done.to_turn}: ${done.restored.length} restored, ` +
+        `${done.removed.length} removed, ${done.cannot_undo.length} could not be undone.`));
+    } catch (failure) { error.textContent = failure.message; }
+  }
+  const world = h("section", { class: "card stack" }, h("h2", {}, "World"),
+    h("div", { class: "row" }, h("label", {}, "At ", point),
+      h("button", { class: "secondary", onclick: files }, "Files"),
+      h("button", { class: "secondary", onclick: diff }, "Diff from start"),
+      h("button", { class: "danger", onclick: rollback }, "Roll back")),
+    worldOut);
+
   async function fork(turn) {
     try { const made = await api("POST", `/runs/${runId}/fork`, { turn }); location.hash = `#/runs/${made.id}`; }
     catch (failure) { error.textContent = failure.message; }
@@ -234,6 +290,7 @@ async function runView(runId) {
     asks,
     h("section", { class: "card stack" }, h("h2", {}, "Controls"), steer,
       h("div", { class: "row" }, act("Pause", "pause"), act("Resume", "resume"), act("Cancel", "cancel", "danger"))),
+    world,
     h("section", { class: "card" }, h("h2", {}, "Timeline"), timeline));
   paint();
 
