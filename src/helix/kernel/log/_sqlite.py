@@ -168,10 +168,7 @@ class SqliteEventStore(EventStore):
             db.execute("ROLLBACK")
             return None
         except sqlite3.Error as error:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            failure = StoreUnavailableError(f"the SQLite store at {self.path} failed: {error}")
-            return [failure] * len(batch)
+            return self._broken(error, len(batch))
         return outcomes
 
     def _commit_guarded(self, batch: list[_Append]) -> list[BaseException | None]:
@@ -196,11 +193,15 @@ class SqliteEventStore(EventStore):
                     db.execute("RELEASE helix_append")
             db.execute("ROLLBACK" if alone and outcomes[0] is not None else "COMMIT")
         except sqlite3.Error as error:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            failure = StoreUnavailableError(f"the SQLite store at {self.path} failed: {error}")
-            return [failure] * len(batch)
+            return self._broken(error, len(batch))
         return outcomes
+
+    def _broken(self, error: sqlite3.Error, count: int) -> list[BaseException | None]:
+        """Roll back whatever is open: every append of the batch fails with the store."""
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+        failure = StoreUnavailableError(f"the SQLite store at {self.path} failed: {error}")
+        return [failure] * count
 
     def _write(self, append: _Append) -> None:
         db = self._db
