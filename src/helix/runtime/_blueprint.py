@@ -109,13 +109,21 @@ class Blueprint(_Strict):
             if problem.stage == "read":
                 raise BlueprintError(f"{path}: cannot read the blueprint: {problem}") from None
             raise BlueprintError(f"{path}: does not parse: {problem}") from None
+        return cls.parse(data, source=str(path), name=path.stem)
+
+    @classmethod
+    def parse(cls, data: object, *, source: str, name: str | None = None) -> Blueprint:
+        """Validate a blueprint's settings (from a file, or sent to the server).
+
+        ``name`` is used unless the settings name themselves; ``BlueprintError`` names
+        ``source``, the field and the reason.
+        """
         if not isinstance(data, dict):
-            raise BlueprintError(f"{path}: a blueprint is a mapping of settings")
-        data.setdefault("name", path.stem)
+            raise BlueprintError(f"{source}: a blueprint is a mapping of settings")
         try:
-            return cls.model_validate(data)
+            return cls.model_validate({"name": name, **data} if name is not None else data)
         except ValidationError as error:
-            raise BlueprintError(f"{path}: {first_problem(error)}") from None
+            raise BlueprintError(f"{source}: {first_problem(error)}") from None
 
 
 def _check_model(name: str, field: str) -> None:

@@ -9,10 +9,9 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from helix.accounts import AccountNotFoundError, Accounts
-from helix.errors import BlueprintError
 from helix.runtime import Blueprint
 
 from ._deps import CallerDep, State
@@ -30,15 +29,7 @@ class BlueprintList(BaseModel):
 
 def checked_blueprint(body: dict[str, Any], name: str | None = None) -> Blueprint:
     """``body`` as a blueprint (named ``name`` unless it names itself), or a 422."""
-    try:
-        blueprint = Blueprint.model_validate(body)
-    except ValidationError as error:
-        problem = error.errors()[0]
-        where = ".".join(str(part) for part in problem["loc"]) or "blueprint"
-        raise BlueprintError(f"invalid blueprint: {where}: {problem['msg']}") from None
-    if name is not None and "name" not in body:
-        blueprint = blueprint.model_copy(update={"name": name})
-    return blueprint
+    return Blueprint.parse(body, source="invalid blueprint", name=name)
 
 
 async def stored_blueprint(accounts: Accounts, workspace: str, name: str) -> Blueprint:
