@@ -12,7 +12,6 @@ from helix.kernel.log import EventStore, RunRecord
 from ._client import remotely
 from ._common import fail, print_json_line, run, with_store
 from ._remote import connected, print_records, show_record
-from ._render import run_lines
 
 
 def _record_dict(record: RunRecord) -> dict[str, object]:
@@ -48,16 +47,7 @@ def runs(
 
     async def main(store: EventStore) -> None:
         page = await store.list_runs(status=status, limit=limit)
-        for record in page.runs:
-            if json:
-                print_json_line(_record_dict(record))
-            else:
-                typer.echo(
-                    f"{record.id}  {record.status:<9}  t{record.turns:<3}"
-                    f"  ${record.cost_usd:<8.4f}  {record.objective[:50]}"
-                )
-        if not page.runs and not json:
-            typer.echo("no runs yet: try `helix demo`")
+        print_records(page.runs, json=json)
 
     run(lambda: with_store(main))
 
@@ -72,11 +62,7 @@ def show(
         return
 
     async def main(store: EventStore) -> None:
-        record = await store.get_run(run_id)
-        if json:
-            print_json_line(_record_dict(record))
-        else:
-            typer.echo("\n".join(run_lines(record)))
+        show_record(await store.get_run(run_id), json=json)
 
     run(lambda: with_store(main))
 
