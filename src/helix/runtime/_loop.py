@@ -116,9 +116,7 @@ class RunLoop:
             if halted(state):
                 await session.append(results)
             else:
-                ended = NewEvent(TurnEnded(turn=state.turn), turn=state.turn)
-                snapshot = await self._world.after_turn(state, results)
-                await self._next(session, model, calls, [*results, *snapshot, ended])
+                await self._next(session, model, calls, await self._turn_end(state, results))
         elif state.status == "paused":
             await session.wait_until(lambda s: s.status != "paused", None)
             self._world.reset()  # a rollback may have changed the world meanwhile
@@ -127,12 +125,18 @@ class RunLoop:
         elif state.in_turn and not state.turn_has_reply:
             await self._model_step(session, model, calls, [], state.turn)
         elif state.in_turn:
-            ended = NewEvent(TurnEnded(turn=state.turn), turn=state.turn)
-            # Before turn.ended: a fork at this boundary must see the turn's snapshot.
-            snapshot = await self._world.after_turn(state)
-            await self._next(session, model, calls, [*snapshot, ended])
+            await self._next(session, model, calls, await self._turn_end(state, []))
         else:
             await self._next(session, model, calls, [])
+
+    async def _turn_end(self, state: SessionState, results: list[NewEvent]) -> list[NewEvent]:
+        """The events that close the turn, in the order they must be logged.
+
+        Its last results if not yet recorded, the world's snapshot, then ``turn.ended``:
+        a fork at that boundary must see the turn's snapshot.
+        """
+        snapshot = await self._world.after_turn(state, results)
+        return [*results, *snapshot, NewEvent(TurnEnded(turn=state.turn), turn=state.turn)]
 
     async def _next(
         self,
