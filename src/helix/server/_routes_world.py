@@ -16,6 +16,7 @@ from helix.runtime import rollback as rollback_world
 from helix.world import WorldBrowser, parse_point
 
 from ._deps import CallerDep, State
+from ._state import ServerState
 
 router = APIRouter(tags=["world"])
 
@@ -58,6 +59,10 @@ class RollbackOut(BaseModel):
     cannot_undo: list[dict[str, Any]]
 
 
+def _browser(state: ServerState) -> WorldBrowser:
+    return WorldBrowser(state.store, state.engine.objects)
+
+
 @router.get("/runs/{run_id}/files", response_model=FileList)
 async def list_files(
     run_id: str,
@@ -68,7 +73,7 @@ async def list_files(
 ) -> FileList:
     """The world's paths at or under ``path``, now or as they were at a turn."""
     await caller.run(state.store, run_id)
-    browser = WorldBrowser(state.store, state.engine.objects)
+    browser = _browser(state)
     listing = await browser.files(run_id, path, parse_point(turn))
     return FileList(
         files=[
@@ -88,7 +93,7 @@ async def read_file(
 ) -> Response:
     """A file's content, now or as it was at a turn (bytes, as stored)."""
     await caller.run(state.store, run_id)
-    browser = WorldBrowser(state.store, state.engine.objects)
+    browser = _browser(state)
     content = await browser.read(run_id, path, parse_point(turn))
     return Response(content, media_type="application/octet-stream")
 
@@ -108,7 +113,7 @@ async def diff(
 ) -> Response:
     """A unified diff of the world between two points (binary files as sizes)."""
     await caller.run(state.store, run_id)
-    browser = WorldBrowser(state.store, state.engine.objects)
+    browser = _browser(state)
     text = await browser.diff(run_id, parse_point(start), parse_point(end), path)
     return Response(text, media_type="text/plain; charset=utf-8")
 

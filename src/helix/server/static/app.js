@@ -8,32 +8,27 @@ class ApiError extends Error {
   constructor(status, code, message) { super(message); this.status = status; this.code = code; }
 }
 
-async function api(method, path, body) {
+// Every call goes through here: the token, and the error body turned into an ApiError.
+async function request(method, path, body) {
   const headers = { "Content-Type": "application/json" };
   if (token) headers.Authorization = `Bearer ${token}`;
   const answer = await fetch(API + path, {
     method, headers, body: body === undefined ? undefined : JSON.stringify(body),
   });
-  const data = await answer.json().catch(() => ({}));
   if (!answer.ok) {
+    const data = await answer.json().catch(() => ({}));
     const error = data.error || { code: "error", message: answer.statusText };
     if (answer.status === 401 && token && !path.startsWith("/auth/")) signOut();
     throw new ApiError(answer.status, error.code, error.message);
   }
-  return data;
+  return answer;
 }
 
+const api = async (method, path, body) =>
+  (await request(method, path, body)).json().catch(() => ({}));
+
 // Answers that are not JSON (a file's bytes, a diff), as text.
-async function apiText(path) {
-  const answer = await fetch(API + path, { headers: { Authorization: `Bearer ${token}` } });
-  const text = await answer.text();
-  if (!answer.ok) {
-    let message = answer.statusText;
-    try { message = JSON.parse(text).error.message; } catch (_) { /* not the error body */ }
-    throw new ApiError(answer.status, "error", message);
-  }
-  return text;
-}
+const apiText = async (path) => (await request("GET", path)).text();
 
 // Elements are built with textContent only: event data never becomes markup.
 function h(tag, attrs = {}, ...children) {
