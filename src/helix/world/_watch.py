@@ -16,7 +16,7 @@ every snapshot walks, as before.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
+import functools
 import os
 import struct
 import sys
@@ -38,11 +38,13 @@ _SHAPE = _DELETE_SELF | _MOVE_SELF | _Q_OVERFLOW | _IGNORED
 _HEADER = struct.Struct("iIII")  # wd, mask, cookie, len (struct inotify_event)
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL | None:
+    """The C library already loaded in this process, on first use (not at import)."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc = ctypes.CDLL(None, use_errno=True)
         libc.inotify_init1.argtypes = [ctypes.c_int]
         libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
     except (OSError, AttributeError):
@@ -50,14 +52,12 @@ def _libc() -> ctypes.CDLL | None:
     return libc
 
 
-_LIBC = _libc()
-
-
 class WorldWatcher:
     """Which paths of one world changed since the last ``changes()``; see the module."""
 
-    def __init__(self, fd: int, root: Path, rules: IgnoreRules) -> None:
+    def __init__(self, fd: int, root: Path, rules: IgnoreRules, libc: ctypes.CDLL) -> None:
         self._fd = fd
+        self._libc = libc
         self._root = root
         self._rules = rules
         self._folders: dict[int, str] = {}
@@ -73,12 +73,13 @@ class WorldWatcher:
         Start it *before* walking the world: what changes during the walk is then
         reported again rather than missed.
         """
-        if _LIBC is None:
+        libc = _libc()
+        if libc is None:
             return None
-        fd = _LIBC.inotify_init1(_NONBLOCK | _CLOEXEC)
+        fd = libc.inotify_init1(_NONBLOCK | _CLOEXEC)
         if fd < 0:
             return None
-        watcher = cls(fd, root, IgnoreRules.for_world(root))
+        watcher = cls(fd, root, IgnoreRules.for_world(root), libc)
         watcher._watch_tree("", str(root))
         return watcher
 
@@ -100,7 +101,7 @@ class WorldWatcher:
         pending = [(rel, path)]
         while pending and not self.lost:
             rel, path = pending.pop()
-            wd = _LIBC.inotify_add_watch(self._fd, os.fsencode(path), _MASK) if _LIBC else -1
+            wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), _MASK)
             if wd < 0:
                 self.lost = True  # the watch limit, most likely: walk every time instead
                 return
