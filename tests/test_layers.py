@@ -14,93 +14,36 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "helix"
 
-# What each area may import from Helix, besides itself. Order is the layering.
+# What each area may import from Helix, besides itself. Each layer's set is the one
+# below it plus what it adds, so the order of this table is the layering.
+_BASE = {"helix.errors", "helix._util"}
+_KERNEL = _BASE | {"helix.kernel"}
+_TOOLS = _KERNEL | {"helix.sandbox"}
+_GATES = _TOOLS | {"helix.tools"}
+_RUNTIME = _GATES | {"helix.gates", "helix.providers", "helix.world"}
+_TESTING = _RUNTIME | {"helix.runtime"}
+_SERVER = _TESTING | {"helix._version", "helix.accounts", "helix.config"}
+
 ALLOWED: dict[str, set[str]] = {
     "helix.errors": {"helix._version"},
     "helix._version": set(),
     "helix._util": set(),
-    "helix.kernel.events": {"helix.errors", "helix._util"},
-    "helix.kernel.log": {"helix.errors", "helix._util", "helix.kernel.events"},
-    "helix.kernel.session": {
-        "helix.errors",
-        "helix._util",
-        "helix.kernel.events",
-        "helix.kernel.log",
-    },
-    "helix.kernel": {"helix.errors", "helix._util"},
-    "helix.providers": {"helix.errors", "helix._util", "helix.kernel"},
-    "helix.sandbox": {"helix.errors", "helix._util", "helix.kernel"},
-    "helix.tools": {"helix.errors", "helix._util", "helix.kernel", "helix.sandbox"},
-    "helix.gates": {"helix.errors", "helix._util", "helix.kernel", "helix.sandbox", "helix.tools"},
-    "helix.world": {"helix.errors", "helix._util", "helix.kernel"},
-    "helix.runtime": {
-        "helix.world",
-        "helix.errors",
-        "helix._util",
-        "helix.kernel",
-        "helix.providers",
-        "helix.sandbox",
-        "helix.tools",
-        "helix.gates",
-    },
-    "helix.testing": {
-        "helix.world",
-        "helix.errors",
-        "helix._util",
-        "helix.kernel",
-        "helix.providers",
-        "helix.sandbox",
-        "helix.tools",
-        "helix.gates",
-        "helix.runtime",
-    },
-    "helix.bench": {
-        "helix.world",
-        "helix.errors",
-        "helix._util",
-        "helix.kernel",
-        "helix.providers",
-        "helix.sandbox",
-        "helix.tools",
-        "helix.gates",
-        "helix.runtime",
-        "helix.testing",
-        "helix.accounts",
-        "helix.server",
-    },
-    "helix.config": {"helix.errors", "helix._util", "helix.kernel"},
-    "helix.accounts": {"helix.errors", "helix._util", "helix.kernel", "helix.gates"},
-    "helix.server": {
-        "helix.errors",
-        "helix._util",
-        "helix._version",
-        "helix.kernel",
-        "helix.providers",
-        "helix.sandbox",
-        "helix.tools",
-        "helix.gates",
-        "helix.runtime",
-        "helix.world",
-        "helix.accounts",
-        "helix.config",
-    },
-    "helix.cli": {
-        "helix.world",
-        "helix.providers",
-        "helix.sandbox",
-        "helix.tools",
-        "helix.gates",
-        "helix.runtime",
-        "helix._version",
-        "helix.errors",
-        "helix._util",
-        "helix.kernel",
-        "helix.testing",
-        "helix.bench",
-        "helix.config",
-        "helix.accounts",
-        "helix.server",
-    },
+    "helix.kernel.events": set(_BASE),
+    "helix.kernel.log": _BASE | {"helix.kernel.events"},
+    "helix.kernel.session": _BASE | {"helix.kernel.events", "helix.kernel.log"},
+    "helix.kernel": set(_BASE),
+    "helix.providers": set(_KERNEL),
+    "helix.sandbox": set(_KERNEL),
+    "helix.tools": set(_TOOLS),
+    "helix.gates": set(_GATES),
+    "helix.world": set(_KERNEL),
+    "helix.runtime": set(_RUNTIME),
+    "helix.testing": set(_TESTING),
+    "helix.bench": _TESTING | {"helix.testing", "helix.accounts", "helix.server"},
+    "helix.config": set(_KERNEL),
+    "helix.accounts": _KERNEL | {"helix.gates"},
+    "helix.server": set(_SERVER),
+    "helix.cli": _SERVER | {"helix.testing", "helix.bench", "helix.server"},
 }
 
 
