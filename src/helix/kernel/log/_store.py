@@ -145,8 +145,8 @@ class EventStore(ABC):
         seq is not ``expected_seq`` and ``RunNotFoundError`` when the run does not
         exist; nothing is written then.
         """
-        committed = await self.append_events(run_id, events, expected_seq=expected_seq)
-        return expected_seq + len(committed)
+        await self._append(run_id, events, expected_seq, keep=False)
+        return expected_seq + len(events)
 
     async def append_events(
         self, run_id: str, events: Sequence[NewEvent], *, expected_seq: int
@@ -156,6 +156,12 @@ class EventStore(ABC):
         A writer that folds what it wrote (a live session) takes them from here rather
         than serialising every payload a second time.
         """
+        return await self._append(run_id, events, expected_seq, keep=True)
+
+    async def _append(
+        self, run_id: str, events: Sequence[NewEvent], expected_seq: int, *, keep: bool
+    ) -> list[Event]:
+        """Write ``events``; the committed events are built only if kept or subscribed to."""
         if not events:
             return []
         ts = utc_now_iso()
@@ -165,6 +171,8 @@ class EventStore(ABC):
             for i, e in enumerate(events)
         ]
         await self._append_rows(run_id, expected_seq, rows, blobs, delta_of(events), ts)
+        if not keep and not self._broadcaster.active:
+            return []
         committed = [_committed(r, e) for r, e in zip(rows, events, strict=True)]
         if self._broadcaster.active:
             self._broadcaster.publish(run_id, committed)
