@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import functools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -60,7 +61,6 @@ class Engine:
         self.policy = policy or Policy()
         """The workspace's ceiling; each run's is intersected with it."""
         self._model_factory = model_factory
-        self._locks_made = False
         self.objects = ObjectStore(home / "objects")
         """The content of every run's world snapshots (shared: identical files cost once)."""
 
@@ -187,14 +187,17 @@ class Engine:
         with contextlib.suppress(RunStateError):  # another process drives it
             await self.drive(run_id)
 
+    @functools.cached_property
+    def _lock_folder(self) -> Path:
+        """``HELIX_HOME/locks``, made once per engine (a thousand runs may start at once)."""
+        folder = self.home / "locks"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
     @contextmanager
     def lock(self, run_id: str) -> Iterator[None]:
         """Hold the run's driver lock; ``RunStateError`` if another process holds it."""
-        folder = self.home / "locks"
-        if not self._locks_made:  # once per engine: a thousand runs start at once
-            folder.mkdir(parents=True, exist_ok=True)
-            self._locks_made = True
-        with open(folder / f"{run_id}.lock", "a+") as handle:
+        with open(self._lock_folder / f"{run_id}.lock", "a+") as handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
