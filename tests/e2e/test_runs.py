@@ -130,3 +130,35 @@ def test_an_unanswered_approval_is_denied_at_its_deadline(helix: Helix) -> None:
     assert tool_result["role"] == "tool"
     assert "denied automatically" in tool_result["content"]
     assert "deadline" in tool_result["content"]
+
+
+def test_a_delegated_sub_task_runs_as_a_child_and_reports_back(helix: Helix) -> None:
+    # One mock model serves both: the parent waits in its delegate call meanwhile.
+    helix.play(
+        {
+            "text": "Handing it over.",
+            "tool_calls": [{"name": "delegate", "args": {"objective": "write hello.txt"}}],
+        },
+        {
+            "text": "Writing it.",
+            "tool_calls": [{"name": "write_file", "args": {"path": "hello.txt", "content": "hi"}}],
+        },
+        {"text": "Wrote hello.txt."},
+        {"text": "The worker wrote it."},
+    )
+    result = helix(
+        "run", "get hello written", "--model", MODEL, "--dir", str(helix.world), "--json"
+    )
+    assert result.returncode == 0, result.stderr
+    run_id = json.loads(result.stdout.splitlines()[0])["run_id"]
+    log = helix.logs(run_id)
+    (spawned,) = of_type(log, "agent.spawned")
+    (reported,) = of_type(log, "agent.reported")
+    child = spawned["data"]["child_run_id"]
+    assert reported["data"]["report"] == "Wrote hello.txt."
+    assert (helix.world / "hello.txt").read_text() == "hi"
+    assert helix.show(child)["status"] == "completed"
+    assert helix.show(run_id)["status"] == "completed"
+    child_first = _messages(helix.model_requests[1])
+    assert child_first[-1] == {"role": "user", "content": "write hello.txt"}  # a fresh start
+    assert "Wrote hello.txt." in _tool_results(helix.model_requests[3])[0]

@@ -101,7 +101,7 @@ def resume(
             cap = folded.budget.usd if folded.budget else None
             raise RunStateError(
                 f"run {run_id!r} is paused at its budget cap (spent"
-                f" ${folded.own_usage.cost_usd:.4f} of ${cap}): resume it with --budget USD"
+                f" ${folded.spent_usd:.4f} of ${cap}): resume it with --budget USD"
             )
         if state_before.status == "paused" or new_budget is not None:
             await resume_run(store, run_id, by=who(), budget=new_budget)

@@ -37,6 +37,7 @@ from helix.kernel.events import (
 from helix.kernel.session import CallRequest, SessionState
 from helix.tools import ToolContext, ToolDef, ToolResult
 
+from ._delegation import ChildRuns
 from ._egress import CommandEgress
 from ._session import LiveSession, halted
 from ._setup import RunSetup
@@ -51,6 +52,8 @@ class CallRunner:
         # Read once: scanning the environment for every result costs more than the rest.
         self._secrets = sorted({*secret_values(setup.env), *secret_values()})
         self._egress = CommandEgress(setup, session)
+        engine = setup.engine
+        self._children = None if engine is None else ChildRuns(engine, setup, session)
 
     @property
     def state(self) -> SessionState:
@@ -139,7 +142,7 @@ class CallRunner:
     ) -> tuple[str, list[NewEvent]]:
         setup = self.setup
         budget = self.state.budget
-        spent = self.state.own_usage.cost_usd
+        spent = self.state.spent_usd
         context = GateContext(
             run_id=setup.run_id,
             world=setup.world,
@@ -318,6 +321,7 @@ class CallRunner:
             sandbox=setup.sandbox,
             command_timeout_s=setup.blueprint.sandbox.command_timeout_s,
             egress=self._egress.hook(call.id) if tool.name == "run_command" else None,
+            delegator=self._children,
         )
         started = time.perf_counter()
         try:

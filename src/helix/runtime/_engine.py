@@ -82,8 +82,13 @@ class Engine:
         auto_approve: bool = False,
         attended: bool = True,
         workspace: str = "default",
+        run_id: str | None = None,
+        depth: int = 0,
     ) -> RunRecord:
-        """Register a run (checked: blueprint, model, tools); ``drive`` runs it."""
+        """Register a run (checked: blueprint, model, tools); ``drive`` runs it.
+
+        ``depth`` counts the delegations above a child run (0: started by a person).
+        """
         if not objective.strip():
             raise ConfigError("the objective is empty: say what the agent should do")
         blueprint = (blueprint or Blueprint()).check(self.tools)
@@ -107,6 +112,8 @@ class Engine:
             "auto_approve": auto_approve,
             "attended": attended,
         }
+        if depth:
+            settings["depth"] = depth
         created = RunCreated(
             objective=objective,
             model=spec if isinstance(spec, str) else " | ".join(spec),
@@ -115,7 +122,7 @@ class Engine:
             budget=budget,
             settings=settings,
         )
-        return await self.store.create_run(created, workspace=workspace)
+        return await self.store.create_run(created, workspace=workspace, run_id=run_id)
 
     async def setup(self, run_id: str) -> RunSetup:
         """Rebuild a run's collaborators from its log (any process can).
@@ -145,6 +152,8 @@ class Engine:
             attended=bool(settings.get("attended", True)),
             env=self.env,
             objects=self.objects,
+            engine=self,
+            depth=int(settings.get("depth", 0)),
         )
         return setup
 

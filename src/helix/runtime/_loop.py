@@ -227,7 +227,7 @@ class RunLoop:
         text += "".join(unfolded)
         projected_usage = TokenUsage(estimate_tokens(text), self.setup.blueprint.max_tokens)
         call = self.setup.prices.cost(model.provider, model.model, projected_usage)
-        spent = state.own_usage.cost_usd
+        spent = state.spent_usd
         if call is None or spent + call <= cap:
             return []
         return [

@@ -6,6 +6,7 @@ import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from helix.gates import EgressPolicy, GatePipeline, Policy, build_gate_pipeline
 from helix.kernel.log import EventStore
@@ -16,6 +17,9 @@ from helix.world import ObjectStore
 
 from ._blueprint import Blueprint
 from ._faults import Faults
+
+if TYPE_CHECKING:
+    from ._engine import Engine
 
 
 @dataclass
@@ -38,6 +42,10 @@ class RunSetup:
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     objects: ObjectStore | None = None
     """Where the world's snapshots keep content; ``None`` records no snapshots."""
+    engine: Engine | None = None
+    """Creates and drives the run's children (``delegate``); ``None``: it cannot have any."""
+    depth: int = 0
+    """How many delegations lie above this run (0: a person started it)."""
 
     @functools.cached_property
     def egress(self) -> EgressPolicy:

@@ -2,6 +2,8 @@
 
 from ._builtin import BUILTIN_TOOLS as BUILTIN_TOOLS
 from ._builtin import builtin_registry as builtin_registry
+from ._delegate import Delegation as Delegation
+from ._delegate import Delegator as Delegator
 from ._examples import RecordService as RecordService
 from ._examples import example_tools as example_tools
 from ._tool import Effect as Effect
@@ -17,6 +19,8 @@ from ._tool import tool as tool
 
 __all__ = [
     "BUILTIN_TOOLS",
+    "Delegation",
+    "Delegator",
     "Effect",
     "EffectHook",
     "EffectKind",

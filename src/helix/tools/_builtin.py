@@ -1,8 +1,9 @@
-"""The tools every run can be offered (``delegate`` comes with orchestration)."""
+"""The tools every run can be offered."""
 
 from __future__ import annotations
 
 from ._command import run_command
+from ._delegate import delegate
 from ._files import edit_file, read_file, write_file
 from ._http import http_fetch
 from ._search import list_files, search_files
@@ -16,6 +17,7 @@ BUILTIN_TOOLS: tuple[ToolDef, ...] = (
     search_files,
     run_command,
     http_fetch,
+    delegate,
 )
 """The built-in tools, with the names and arguments the public contract fixes."""
 

@@ -15,12 +15,15 @@ import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from helix.errors import InvalidToolArgumentsError, UnknownToolError
 from helix.sandbox import EgressHook, Sandbox
+
+if TYPE_CHECKING:
+    from ._delegate import Delegator
 
 EffectKind = Literal["none", "world", "external-withhold", "external-compensate"]
 """What running the tool changes: nothing, the run's world (revertible by snapshots),
@@ -79,6 +82,8 @@ class ToolContext:
     http_timeout_s: float = 30.0
     egress: EgressHook | None = None
     """Decides (and records) each connection a command attempts; ``None``: no network."""
+    delegator: Delegator | None = None
+    """Starts child runs for ``delegate``; ``None`` where runs cannot have children."""
 
 
 ToolFunction = Callable[..., Awaitable[ToolResult]]

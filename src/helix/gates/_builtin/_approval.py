@@ -15,8 +15,9 @@ _SHOWN = 200
 class ApprovalGate:
     """Applies the run's approval rules (first match wins), else the defaults.
 
-    Defaults: read-only tools, file edits (inside the world, revertible by snapshots)
-    and read-only commands go ahead; other commands, fetches and any other tool ask.
+    Defaults: read-only tools, file edits (inside the world, revertible by snapshots),
+    read-only commands and delegation (each of the child's calls meets these gates
+    itself) go ahead; other commands, fetches and any other tool ask.
     """
 
     name: str = "approval"
@@ -47,6 +48,8 @@ def _default(call: GateCall) -> Decision:
         if len(shown) > _SHOWN:
             shown = shown[:_SHOWN] + "…"
         return Decision("ask", f"the command may change things: {shown}")
+    if call.name == "delegate":
+        return Decision("allow", "each of the child run's calls passes its own gates")
     if call.name == "http_fetch":
         return Decision("ask", f"fetching {call.args.get('url')} reaches outside the world")
     return Decision("ask", f"{call.name} may have effects, so it needs approval")

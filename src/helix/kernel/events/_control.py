@@ -33,6 +33,8 @@ class AgentSpawned(Payload):
 
     child_run_id: str
     objective: str
+    call_id: str | None = None
+    """The ``delegate`` call that started it (how a resumed call finds its child again)."""
 
 
 class AgentReported(Payload):
@@ -42,6 +44,10 @@ class AgentReported(Payload):
 
     child_run_id: str
     report: str
+    status: str = "completed"
+    """How the child ended: ``completed``, ``failed``, ``cancelled``, or ``paused``."""
+    cost_usd: float = Field(default=0.0, ge=0)
+    """What the child (and its own children) spent: it counts against this run's budget."""
 
 
 class UiComponent(Payload):

@@ -221,6 +221,14 @@ def _steer_received(state: SessionState, event: Event, data: dict[str, Any]) -> 
 
 def _agent_spawned(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     state.children.append(data["child_run_id"])
+    if data.get("call_id") is not None:
+        state.children_by_call[data["call_id"]] = data["child_run_id"]
+
+
+def _agent_reported(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    state.children_reported.add(data["child_run_id"])
+    if event.run_id == state.run_id:  # like own_usage: a fork's budget starts afresh
+        state.delegated_usd += data.get("cost_usd") or 0.0
 
 
 _Handler = Callable[[SessionState, Event, dict[str, Any]], None]
@@ -246,4 +254,5 @@ _HANDLERS: dict[str, _Handler] = {
     "gate.decided": _gate_decided,
     "steer.received": _steer_received,
     "agent.spawned": _agent_spawned,
+    "agent.reported": _agent_reported,
 }

@@ -101,6 +101,12 @@ class SessionState:
     summary: str | None = None
     error: str | None = None
     children: list[str] = field(default_factory=list[str])
+    children_by_call: dict[str, str] = field(default_factory=dict[str, str])
+    """The child run each ``delegate`` call started, by call id."""
+    children_reported: set[str] = field(default_factory=set[str])
+    """Children whose ``agent.reported`` is in the log."""
+    delegated_usd: float = 0.0
+    """What the run's own children reported spending (it counts against its budget)."""
     budget: Budget | None = None
     """The caps in force: from ``run.created``, raised by ``run.resumed``."""
     pause_reason: str | None = None
@@ -119,6 +125,11 @@ class SessionState:
     """Paths tools reported changing (``file.changed``) in the current turn."""
     started_at: str | None = None
     """When the run was created (its wall-clock budget counts from here)."""
+
+    @property
+    def spent_usd(self) -> float:
+        """What counts against the run's budget: its own model calls and its children's."""
+        return self.own_usage.cost_usd + self.delegated_usd
 
     @property
     def at_turn_boundary(self) -> bool:

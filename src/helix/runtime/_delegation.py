@@ -1,0 +1,139 @@
+"""Child runs: what ``delegate`` does when a run hands a sub-task to another agent.
+
+A child is an ordinary run: its own log, supervised by the engine, resumable, forkable.
+It works in its parent's world, so its changes land in the parent's next snapshot, and
+it can never do more than its parent: its tools and ceiling are the intersection of
+both blueprints, its approval rules, sandbox and egress are the parent's, and its budget
+is at most what the parent has left (what it spends is then counted against the parent).
+
+The parent's log records the child's id *before* the child is created, so a ``delegate``
+call re-run after a crash (it is declared idempotent) finds its child again instead of
+starting a second one; a child already reported on is not counted twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING
+
+from helix.errors import BlueprintError, ConfigError, HelixError, RunNotFoundError
+from helix.kernel.events import AgentReported, AgentSpawned, NewEvent
+from helix.kernel.log import new_run_id
+from helix.kernel.session import SessionState
+from helix.tools import Delegation
+
+from ._blueprint import Blueprint
+from ._control import cancel
+from ._session import LiveSession
+from ._setup import RunSetup
+
+if TYPE_CHECKING:
+    from ._engine import Engine
+
+MAX_DEPTH = 3
+"""How deep delegation may nest: a child's child's child may not delegate again."""
+
+
+class ChildRuns:
+    """The runtime's ``Delegator`` for one run: creates, drives and reports its children."""
+
+    def __init__(self, engine: Engine, setup: RunSetup, session: LiveSession) -> None:
+        self.engine, self.setup, self.session = engine, setup, session
+
+    async def delegate(self, objective: str, blueprint: str | None, *, call_id: str) -> Delegation:
+        """Run the call's child to its end (starting it unless it exists) and report it."""
+        child_id = self.session.state.children_by_call.get(call_id)
+        if child_id is None:
+            child_id = new_run_id()
+            settings = self._child_blueprint(blueprint)  # refused before anything is logged
+            spawned = AgentSpawned(child_run_id=child_id, objective=objective, call_id=call_id)
+            await self.session.append([NewEvent(spawned, turn=self.session.state.turn)])
+        else:
+            settings = None
+        await self._create_unless_exists(child_id, objective, settings, blueprint)
+        try:
+            final = await self.engine.drive(child_id)
+        except asyncio.CancelledError:  # the parent was cancelled: so is the child
+            await asyncio.shield(_cancel_quietly(self.engine, child_id))
+            raise
+        report = _report(final)
+        if child_id not in self.session.state.children_reported:
+            reported = AgentReported(
+                child_run_id=child_id, report=report, status=final.status, cost_usd=final.spent_usd
+            )
+            await self.session.append([NewEvent(reported, turn=self.session.state.turn)])
+        return Delegation(child_id, final.status, report)
+
+    async def _create_unless_exists(
+        self, child_id: str, objective: str, settings: Blueprint | None, path: str | None
+    ) -> None:
+        try:
+            await self.engine.store.get_run(child_id)
+            return
+        except RunNotFoundError:
+            pass  # logged as spawned, but the process died before creating it
+        parent = await self.engine.store.get_run(self.setup.run_id)
+        await self.engine.create(
+            objective,
+            blueprint=settings or self._child_blueprint(path),
+            world=self.setup.world,
+            auto_approve=self.setup.auto_approve,
+            attended=self.setup.attended,
+            workspace=parent.workspace,
+            run_id=child_id,
+            depth=self.setup.depth + 1,
+        )
+
+    def _child_blueprint(self, path: str | None) -> Blueprint:
+        """The child's settings: its own blueprint's, narrowed to what the parent may do."""
+        if self.setup.depth + 1 > MAX_DEPTH:
+            raise ConfigError(
+                f"delegation is already nested {MAX_DEPTH} deep: do this sub-task yourself"
+            )
+        parent = self.setup.blueprint
+        own = self._load(path) if path is not None else parent
+        offered = self.setup.tools.names
+        asked = own.tools if own.tools is not None else offered
+        beyond = [name for name in asked if name not in offered]
+        if beyond:
+            raise BlueprintError(
+                f"the child's blueprint asks for tools this run does not have: {', '.join(beyond)}"
+            )
+        state = self.session.state
+        cap = state.budget.usd if state.budget is not None else None
+        budget = own.budget
+        if cap is not None:
+            left = max(0.0, cap - state.spent_usd)
+            usd = left if budget.usd is None else min(left, budget.usd)
+            budget = budget.model_copy(update={"usd": usd})
+        return own.model_copy(
+            update={
+                "model": own.model or parent.model,
+                "tools": tuple(asked),
+                "policy": self.setup.policy.intersect(own.policy),
+                "approvals": parent.approvals,
+                "sandbox": parent.sandbox,
+                "budget": budget,
+            }
+        )
+
+    def _load(self, path: str) -> Blueprint:
+        world = self.setup.world
+        target = (world / path).resolve()
+        if not target.is_relative_to(world):
+            raise BlueprintError(f"the child's blueprint {path!r} is outside the world")
+        return Blueprint.load(target)
+
+
+def _report(final: SessionState) -> str:
+    if final.status == "completed":
+        return final.summary or "(no summary)"
+    if final.status == "failed":
+        return final.error or "(no error given)"
+    return f"the child run ended {final.status}"
+
+
+async def _cancel_quietly(engine: Engine, child_id: str) -> None:
+    with contextlib.suppress(HelixError):  # it finished meanwhile: nothing to stop
+        await cancel(engine.store, child_id, by="system")
