@@ -15,6 +15,11 @@ async def test_engine_suite_emits_the_contract_figures(tmp_path: Path) -> None:
         assert by_name[name].value > 0
     gates = {f.params["tool"]: f.params["gates"] for f in figures if f.name == "gates_p50"}
     assert gates == {"read_file": 5, "run_command": 6}  # each meets the gates scoped to it
+    commit_floor = by_name["tool_call_commit_floor"]
+    # Two commits a turn (the run's first and last appends besides), the same rows.
+    turns = EngineSizes.quick().turns
+    assert 2 * turns <= commit_floor.params["commits"] <= 2 * turns + 3
+    assert 0 < commit_floor.value
     concurrent = by_name["concurrent_runs_vs_ideal"]
     assert concurrent.params["runs"] == EngineSizes.quick().concurrent_runs
     assert concurrent.value >= 1  # nothing beats the model's own time

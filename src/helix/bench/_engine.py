@@ -171,18 +171,42 @@ async def _overhead(sizes: EngineSizes, root: Path) -> list[Figure]:
     bench = _Bench(root, _scenario(sizes.turns))
     run_id = await bench.create()
     await bench.engine.drive(run_id)
-    await bench.store.close()
     t = bench.timings
     # From one model call's start to the next: the model, one tool call, and the harness.
     overhead = [
         (t.model_starts[i + 1] - t.model_starts[i] - t.model_s[i] - t.tool_s[i]) * 1000
         for i in range(len(t.model_starts) - 1)
     ]
+    floor, commits = await _commit_floor(bench.store, root, run_id, sizes.turns)
+    await bench.store.close()
+    p50 = percentile(overhead, 50)
     params = {"turns": sizes.turns, "store": "sqlite", "durability": "normal"}
+    floor_params = {"turns": sizes.turns, "commits": commits, "overhead_p50_vs_floor":
+                    round(p50 / floor, 2) if floor else None}  # fmt: skip
     return [
-        Figure(SUITE, "tool_call_overhead_p50", percentile(overhead, 50), "ms", params),
+        Figure(SUITE, "tool_call_overhead_p50", p50, "ms", params),
         Figure(SUITE, "tool_call_overhead_p99", percentile(overhead, 99), "ms", params),
+        Figure(SUITE, "tool_call_commit_floor", floor, "ms", floor_params),
     ]
+
+
+async def _commit_floor(
+    store: SqliteEventStore, root: Path, run_id: str, turns: int
+) -> tuple[float, int]:
+    """Milliseconds per turn plain ``sqlite3`` takes to commit what the engine committed.
+
+    The same rows in the same transactions (an append's events share their commit
+    time), with no harness: the durable log's share of the per-call overhead, measured
+    in the same run so that the two can be compared on a machine whose speed varies.
+    """
+    columns = "run_id, seq, type, v, ts, turn, actor, data, ext"
+    rows = [EncodedEvent(*row) for row in store.connection.execute(
+        f"SELECT {columns} FROM events WHERE run_id = ? ORDER BY seq", (run_id,))]  # fmt: skip
+    commits: dict[str, list[EncodedEvent]] = {}
+    for row in rows:
+        commits.setdefault(row.ts, []).append(row)
+    seconds = await SqliteBench(root, store).raw_commits(list(commits.values()))
+    return sum(seconds) * 1000 / turns, len(commits)
 
 
 async def _concurrent(sizes: EngineSizes, root: Path) -> list[Figure]:

@@ -67,6 +67,23 @@ class SqliteBench:
         db.close()
         return rate
 
+    async def raw_commits(self, commits: list[list[EncodedEvent]]) -> list[float]:
+        """Seconds plain ``sqlite3`` takes for each commit of exactly these rows."""
+        self._files += 1
+        db = sqlite3.connect(self._root / f"raw-{self._files}.db", isolation_level=None)
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute(_RAW_SCHEMA)
+        seconds = []
+        for rows in commits:
+            started = time.perf_counter()
+            db.execute("BEGIN IMMEDIATE")
+            db.executemany(_RAW_INSERT, rows)
+            db.execute("COMMIT")
+            seconds.append(time.perf_counter() - started)
+        db.close()
+        return seconds
+
     async def fork_bytes(self, fork_id: str) -> int:
         """Bytes of the rows a fork added: its registry row and its own events."""
         db = self._store.connection

@@ -14,7 +14,10 @@ _DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 def bench(
     suite: Annotated[
-        str, typer.Argument(help="The suite to run: eventlog, models, engine, world or sandbox.")
+        str,
+        typer.Argument(
+            help="The suite to run: eventlog, models, engine, world, sandbox or server."
+        ),
     ],
     json: Annotated[bool, typer.Option("--json", help="One JSON figure per line.")] = False,
     quick: Annotated[
