@@ -157,6 +157,28 @@ def test_detach_approve_from_another_terminal_and_follow(
     assert again.returncode == 1
 
 
+def test_a_runs_child_is_followed_in_its_output(
+    cli: Cli, tmp_path: Path, server_url: str, model_server: MockModelServer
+) -> None:
+    token = cli("tokens", "create", "--user", "alice").stdout.strip()
+    client = Client(cli, tmp_path, HELIX_SERVER=server_url, HELIX_TOKEN=token)
+    play(
+        model_server,
+        {"text": "Over to you.", "tool_calls": [
+            {"name": "delegate", "args": {"objective": "list the files"}}]},
+        {"text": "Listing.", "tool_calls": [{"name": "list_files", "args": {}}]},
+        {"text": "Nothing there."},
+        {"text": "The worker found nothing."},
+    )  # fmt: skip
+    lines = client.ok("run", "look around", "--model", MODEL).splitlines()
+    spawned = next(i for i, line in enumerate(lines) if "agent.spawned" in line)
+    child = [line for line in lines[spawned + 1 :] if line.startswith("│ ")]
+    assert any("tool.completed" in line for line in child)
+    assert any("run.completed" in line and "Nothing there." in line for line in child)
+    assert "agent.reported" in lines[spawned + 1 + len(child)]
+    assert "The worker found nothing." in lines[-1]
+
+
 def test_status_without_a_server_shows_the_embedded_store(cli: Cli, tmp_path: Path) -> None:
     client = Client(cli, tmp_path)
     shown = client.ok("status")

@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from helix.config import Settings
+from helix.errors import RunNotFoundError
 from helix.kernel.events import TERMINAL_EVENTS, Event
 from helix.kernel.log import EventStore
 from helix.kernel.session import SessionState
@@ -50,13 +51,21 @@ async def drive_and_show(
     return state
 
 
-async def show(store: EventStore, run_id: str, *, json: bool, after: int, ask: bool) -> None:
-    """Print the run's events from ``after`` on; answer approvals when ``ask``."""
+async def show(
+    store: EventStore, run_id: str, *, json: bool, after: int, ask: bool, depth: int = 0
+) -> None:
+    """Print the run's events from ``after`` on; answer approvals when ``ask``.
+
+    Printed for a person, a child run's events follow its ``agent.spawned``, marked ``│``,
+    its approvals asked too: the parent waits on it, so it is what is happening. JSON
+    stays one run's log (the child's id is in the event, for ``helix logs CHILD``).
+    """
     from rich.console import Console
 
     console = Console(highlight=False, soft_wrap=True)
+    indent = "│ " * depth
     spent = 0.0
-    async with store.subscribe(run_id, after=after) as events:
+    async with store.subscribe(run_id, after=after) as events, asyncio.TaskGroup() as children:
         async for event in events:
             if json:
                 sys.stdout.write(event.to_json() + "\n")
@@ -70,11 +79,30 @@ async def show(store: EventStore, run_id: str, *, json: bool, after: int, ask: b
                 if event.type == "turn.ended":
                     line += f"   (spent ${spent:.4f})"
                 style = _COLOURS.get(event.type)
-                console.print(line, style=style, markup=False)
+                console.print(indent + line, style=style, markup=False)
             if ask and event.type == "approval.requested":
                 await _ask(store, run_id, event)
+            if event.type == "agent.spawned" and not json:
+                child = event.data["child_run_id"]
+                children.create_task(_show_child(store, child, ask=ask, depth=depth + 1))
             if event.type in TERMINAL_EVENTS:
                 return
+
+
+async def _show_child(store: EventStore, child_id: str, *, ask: bool, depth: int) -> None:
+    # The parent logs the child's id just before creating it.
+    for _ in range(_CHILD_WAIT_TRIES):
+        try:
+            await store.get_run(child_id)
+            break
+        except RunNotFoundError:
+            await asyncio.sleep(0.05)
+    else:
+        return  # never created (the parent's process died): nothing to show
+    await show(store, child_id, json=False, after=0, ask=ask, depth=depth)
+
+
+_CHILD_WAIT_TRIES = 200
 
 
 async def _ask(store: EventStore, run_id: str, event: Event) -> None:

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
 
 import typer
 
-from helix.errors import ApprovalClosedError, ConfigError, ConflictError, RunStateError
+from helix.errors import (
+    ApprovalClosedError,
+    ConfigError,
+    ConflictError,
+    NotFoundError,
+    RunStateError,
+)
 from helix.kernel.events import ForkPoint, RunStatus
 from helix.kernel.log import RunRecord
 from helix.kernel.session import SessionState
@@ -188,13 +195,19 @@ class Remote:
         else:
             typer.echo(made["id"])
 
-    def show_live(self, run_id: str, *, json: bool, after: int, ask: bool) -> int:
-        """Print the run's events from ``after`` until it ends; its exit code."""
+    def show_live(self, run_id: str, *, json: bool, after: int, ask: bool, depth: int = 0) -> int:
+        """Print the run's events from ``after`` until it ends; its exit code.
+
+        As in embedded mode, a person sees a child run's events (marked ``│``) after its
+        ``agent.spawned``: the parent waits on the child meanwhile, so following the
+        child to its end before reading on loses nothing.
+        """
         from rich.console import Console
 
         from ._live import _COLOURS
 
         console = Console(highlight=False, soft_wrap=True)
+        mark = "│ " * depth
         spent = 0.0
         final: list[str] = []
 
@@ -209,9 +222,11 @@ class Remote:
                 line = event_line(event)
                 if event.type == "turn.ended":
                     line += f"   (spent ${spent:.4f})"
-                console.print(line, style=_COLOURS.get(event.type), markup=False)
+                console.print(mark + line, style=_COLOURS.get(event.type), markup=False)
             if ask and event.type == "approval.requested":
                 self._ask(run_id, event.data)
+            if event.type == "agent.spawned" and not json:
+                self._show_child(str(event.data["child_run_id"]), ask=ask, depth=depth + 1)
             if until_finished(event):
                 final.append(event.type)
                 return True
@@ -219,6 +234,17 @@ class Remote:
 
         self.client.follow(run_id, after=after, stop=shown)
         return EXIT_OK if final == ["run.completed"] else EXIT_FAILED
+
+    def _show_child(self, child_id: str, *, ask: bool, depth: int) -> None:
+        for _ in range(_CHILD_WAIT_TRIES):  # the parent logs the id just before creating it
+            try:
+                self.client.call("GET", f"/runs/{child_id}")
+                break
+            except NotFoundError:
+                time.sleep(0.05)
+        else:
+            return  # never created (the parent's process died): nothing to show
+        self.show_live(child_id, json=False, after=0, ask=ask, depth=depth)
 
     def _ask(self, run_id: str, data: dict[str, Any]) -> None:
         answer = input(f"allow {data['name']} {data['args']}? [y/n] ").strip().lower()
@@ -243,6 +269,9 @@ class Remote:
         typer.echo(f"active     {len(active)} run{'s' if len(active) != 1 else ''}")
         for record in active:
             typer.echo(f"  {record.id}  {record.status:<9}  {record.objective[:50]}")
+
+
+_CHILD_WAIT_TRIES = 200
 
 
 def _ask_here(json: bool) -> bool:

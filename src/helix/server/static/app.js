@@ -158,6 +158,8 @@ function describe(event) {
     case "run.failed": return [d.error];
     case "run.paused": return [`reason: ${d.reason}`];
     case "budget.exceeded": return [`spent ${money(d.spent_usd)} of ${money(d.cap_usd)}`];
+    case "agent.spawned": return [`child run ${d.child_run_id}: ${d.objective}`];
+    case "agent.reported": return [`${d.child_run_id} ${d.status || "completed"} · ${money(d.cost_usd)}`, d.report];
     default: return [];
   }
 }
