@@ -175,3 +175,43 @@ def test_a_command_cut_short_by_a_kill_is_recorded_as_interrupted_not_rerun(
     assert tool_result["role"] == "tool"
     assert tool_result["content"].startswith("interrupted:")
     assert len(helix.model_requests) == 2
+
+
+def test_a_kill_inside_a_delegated_child_resumes_both_without_repeating_anything(
+    helix: Helix,
+) -> None:
+    helix.play(
+        {
+            "text": "Over to a worker.",
+            "tool_calls": [{"name": "delegate", "args": {"objective": "count once"}}],
+        },
+        {
+            "text": "Counting.",
+            "tool_calls": [{"name": "run_command", "args": {"command": "echo x >> counter.txt"}}],
+        },
+        {"text": "Counted."},
+        {"text": "The worker counted."},
+    )
+    running = helix.start_run(
+        "get it counted", "--auto-approve", env={"HELIX_FAULTS": "exit-after:tool.completed"}
+    )
+    assert running.finish() == 137  # killed right after the child's command completed
+    parent = running.run_id
+    (spawned,) = of_type(helix.logs(parent), "agent.spawned")
+    child = spawned["data"]["child_run_id"]
+    assert types(helix.logs(child))[-1] == "tool.completed"
+
+    resumed = helix("resume", parent, "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert (helix.world / "counter.txt").read_text() == "x\n"  # the command ran once
+    log = helix.logs(parent)
+    assert types(log)[-1] == "run.completed"
+    (interrupted,) = of_type(log, "tool.interrupted")
+    assert interrupted["data"]["call_id"] == spawned["data"]["call_id"]  # re-run: idempotent
+    assert len(of_type(log, "agent.spawned")) == 1  # it found its child again
+    (reported,) = of_type(log, "agent.reported")
+    assert reported["data"]["report"] == "Counted."
+    assert helix.show(child)["status"] == "completed"
+    assert len(helix("runs", "--json").stdout.splitlines()) == 2  # parent and one child
+    assert len(helix.model_requests) == 4  # no answered call was asked again
+    assert len(set(_bodies(helix))) == 4
