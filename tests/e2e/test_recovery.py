@@ -147,10 +147,14 @@ def test_a_command_cut_short_by_a_kill_is_recorded_as_interrupted_not_rerun(
     running = helix.start_run("count slowly", "--auto-approve")
     try:
         running.wait_for("tool.started")
+        counter = helix.world / "counter.txt"
         deadline = time.monotonic() + 10
-        while not processes_mentioning(marker) and time.monotonic() < deadline:
+        # The shell's command line names the marker before its echo has run: wait for
+        # the side effect itself, so that the kill cuts short a command that had one.
+        while not (counter.exists() and counter.read_text() == "x\n"):
+            assert time.monotonic() < deadline, "the command never counted"
             time.sleep(0.05)
-        assert processes_mentioning(marker), "the command never started"
+        assert processes_mentioning(marker), "the command is not running"
         running.kill()
         run_id = running.run_id
 

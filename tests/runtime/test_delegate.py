@@ -118,6 +118,30 @@ async def test_a_child_logged_but_never_created_is_created_on_the_re_run(tmp_pat
     assert (world / "hello.txt").exists()
 
 
+async def test_a_child_someone_else_drives_is_waited_for(tmp_path: Path) -> None:
+    world = _world(tmp_path)
+    slow_child = Scenario.of({"text": "Done at last.", "delay_s": 0.5})
+    engine = _engine(tmp_path, Scenario.of({"text": "nothing to do"}), slow_child)
+    parent = await _started(engine, world)
+    await engine.drive(parent)
+    session = await LiveSession.load(engine.store, parent)
+    children = ChildRuns(engine, await engine.setup(parent), session)
+    child = await engine.create(
+        SUBTASK, blueprint=Blueprint(model="scripted:t"), world=world, depth=1
+    )
+    spawned = AgentSpawned(child_run_id=child.id, objective=SUBTASK, call_id="d1")
+    await session.append([NewEvent(spawned)])
+    async with asyncio.TaskGroup() as group:
+        # As a server resuming every unfinished run would: the child has a driver.
+        group.create_task(engine.drive(child.id))
+        for _ in range(500):
+            if engine.is_driven(child.id):
+                break
+            await asyncio.sleep(0.01)
+        done = await children.delegate(SUBTASK, None, call_id="d1")
+    assert (done.child_run_id, done.status, done.report) == (child.id, "completed", "Done at last.")
+
+
 async def test_a_child_cannot_have_a_tool_its_parent_lacks(tmp_path: Path) -> None:
     world = _world(tmp_path)
     (world / "worker.yaml").write_text("tools: [read_file, run_command]\n")

@@ -17,10 +17,10 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING
 
-from helix.errors import BlueprintError, ConfigError, HelixError, RunNotFoundError
-from helix.kernel.events import AgentReported, AgentSpawned, NewEvent
+from helix.errors import BlueprintError, ConfigError, HelixError, RunNotFoundError, RunStateError
+from helix.kernel.events import TERMINAL_EVENTS, AgentReported, AgentSpawned, NewEvent
 from helix.kernel.log import new_run_id
-from helix.kernel.session import SessionState
+from helix.kernel.session import SessionState, replay_run
 from helix.tools import Delegation
 
 from ._blueprint import Blueprint
@@ -53,7 +53,7 @@ class ChildRuns:
             settings = None
         await self._create_unless_exists(child_id, objective, settings, blueprint)
         try:
-            final = await self.engine.drive(child_id)
+            final = await self._drive_or_await(child_id)
         except asyncio.CancelledError:  # the parent was cancelled: so is the child
             await asyncio.shield(_cancel_quietly(self.engine, child_id))
             raise
@@ -64,6 +64,22 @@ class ChildRuns:
             )
             await self.session.append([NewEvent(reported, turn=self.session.state.turn)])
         return Delegation(child_id, final.status, report)
+
+    async def _drive_or_await(self, child_id: str) -> SessionState:
+        """Drive the child here, or wait for its end if another driver has it.
+
+        Another driver: a server resuming every unfinished run when it starts, say.
+        """
+        try:
+            return await self.engine.drive(child_id)
+        except RunStateError:
+            pass
+        store = self.engine.store
+        async with store.subscribe(child_id) as events:
+            async for event in events:
+                if event.type in TERMINAL_EVENTS:
+                    break
+        return await replay_run(store, child_id)
 
     async def _create_unless_exists(
         self, child_id: str, objective: str, settings: Blueprint | None, path: str | None
