@@ -104,6 +104,41 @@ async def test_api_tokens_are_stored_hashed(accounts: Accounts) -> None:
         await accounts.create_api_token(_name("nobody"))
 
 
+async def test_api_tokens_can_be_revoked_one_or_all(accounts: Accounts) -> None:
+    alice, bob = _name("alice"), _name("bob")
+    await accounts.add_user(alice)
+    await accounts.add_user(bob)
+    first, second = await accounts.create_api_token(alice), await accounts.create_api_token(alice)
+    bobs = await accounts.create_api_token(bob)
+    assert await accounts.revoke_api_token(first) == alice
+    assert await accounts.user_for_api_token(first) is None  # at once
+    assert await accounts.user_for_api_token(second) is not None
+    assert await accounts.revoke_api_token(first) is None  # gone already
+    login = await accounts.create_login_token(alice)
+    assert await accounts.revoke_api_token(login) is None  # only API tokens
+    assert await accounts.revoke_api_tokens(alice) == 1
+    assert await accounts.user_for_api_token(second) is None
+    assert await accounts.user_for_api_token(bobs) is not None  # others' are left alone
+    assert await accounts.redeem_login_token(login) is not None
+    assert await accounts.revoke_api_tokens(alice) == 0
+    with pytest.raises(AccountNotFoundError):
+        await accounts.revoke_api_tokens(_name("nobody"))
+
+
+async def test_a_password_can_be_changed_or_removed(accounts: Accounts) -> None:
+    alice = _name("alice")
+    await accounts.add_user(alice, password="old secret")
+    await accounts.set_password(alice, "new secret")
+    assert await accounts.authenticate(alice, "old secret") is None
+    assert await accounts.authenticate(alice, "new secret") is not None
+    await accounts.set_password(alice, None)
+    assert await accounts.authenticate(alice, "new secret") is None
+    with pytest.raises(ConfigError):
+        await accounts.set_password(alice, "")
+    with pytest.raises(AccountNotFoundError):
+        await accounts.set_password(_name("nobody"), "x")
+
+
 async def test_login_tokens_work_once_and_expire(accounts: Accounts) -> None:
     alice = _name("alice")
     await accounts.add_user(alice)

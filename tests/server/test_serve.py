@@ -43,6 +43,24 @@ def test_admin_commands_make_users_workspaces_and_tokens(cli: Cli) -> None:
     assert login.status_code == 200
     assert "login=" not in cli.log(0)  # users exist: no first-start link
 
+    # A leaked token is revoked at once, against the running server; so is a password.
+    revoked = cli("tokens", "revoke", stdin=token.stdout)
+    assert (revoked.returncode, revoked.stdout) == (0, "revoked an API token of alice\n")
+    me = httpx.get(f"{api}/me", headers={"Authorization": f"Bearer {token.stdout.strip()}"})
+    assert me.status_code == 401
+    assert cli("tokens", "revoke", stdin=token.stdout).returncode == 3
+    assert cli("tokens", "revoke").returncode == 2
+    cli("tokens", "create", "--user", "alice")
+    cli("tokens", "create", "--user", "alice")
+    assert cli("tokens", "revoke", "--user", "alice").stdout == "revoked 2 API tokens of alice\n"
+    assert cli("tokens", "revoke", "--user", "nobody").returncode == 3
+    changed = cli("users", "passwd", "alice", "--password-stdin", stdin="correct horse\n")
+    assert changed.returncode == 0, changed.stderr
+    old = httpx.post(f"{api}/auth/login", json={"username": "alice", "password": "hunter22"})
+    assert old.status_code == 401
+    assert cli("users", "passwd", "alice").returncode == 2  # neither stdin nor --remove
+    assert cli("users", "passwd", "nobody", "--remove").returncode == 3
+
 
 def test_first_start_prints_a_one_time_link_and_a_restart_resumes_runs(
     cli: Cli, model_server: MockModelServer

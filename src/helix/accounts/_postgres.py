@@ -152,6 +152,13 @@ class PostgresAccountStore(AccountStore):
         return None if found is None else str(found)
 
     @override
+    async def drop_tokens(self, user: str, kind: TokenKind) -> int:
+        status = await self._pool.execute(
+            "DELETE FROM accounts_tokens WHERE user_name = $1 AND kind = $2", user, kind
+        )
+        return int(status.rsplit(" ", 1)[-1])
+
+    @override
     async def set_policy(self, workspace: str, policy: dict[str, Any] | None) -> None:
         text = None if policy is None else json.dumps(policy)
         status = await self._pool.execute(

@@ -131,6 +131,23 @@ class Accounts:
         name = await self.store.find_token(token_hash(token), "api", now=time.time())
         return None if name is None else await self.store.get_user(name)
 
+    async def revoke_api_token(self, token: str) -> str | None:
+        """Revoke one API token, at once; whose it was, or ``None`` if none matches."""
+        return await self.store.take_token(token_hash(token), "api", now=time.time())
+
+    async def revoke_api_tokens(self, user: str) -> int:
+        """Revoke every API token ``user`` has; how many there were."""
+        if await self.store.get_user(user) is None:
+            raise AccountNotFoundError(f"no user {user!r}")
+        return await self.store.drop_tokens(user, "api")
+
+    async def set_password(self, user: str, password: str | None) -> None:
+        """Replace ``user``'s password (``None``: none, so only tokens work)."""
+        if password == "":
+            raise ConfigError("the password is empty")
+        hashed = None if password is None else self._hasher.hash(password)
+        await self.store.set_password(user, hashed)
+
     async def create_login_token(self, user: str, *, ttl_s: float = 86400.0) -> str:
         """A one-time login token (for the link printed on first start)."""
         token = secrets.token_urlsafe(32)

@@ -162,6 +162,13 @@ class SqliteAccountStore(AccountStore):
         return None if row is None else str(row[0])
 
     @override
+    async def drop_tokens(self, user: str, kind: TokenKind) -> int:
+        cursor = self._db.execute(
+            "DELETE FROM accounts_tokens WHERE user_name = ? AND kind = ?", (user, kind)
+        )
+        return cursor.rowcount
+
+    @override
     async def set_policy(self, workspace: str, policy: dict[str, Any] | None) -> None:
         text = None if policy is None else json.dumps(policy)
         cursor = self._db.execute(

@@ -70,6 +70,10 @@ class AccountStore(ABC):
         """Like ``find_token``, deleting it in the same step: a token that works once."""
 
     @abstractmethod
+    async def drop_tokens(self, user: str, kind: TokenKind) -> int:
+        """Delete every token of that kind ``user`` has; how many there were."""
+
+    @abstractmethod
     async def set_policy(self, workspace: str, policy: dict[str, Any] | None) -> None:
         """Store the workspace's policy ceiling; ``AccountNotFoundError`` if it is missing."""
 

@@ -13,7 +13,7 @@ import typer
 
 from helix.config import Settings
 
-from ._common import fail, run
+from ._common import EXIT_NOT_FOUND, fail, run
 
 if TYPE_CHECKING:
     from helix.accounts import Accounts
@@ -47,17 +47,42 @@ def add_user(
     ] = False,
 ) -> None:
     """Add a user (with a personal workspace); no password means tokens only."""
-    password = None
-    if password_stdin:
-        password = sys.stdin.readline().rstrip("\r\n")
-        if not password:
-            fail("no password on stdin")
+    password = _password_from_stdin() if password_stdin else None
 
     async def main(accounts: Accounts) -> None:
         await accounts.add_user(name, password=password, workspace=workspace, role=role)
         typer.echo(f"added user {name}" + (f" ({role} of {workspace})" if workspace else ""))
 
     run(lambda: _with_accounts(main))
+
+
+@users_app.command("passwd")
+def set_password(
+    name: Annotated[str, typer.Argument(metavar="NAME")],
+    password_stdin: Annotated[
+        bool, typer.Option("--password-stdin", help="Read the new password from stdin.")
+    ] = False,
+    remove: Annotated[
+        bool, typer.Option("--remove", help="Remove the password: only tokens will work.")
+    ] = False,
+) -> None:
+    """Change a user's password (sessions already signed in last until they expire)."""
+    if password_stdin == remove:
+        fail("give exactly one of --password-stdin and --remove")
+    password = None if remove else _password_from_stdin()
+
+    async def main(accounts: Accounts) -> None:
+        await accounts.set_password(name, password)
+        typer.echo(f"{'removed the' if remove else 'changed the'} password of {name}")
+
+    run(lambda: _with_accounts(main))
+
+
+def _password_from_stdin() -> str:
+    password = sys.stdin.readline().rstrip("\r\n")
+    if not password:
+        fail("no password on stdin")
+    return password
 
 
 @tokens_app.command("create")
@@ -68,6 +93,34 @@ def create_token(
 
     async def main(accounts: Accounts) -> None:
         typer.echo(await accounts.create_api_token(user))
+
+    run(lambda: _with_accounts(main))
+
+
+@tokens_app.command("revoke")
+def revoke_tokens(
+    user: Annotated[
+        str | None, typer.Option("--user", help="Revoke every API token of this user.")
+    ] = None,
+) -> None:
+    """Revoke the API token read from stdin (or, with --user, all of a user's), at once.
+
+    The token is read from stdin so that it never lands in a shell's history.
+    """
+    token = None if user is not None else sys.stdin.readline().strip()
+    if user is None and not token:
+        fail("no token on stdin (or give --user NAME)")
+
+    async def main(accounts: Accounts) -> None:
+        if user is not None:
+            count = await accounts.revoke_api_tokens(user)
+            typer.echo(f"revoked {count} API token{'' if count == 1 else 's'} of {user}")
+            return
+        assert token is not None
+        owner = await accounts.revoke_api_token(token)
+        if owner is None:
+            fail("no such API token (revoked already, or never issued here)", EXIT_NOT_FOUND)
+        typer.echo(f"revoked an API token of {owner}")
 
     run(lambda: _with_accounts(main))
 
