@@ -19,7 +19,7 @@ async def test_engine_suite_emits_the_contract_figures(tmp_path: Path) -> None:
     # Two commits a turn (the run's first and last appends besides), the same rows.
     turns = EngineSizes.quick().turns
     assert 2 * turns <= commit_floor.params["commits"] <= 2 * turns + 3
-    assert 0 < commit_floor.value
+    assert commit_floor.value > 0
     concurrent = by_name["concurrent_runs_vs_ideal"]
     assert concurrent.params["runs"] == EngineSizes.quick().concurrent_runs
     assert concurrent.value >= 1  # nothing beats the model's own time
