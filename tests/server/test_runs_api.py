@@ -195,7 +195,10 @@ def test_metrics_count_what_happened(
     run_id = owner.post("/runs", json={"objective": "say done", "model": MODEL}).json()["id"]
     wait_for_status(owner, run_id, "completed")
     with live.client() as anonymous:
-        text = anonymous.get("/metrics").text
+        refused = anonymous.get("/metrics")
+    assert refused.status_code == 401  # server-wide counts are not for everyone
+    assert refused.json()["error"]["code"] == "unauthorized"
+    text = owner.get("/metrics").text
     assert 'helix_runs{status="completed"} 1.0' in text
     assert 'helix_events_appended_total{type="run.completed"} 1.0' in text
     assert 'helix_model_tokens_total{direction="input"}' in text

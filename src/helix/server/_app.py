@@ -33,6 +33,7 @@ from . import (
 )
 from ._auth import Signer
 from ._config import ServerConfig
+from ._deps import CallerDep
 from ._errors import install_error_handlers
 from ._limits import BodyLimit
 from ._metrics import Metrics
@@ -120,8 +121,11 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
     api.include_router(_links.router)
 
     @api.get("/metrics", tags=["server"], response_class=Response)
-    async def metrics(request: Request) -> Response:
-        """Prometheus metrics (text exposition format)."""
+    async def metrics(request: Request, _caller: CallerDep) -> Response:
+        """Prometheus metrics (text exposition format); any user's token (an API token).
+
+        Server-wide counts, so not public: run and token totals say how a team works.
+        """
         state: ServerState = request.app.state.helix
         body = await state.metrics.render(state.store)
         return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")
