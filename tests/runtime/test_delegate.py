@@ -12,7 +12,7 @@ from helix.kernel.events import AgentReported, AgentSpawned, Event, NewEvent
 from helix.kernel.log import MemoryEventStore
 from helix.kernel.session import SessionState, apply, replay_run
 from helix.providers import ModelAdapter, Scenario, ScriptedModel
-from helix.runtime import Blueprint, Engine, RunSetup, cancel
+from helix.runtime import Blueprint, Engine, RunSetup, cancel, rollback
 from helix.runtime._delegation import MAX_DEPTH, ChildRuns
 from helix.runtime._session import LiveSession
 from helix.tools import ToolContext, builtin_registry
@@ -247,3 +247,15 @@ async def test_the_tool_without_a_delegator_says_so(tmp_path: Path) -> None:
     context = ToolContext("run_x", "c1", tmp_path, ProcessSandbox())
     result = await tool.call(context, {"objective": "anything"})
     assert (result.ok, result.output) == (False, "delegation is not available to this run")
+
+
+async def test_the_parents_snapshots_hold_the_childs_changes(tmp_path: Path) -> None:
+    world = _world(tmp_path)
+    (world / "kept.txt").write_text("before\n")
+    engine = _engine(tmp_path, _delegating({"objective": SUBTASK}))
+    parent = await _started(engine, world)
+    await engine.drive(parent)
+    assert (world / "hello.txt").exists()
+    await rollback(engine, parent, "start", by="user:test")  # the parent's own history
+    assert not (world / "hello.txt").exists()
+    assert (world / "kept.txt").read_text() == "before\n"
