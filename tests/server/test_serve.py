@@ -58,6 +58,16 @@ def test_admin_commands_make_users_workspaces_and_tokens(cli: Cli) -> None:
     assert changed.returncode == 0, changed.stderr
     old = httpx.post(f"{api}/auth/login", json={"username": "alice", "password": "hunter22"})
     assert old.status_code == 401
+    signed_in = {"Authorization": f"Bearer {login.json()['token']}"}
+    stale = httpx.get(f"{api}/me", headers=signed_in)  # a session of the old password
+    assert stale.status_code == 401
+    assert "the password changed" in stale.json()["error"]["message"]
+    new = httpx.post(f"{api}/auth/login", json={"username": "alice", "password": "correct horse"})
+    fresh = {"Authorization": f"Bearer {new.json()['token']}"}
+    assert httpx.get(f"{api}/me", headers=fresh).json()["user"] == "alice"
+    ws = httpx.post(f"{api}/auth/ws-token", headers=fresh).json()["token"]
+    with connect(f"ws://127.0.0.1:{port}/api/v1/stream?token={ws}") as socket:
+        socket.ping()  # a stream token carries the same stamp, and is accepted
     assert cli("users", "passwd", "alice").returncode == 2  # neither stdin nor --remove
     assert cli("users", "passwd", "nobody", "--remove").returncode == 3
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -52,6 +53,11 @@ class User:
     password_hash: str | None
     """``None`` for an account that signs in only with tokens or a login link."""
     created_at: str
+
+    @property
+    def stamp(self) -> str:
+        """What a signed-in session is bound to: it changes when the password does."""
+        return hashlib.sha256((self.password_hash or "").encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,8 @@ class Caller:
 
     user: str
     roles: dict[str, Role]
+    stamp: str = ""
+    """The user's credential stamp (``User.stamp``), for the tokens issued to them."""
 
     @property
     def actor(self) -> str:
@@ -58,12 +60,17 @@ class Signer:
     def __init__(self, secret: bytes) -> None:
         self._secret = secret
 
-    def issue(self, user: str, kind: TokenType, ttl_s: float) -> tuple[str, str]:
-        """A token for ``user`` and its expiry (ISO 8601)."""
+    def issue(self, user: str, kind: TokenType, ttl_s: float, *, stamp: str) -> tuple[str, str]:
+        """A token for ``user`` and its expiry (ISO 8601).
+
+        ``stamp`` (``User.stamp``) binds it to the user's password: changing the
+        password signs out every session it opened.
+        """
         import jwt
 
         expires = time.time() + ttl_s
-        claims = {"sub": user, "typ": kind, "exp": int(expires), "iat": int(time.time())}
+        claims = {"sub": user, "typ": kind, "exp": int(expires), "iat": int(time.time()),
+                  "pwd": stamp}  # fmt: skip
         token = jwt.encode(claims, self._secret, algorithm="HS256")
         stamp = datetime.fromtimestamp(int(expires), UTC).isoformat().replace("+00:00", "Z")
         return token, stamp
@@ -86,8 +93,8 @@ class Signer:
             return None
         return claims if claims.get("typ") == kind else None
 
-    def check(self, token: str, kinds: tuple[TokenType, ...]) -> str | None:
-        """The user a valid, unexpired token of one of ``kinds`` names; ``None`` otherwise."""
+    def check(self, token: str, kinds: tuple[TokenType, ...]) -> tuple[str, str] | None:
+        """The user and stamp a valid, unexpired token of one of ``kinds`` holds; or ``None``."""
         import jwt
 
         try:
@@ -98,7 +105,7 @@ class Signer:
             return None
         if claims.get("typ") not in kinds or not isinstance(claims.get("sub"), str):
             return None
-        return str(claims["sub"])
+        return str(claims["sub"]), str(claims.get("pwd", ""))
 
 
 async def identify(
@@ -115,18 +122,23 @@ async def identify(
     """
     if not token:
         raise _unauthorized("no token: send Authorization: Bearer TOKEN")
+    stamp: str | None = None  # API tokens are revoked one by one instead
     if token.startswith(API_TOKEN_PREFIX):
         if not api_tokens:
             raise _unauthorized("use a short-lived token from POST /auth/ws-token here")
-        user = await accounts.user_for_api_token(token)
-        name = None if user is None else user.name
+        owner = await accounts.user_for_api_token(token)
+        name = None if owner is None else owner.name
     else:
-        name = signer.check(token, kinds)
+        checked = signer.check(token, kinds)
+        name, stamp = (None, None) if checked is None else checked
     if name is None:
         raise _unauthorized("the token is invalid or has expired: log in again")
-    if await accounts.store.get_user(name) is None:
+    user = await accounts.store.get_user(name)
+    if user is None:
         raise _unauthorized("the token's user no longer exists")
-    return Caller(name, await accounts.roles(name))
+    if stamp is not None and stamp != user.stamp:
+        raise _unauthorized("the password changed since this token was issued: log in again")
+    return Caller(name, await accounts.roles(name), user.stamp)
 
 
 def _unauthorized(message: str) -> ApiError:

@@ -29,7 +29,9 @@ async def login(body: LoginBody, request: Request, state: State) -> TokenOut:
     user = await state.accounts.authenticate(body.username, body.password)
     if user is None:
         raise ApiError(401, "unauthorized", "wrong username or password")
-    token, expires = state.signer.issue(user.name, "access", state.config.access_ttl_s)
+    token, expires = state.signer.issue(
+        user.name, "access", state.config.access_ttl_s, stamp=user.stamp
+    )
     return TokenOut(token=token, expires_at=expires)
 
 
@@ -41,14 +43,18 @@ async def redeem_link(body: LinkBody, request: Request, state: State) -> TokenOu
     user = await state.accounts.redeem_login_token(body.token)
     if user is None:
         raise ApiError(401, "unauthorized", "this login link was used already or has expired")
-    token, expires = state.signer.issue(user.name, "access", state.config.access_ttl_s)
+    token, expires = state.signer.issue(
+        user.name, "access", state.config.access_ttl_s, stamp=user.stamp
+    )
     return TokenOut(token=token, expires_at=expires)
 
 
 @router.post("/auth/ws-token", response_model=TokenOut, tags=["auth"])
 async def ws_token(caller: CallerDep, state: State) -> TokenOut:
     """A short-lived token for the ``?token=`` of a WebSocket (URLs get logged)."""
-    token, expires = state.signer.issue(caller.user, "ws", state.config.ws_token_ttl_s)
+    token, expires = state.signer.issue(
+        caller.user, "ws", state.config.ws_token_ttl_s, stamp=caller.stamp
+    )
     return TokenOut(token=token, expires_at=expires)
 
 
