@@ -139,6 +139,23 @@ async def test_a_password_can_be_changed_or_removed(accounts: Accounts) -> None:
         await accounts.set_password(_name("nobody"), "x")
 
 
+async def test_a_removed_user_keeps_nothing_but_their_runs_workspace(accounts: Accounts) -> None:
+    alice, team = _name("alice"), _name("team")
+    await accounts.add_workspace(team)
+    await accounts.add_user(alice, password="pw", workspace=team, role="admin")
+    token = await accounts.create_api_token(alice)
+    await accounts.store.remove_user(alice)
+    assert await accounts.store.get_user(alice) is None
+    assert await accounts.user_for_api_token(token) is None
+    assert await accounts.authenticate(alice, "pw") is None
+    assert await accounts.store.members(team) == {}
+    assert await accounts.store.get_workspace(alice) is not None  # where their runs live
+    with pytest.raises(AccountNotFoundError):
+        await accounts.store.remove_user(alice)
+    await accounts.add_user(alice)  # the name is free again, but not the old workspace
+    assert await accounts.roles(alice) == {}
+
+
 async def test_login_tokens_work_once_and_expire(accounts: Accounts) -> None:
     alice = _name("alice")
     await accounts.add_user(alice)

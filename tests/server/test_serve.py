@@ -68,6 +68,12 @@ def test_admin_commands_make_users_workspaces_and_tokens(cli: Cli) -> None:
     ws = httpx.post(f"{api}/auth/ws-token", headers=fresh).json()["token"]
     with connect(f"ws://127.0.0.1:{port}/api/v1/stream?token={ws}") as socket:
         socket.ping()  # a stream token carries the same stamp, and is accepted
+    removed = cli("users", "remove", "alice")
+    assert removed.returncode == 0, removed.stderr
+    gone = httpx.get(f"{api}/me", headers=fresh)
+    assert gone.status_code == 401
+    assert "no longer exists" in gone.json()["error"]["message"]
+    assert cli("users", "remove", "alice").returncode == 3
     assert cli("users", "passwd", "alice").returncode == 2  # neither stdin nor --remove
     assert cli("users", "passwd", "nobody", "--remove").returncode == 3
 

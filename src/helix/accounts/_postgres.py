@@ -152,6 +152,15 @@ class PostgresAccountStore(AccountStore):
         return None if found is None else str(found)
 
     @override
+    async def remove_user(self, name: str) -> None:
+        async with self._pool.acquire() as conn, conn.transaction():
+            await conn.execute("DELETE FROM accounts_tokens WHERE user_name = $1", name)
+            await conn.execute("DELETE FROM accounts_members WHERE user_name = $1", name)
+            status = await conn.execute("DELETE FROM accounts_users WHERE name = $1", name)
+        if status.endswith(" 0"):
+            raise AccountNotFoundError(f"no user {name!r}")
+
+    @override
     async def drop_tokens(self, user: str, kind: TokenKind) -> int:
         status = await self._pool.execute(
             "DELETE FROM accounts_tokens WHERE user_name = $1 AND kind = $2", user, kind

@@ -162,6 +162,21 @@ class SqliteAccountStore(AccountStore):
         return None if row is None else str(row[0])
 
     @override
+    async def remove_user(self, name: str) -> None:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("DELETE FROM accounts_tokens WHERE user_name = ?", (name,))
+            db.execute("DELETE FROM accounts_members WHERE user_name = ?", (name,))
+            removed = db.execute("DELETE FROM accounts_users WHERE name = ?", (name,)).rowcount
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        if removed == 0:
+            raise AccountNotFoundError(f"no user {name!r}")
+
+    @override
     async def drop_tokens(self, user: str, kind: TokenKind) -> int:
         cursor = self._db.execute(
             "DELETE FROM accounts_tokens WHERE user_name = ? AND kind = ?", (user, kind)

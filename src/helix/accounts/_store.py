@@ -32,6 +32,13 @@ class AccountStore(ABC):
         """Replace a user's password hash; ``AccountNotFoundError`` if there is no such user."""
 
     @abstractmethod
+    async def remove_user(self, name: str) -> None:
+        """Delete a user with their tokens and memberships, in one step.
+
+        Their workspaces and runs stay. ``AccountNotFoundError`` if there is no such user.
+        """
+
+    @abstractmethod
     async def count_users(self) -> int:
         """How many users exist (zero on a fresh database)."""
 

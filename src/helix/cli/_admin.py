@@ -56,6 +56,17 @@ def add_user(
     run(lambda: _with_accounts(main))
 
 
+@users_app.command("remove")
+def remove_user(name: Annotated[str, typer.Argument(metavar="NAME")]) -> None:
+    """Remove a user: their tokens and sessions stop working at once; runs stay."""
+
+    async def main(accounts: Accounts) -> None:
+        await accounts.store.remove_user(name)
+        typer.echo(f"removed user {name} (their workspaces and runs stay)")
+
+    run(lambda: _with_accounts(main))
+
+
 @users_app.command("passwd")
 def set_password(
     name: Annotated[str, typer.Argument(metavar="NAME")],
