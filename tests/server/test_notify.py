@@ -25,13 +25,21 @@ class Inbox:
 
     def __init__(self) -> None:
         self.messages: list[dict[str, Any]] = []
+        self.failing = 0
+        """How many posts to answer 503 before taking them (a service briefly down)."""
+        self.refused = 0
         inbox = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 length = int(self.headers["Content-Length"])
-                inbox.messages.append(json.loads(self.rfile.read(length)))
-                self.send_response(200)
+                message = json.loads(self.rfile.read(length))
+                if inbox.refused < inbox.failing:
+                    inbox.refused += 1
+                    self.send_response(503)
+                else:
+                    inbox.messages.append(message)
+                    self.send_response(200)
                 self.end_headers()
 
             def log_message(self, format: str, *args: Any) -> None:
@@ -164,3 +172,18 @@ def test_the_link_works_on_a_phone(
         events = owner.get(f"/runs/{run_id}/events", params={"limit": 1000}).json()["events"]
         decided = [e["data"]["decision"] for e in events if e["type"] == "approval.decided"]
         assert decided == ["deny"]
+
+
+def test_a_notification_is_sent_again_when_the_service_was_briefly_down(
+    notifying: LiveServer, inbox: Inbox, model_server: MockModelServer
+) -> None:
+    inbox.failing = 1
+    with notifying.client() as anonymous:
+        link = {"token": notifying.bootstrap_token}
+        token = anonymous.post("/auth/link", json=link).json()["token"]
+    with notifying.client(token) as client:
+        play(model_server, {"text": "Done."})
+        run_id = client.post("/runs", json={"objective": "finish", "model": MODEL}).json()["id"]
+        wait_for_status(client, run_id, "completed")
+    assert run_id in inbox.titled("Run completed")["message"]
+    assert inbox.refused == 1

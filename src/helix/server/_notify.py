@@ -65,9 +65,21 @@ class Notifier:
                     async for event in events:
                         message = self.message(event)
                         if message is not None:
-                            title, body = message
-                            sent = await notifier.async_notify(title=title, body=body)
-                            if not sent:
-                                log.warning("a notification was not delivered: %s", title)
+                            await _deliver(notifier, *message)
             except SubscriptionOverflowError:
                 await asyncio.sleep(0)  # a burst past the queue: its notifications are lost
+
+
+_RETRY_DELAYS_S = (1.0, 5.0)
+"""Pauses before sending a failed notification again: a service's brief outage (a
+restart, a rate limit) must not lose an approval request a person is waiting for."""
+
+
+async def _deliver(notifier: Any, title: str, body: str) -> None:
+    for delay in (*_RETRY_DELAYS_S, None):
+        if await notifier.async_notify(title=title, body=body):
+            return
+        if delay is not None:
+            await asyncio.sleep(delay)
+    tries = len(_RETRY_DELAYS_S) + 1
+    log.warning("a notification was not delivered after %d tries: %s", tries, title)
