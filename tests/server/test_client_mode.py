@@ -128,11 +128,16 @@ def test_login_then_run_show_logs_export_import(
     assert bad_model.returncode == 2
 
 
+def _with_token(cli: Cli, tmp_path: Path, server_url: str) -> Client:
+    """A client that names its server and an API token of alice's in its environment."""
+    token = cli("tokens", "create", "--user", "alice").stdout.strip()
+    return Client(cli, tmp_path, HELIX_SERVER=server_url, HELIX_TOKEN=token)
+
+
 def test_detach_approve_from_another_terminal_and_follow(
     cli: Cli, tmp_path: Path, server_url: str, model_server: MockModelServer
 ) -> None:
-    token = cli("tokens", "create", "--user", "alice").stdout.strip()
-    client = Client(cli, tmp_path, HELIX_SERVER=server_url, HELIX_TOKEN=token)
+    client = _with_token(cli, tmp_path, server_url)
     play(
         model_server,
         {
@@ -160,8 +165,7 @@ def test_detach_approve_from_another_terminal_and_follow(
 def test_a_runs_child_is_followed_in_its_output(
     cli: Cli, tmp_path: Path, server_url: str, model_server: MockModelServer
 ) -> None:
-    token = cli("tokens", "create", "--user", "alice").stdout.strip()
-    client = Client(cli, tmp_path, HELIX_SERVER=server_url, HELIX_TOKEN=token)
+    client = _with_token(cli, tmp_path, server_url)
     play(
         model_server,
         {"text": "Over to you.", "tool_calls": [

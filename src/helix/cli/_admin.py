@@ -77,7 +77,7 @@ def set_password(
         bool, typer.Option("--remove", help="Remove the password: only tokens will work.")
     ] = False,
 ) -> None:
-    """Change a user's password (sessions already signed in last until they expire)."""
+    """Change a user's password; every session signed in with the old one ends."""
     if password_stdin == remove:
         fail("give exactly one of --password-stdin and --remove")
     password = None if remove else _password_from_stdin()
