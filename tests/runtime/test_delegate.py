@@ -259,3 +259,21 @@ async def test_the_parents_snapshots_hold_the_childs_changes(tmp_path: Path) -> 
     await rollback(engine, parent, "start", by="user:test")  # the parent's own history
     assert not (world / "hello.txt").exists()
     assert (world / "kept.txt").read_text() == "before\n"
+
+
+async def test_a_paused_child_hands_control_back_to_its_parent(tmp_path: Path) -> None:
+    world = _world(tmp_path)
+    (world / "worker.yaml").write_text("budget: {max_turns: 1}\n")
+    engine = _engine(tmp_path, _delegating({"objective": SUBTASK, "blueprint": "worker.yaml"}))
+    parent = await _started(engine, world)
+    state = await asyncio.wait_for(engine.drive(parent), timeout=30)
+    assert state.status == "completed"  # not left waiting on the child
+    (child,) = state.children
+    assert (await engine.store.get_run(child)).status == "paused"
+    log = await engine.store.read(parent)
+    (reported,) = _of(log, "agent.reported")
+    assert reported.data["status"] == "paused"
+    assert "paused (max_turns)" in reported.data["report"]
+    (completed,) = _of(log, "tool.completed")
+    assert completed.data["ok"] is False
+    assert f"helix resume {child}" in completed.data["output"]

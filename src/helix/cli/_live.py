@@ -85,8 +85,8 @@ async def show(
             if event.type == "agent.spawned" and not json:
                 child = event.data["child_run_id"]
                 children.create_task(_show_child(store, child, ask=ask, depth=depth + 1))
-            if event.type in TERMINAL_EVENTS:
-                return
+            if event.type in TERMINAL_EVENTS or (depth and event.type == "run.paused"):
+                return  # a paused child hands control back to its parent
 
 
 async def _show_child(store: EventStore, child_id: str, *, ask: bool, depth: int) -> None:

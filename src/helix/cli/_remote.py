@@ -227,7 +227,7 @@ class Remote:
                 self._ask(run_id, event.data)
             if event.type == "agent.spawned" and not json:
                 self._show_child(str(event.data["child_run_id"]), ask=ask, depth=depth + 1)
-            if until_finished(event):
+            if until_finished(event) or (depth and event.type == "run.paused"):
                 final.append(event.type)
                 return True
             return False

@@ -53,7 +53,7 @@ class ChildRuns:
             settings = None
         await self._create_unless_exists(child_id, objective, settings, blueprint)
         try:
-            final = await self._drive_or_await(child_id)
+            final = await self._until_settled(child_id)
         except asyncio.CancelledError:  # the parent was cancelled: so is the child
             await asyncio.shield(_cancel_quietly(self.engine, child_id))
             raise
@@ -64,6 +64,25 @@ class ChildRuns:
             )
             await self.session.append([NewEvent(reported, turn=self.session.state.turn)])
         return Delegation(child_id, final.status, report)
+
+    async def _until_settled(self, child_id: str) -> SessionState:
+        """The child's state once it has ended, or paused.
+
+        A paused child (at its budget, or by a person) waits for a person; its parent
+        does not: it is told, and the child can be resumed on its own.
+        """
+        store = self.engine.store
+        async with asyncio.TaskGroup() as group:
+            driver = group.create_task(self._drive_or_await(child_id))
+            async with store.subscribe(child_id) as events:
+                async for event in events:
+                    if event.type in TERMINAL_EVENTS:
+                        break
+                    paused = event.type == "run.paused"
+                    if paused and (await replay_run(store, child_id)).status == "paused":
+                        driver.cancel()
+                        break
+        return await replay_run(store, child_id)
 
     async def _drive_or_await(self, child_id: str) -> SessionState:
         """Drive the child here, or wait for its end if another driver has it.
@@ -147,6 +166,11 @@ def _report(final: SessionState) -> str:
         return final.summary or "(no summary)"
     if final.status == "failed":
         return final.error or "(no error given)"
+    if final.status == "paused":
+        return (
+            f"the child run paused ({final.pause_reason or 'no reason given'}); a person can"
+            f" resume it (helix resume {final.run_id}), or do the sub-task another way"
+        )
     return f"the child run ended {final.status}"
 
 
