@@ -156,6 +156,19 @@ async def test_a_removed_user_keeps_nothing_but_their_runs_workspace(accounts: A
     assert await accounts.roles(alice) == {}
 
 
+async def test_attempts_are_counted_per_key_in_a_sliding_window(accounts: Accounts) -> None:
+    store, key, other = accounts.store, _name("10.0.0.1"), _name("10.0.0.2")
+    start = time.time()
+    for i in range(3):
+        assert await store.count_attempt(key, now=start + i, window_s=60, limit=3) is None
+    # The fourth is refused (and not counted), with when the window's oldest was made.
+    assert await store.count_attempt(key, now=start + 10, window_s=60, limit=3) == start
+    assert await store.count_attempt(other, now=start + 10, window_s=60, limit=3) is None
+    # A minute after the first, one more fits; the window slides, it does not reset.
+    assert await store.count_attempt(key, now=start + 60.5, window_s=60, limit=3) is None
+    assert await store.count_attempt(key, now=start + 60.6, window_s=60, limit=3) == start + 1
+
+
 async def test_login_tokens_work_once_and_expire(accounts: Accounts) -> None:
     alice = _name("alice")
     await accounts.add_user(alice)

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import httpx
 import jwt
 import pytest
 
+from helix.accounts import open_accounts
+from helix.server._errors import ApiError
+from helix.server._limits import AttemptLimiter
 from helix.testing import MockModelServer
 
 from .conftest import MODEL, Admin, LiveServer, play, wait_for_event, wait_for_status
@@ -53,6 +57,20 @@ def test_the_sixth_login_in_a_minute_is_429(live: LiveServer, admin: Admin) -> N
         sixth = client.post("/auth/login", json={"username": "alice", "password": "s3cret-pass"})
     assert _error(sixth, 429) == "too_many_requests"
     assert 0 < int(sixth.headers["Retry-After"]) <= 61
+
+
+async def test_servers_on_one_database_share_the_login_limit(tmp_path: Path) -> None:
+    store = await open_accounts(f"sqlite:///{tmp_path / 'helix.db'}")
+    try:
+        first, second = AttemptLimiter(store, 5), AttemptLimiter(store, 5)  # two API nodes
+        for limiter in (first, second, first, second, first):
+            await limiter.check("10.1.2.3")
+        with pytest.raises(ApiError) as refused:
+            await second.check("10.1.2.3")
+        assert refused.value.status == 429
+        await second.check("10.9.9.9")  # another address has its own count
+    finally:
+        await store.close()
 
 
 @pytest.mark.parametrize(

@@ -161,6 +161,23 @@ class PostgresAccountStore(AccountStore):
             raise AccountNotFoundError(f"no user {name!r}")
 
     @override
+    async def count_attempt(
+        self, key: str, *, now: float, window_s: float, limit: int
+    ) -> float | None:
+        async with self._pool.acquire() as conn, conn.transaction():
+            # One key's attempts are counted one at a time, on every server of the database.
+            await conn.execute("SELECT pg_advisory_xact_lock(7240714, hashtext($1))", key)
+            await conn.execute("DELETE FROM accounts_attempts WHERE at <= $1", now - window_s)
+            row = await conn.fetchrow(
+                "SELECT count(*), min(at) FROM accounts_attempts WHERE key = $1", key
+            )
+            assert row is not None
+            count, oldest = int(row[0]), row[1]
+            if count < limit:
+                await conn.execute("INSERT INTO accounts_attempts VALUES ($1, $2)", key, now)
+        return None if count < limit else float(oldest)
+
+    @override
     async def drop_tokens(self, user: str, kind: TokenKind) -> int:
         status = await self._pool.execute(
             "DELETE FROM accounts_tokens WHERE user_name = $1 AND kind = $2", user, kind

@@ -36,6 +36,9 @@ CREATE TABLE IF NOT EXISTS accounts_blueprints (
     workspace TEXT NOT NULL REFERENCES accounts_workspaces(name),
     name TEXT NOT NULL, body TEXT NOT NULL, updated_at TEXT NOT NULL,
     PRIMARY KEY (workspace, name));
+CREATE TABLE IF NOT EXISTS accounts_attempts (key TEXT NOT NULL, at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS accounts_attempts_by_key ON accounts_attempts(key, at);
+CREATE INDEX IF NOT EXISTS accounts_attempts_by_time ON accounts_attempts(at);
 """
 
 
@@ -175,6 +178,25 @@ class SqliteAccountStore(AccountStore):
         db.execute("COMMIT")
         if removed == 0:
             raise AccountNotFoundError(f"no user {name!r}")
+
+    @override
+    async def count_attempt(
+        self, key: str, *, now: float, window_s: float, limit: int
+    ) -> float | None:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("DELETE FROM accounts_attempts WHERE at <= ?", (now - window_s,))
+            count, oldest = db.execute(
+                "SELECT count(*), min(at) FROM accounts_attempts WHERE key = ?", (key,)
+            ).fetchone()
+            if count < limit:
+                db.execute("INSERT INTO accounts_attempts VALUES (?, ?)", (key, now))
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        return None if count < limit else float(oldest)
 
     @override
     async def drop_tokens(self, user: str, kind: TokenKind) -> int:

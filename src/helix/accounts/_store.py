@@ -77,6 +77,17 @@ class AccountStore(ABC):
         """Like ``find_token``, deleting it in the same step: a token that works once."""
 
     @abstractmethod
+    async def count_attempt(
+        self, key: str, *, now: float, window_s: float, limit: int
+    ) -> float | None:
+        """Count an attempt of ``key`` unless ``limit`` were made in the last ``window_s``.
+
+        ``None`` when counted; otherwise the time (``time.time()``) of the oldest attempt
+        in the window, when one more will be allowed. Every server on the database
+        shares the count, and one key's attempts are counted one at a time.
+        """
+
+    @abstractmethod
     async def drop_tokens(self, user: str, kind: TokenKind) -> int:
         """Delete every token of that kind ``user`` has; how many there were."""
 

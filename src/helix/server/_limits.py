@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+
+from helix.accounts import AccountStore
 
 from ._errors import ApiError
 
@@ -71,28 +72,28 @@ async def _refuse(send: Send, limit: int) -> None:
 
 
 class AttemptLimiter:
-    """At most ``limit`` attempts per key in any ``period_s`` window (sliding)."""
+    """At most ``limit`` attempts per key in any ``period_s`` window (sliding).
 
-    def __init__(self, limit: int, period_s: float = 60.0) -> None:
+    Counted in the account store, so every server on one database enforces one limit:
+    a client cannot multiply its tries by spreading them over API nodes.
+    """
+
+    def __init__(self, store: AccountStore, limit: int, period_s: float = 60.0) -> None:
+        self.store = store
         self.limit = limit
         self.period_s = period_s
-        self._attempts: dict[str, deque[float]] = {}
 
-    def check(self, key: str) -> None:
+    async def check(self, key: str) -> None:
         """Count an attempt; ``ApiError`` 429 (with ``Retry-After``) past the limit."""
-        now = time.monotonic()
-        attempts = self._attempts.setdefault(key, deque())
-        while attempts and now - attempts[0] >= self.period_s:
-            attempts.popleft()
-        if len(attempts) >= self.limit:
-            wait = max(1, int(self.period_s - (now - attempts[0])) + 1)
+        now = time.time()
+        oldest = await self.store.count_attempt(
+            key, now=now, window_s=self.period_s, limit=self.limit
+        )
+        if oldest is not None:
+            wait = max(1, int(self.period_s - (now - oldest)) + 1)
             raise ApiError(
                 429,
                 "too_many_requests",
                 f"too many login attempts from this address: try again in {wait} s",
                 {"Retry-After": str(wait)},
             )
-        attempts.append(now)
-        if len(self._attempts) > 10000:  # forget idle addresses so memory stays bounded
-            for stale in [k for k, v in self._attempts.items() if not v or now - v[-1] > 60]:
-                del self._attempts[stale]

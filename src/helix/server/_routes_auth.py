@@ -25,7 +25,7 @@ async def health() -> Health:
 async def login(body: LoginBody, request: Request, state: State) -> TokenOut:
     """A 24-hour access token for a username and password (5 tries a minute per address)."""
     address = request.client.host if request.client is not None else "unknown"
-    state.logins.check(address)
+    await state.logins.check(address)
     user = await state.accounts.authenticate(body.username, body.password)
     if user is None:
         raise ApiError(401, "unauthorized", "wrong username or password")
@@ -39,7 +39,7 @@ async def login(body: LoginBody, request: Request, state: State) -> TokenOut:
 async def redeem_link(body: LinkBody, request: Request, state: State) -> TokenOut:
     """Trade a one-time login token (the first start's link) for an access token."""
     address = request.client.host if request.client is not None else "unknown"
-    state.logins.check(address)
+    await state.logins.check(address)
     user = await state.accounts.redeem_login_token(body.token)
     if user is None:
         raise ApiError(401, "unauthorized", "this login link was used already or has expired")

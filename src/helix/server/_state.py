@@ -53,7 +53,7 @@ class ServerState:
         self.supervisor = supervisor
         self.metrics = metrics
         self.engine = WorkspaceEngine(store, accounts, config)
-        self.logins = AttemptLimiter(config.login_attempts_per_minute)
+        self.logins = AttemptLimiter(accounts.store, config.login_attempts_per_minute)
         self.bootstrap_token: str | None = None
         """The first start's one-time login token (tests read it; people get the link)."""
 
