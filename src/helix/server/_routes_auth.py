@@ -5,12 +5,13 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from helix._version import __version__
-from helix.accounts import AccountNotFoundError, can_administer
+from helix.accounts import AccountNotFoundError, User, can_administer
 from helix.gates import Policy
 
 from ._deps import CallerDep, State
 from ._errors import ApiError
 from ._schemas import ApiTokenOut, Health, LinkBody, LoginBody, Me, TokenOut
+from ._state import ServerState
 
 router = APIRouter()
 
@@ -24,25 +25,29 @@ async def health() -> Health:
 @router.post("/auth/login", response_model=TokenOut, tags=["auth"])
 async def login(body: LoginBody, request: Request, state: State) -> TokenOut:
     """A 24-hour access token for a username and password (5 tries a minute per address)."""
-    address = request.client.host if request.client is not None else "unknown"
-    await state.logins.check(address)
+    await _count_attempt(request, state)
     user = await state.accounts.authenticate(body.username, body.password)
     if user is None:
         raise ApiError(401, "unauthorized", "wrong username or password")
-    token, expires = state.signer.issue(
-        user.name, "access", state.config.access_ttl_s, stamp=user.stamp
-    )
-    return TokenOut(token=token, expires_at=expires)
+    return _access_token(state, user)
 
 
 @router.post("/auth/link", response_model=TokenOut, tags=["auth"])
 async def redeem_link(body: LinkBody, request: Request, state: State) -> TokenOut:
     """Trade a one-time login token (the first start's link) for an access token."""
-    address = request.client.host if request.client is not None else "unknown"
-    await state.logins.check(address)
+    await _count_attempt(request, state)
     user = await state.accounts.redeem_login_token(body.token)
     if user is None:
         raise ApiError(401, "unauthorized", "this login link was used already or has expired")
+    return _access_token(state, user)
+
+
+async def _count_attempt(request: Request, state: ServerState) -> None:
+    """Count a sign-in attempt from the client's address; 429 past the limit."""
+    await state.logins.check(request.client.host if request.client is not None else "unknown")
+
+
+def _access_token(state: ServerState, user: User) -> TokenOut:
     token, expires = state.signer.issue(
         user.name, "access", state.config.access_ttl_s, stamp=user.stamp
     )
