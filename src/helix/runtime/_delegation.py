@@ -108,14 +108,13 @@ class ChildRuns:
             return
         except RunNotFoundError:
             pass  # logged as spawned, but the process died before creating it
-        parent = await self.engine.store.get_run(self.setup.run_id)
         await self.engine.create(
             objective,
             blueprint=settings or self._child_blueprint(path),
             world=self.setup.world,
             auto_approve=self.setup.auto_approve,
             attended=self.setup.attended,
-            workspace=parent.workspace,
+            workspace=self.setup.workspace,
             run_id=child_id,
             depth=self.setup.depth + 1,
         )

@@ -147,13 +147,14 @@ class Engine:
             sandbox=self.sandbox,
             world=await asyncio.to_thread(lambda: Path(record.world).resolve()),
             prices=self.prices,
-            policy=_intersect(self.policy, blueprint.policy),
+            policy=self.policy.intersect(blueprint.policy),
             auto_approve=bool(settings.get("auto_approve", False)),
             attended=bool(settings.get("attended", True)),
             env=self.env,
             objects=self.objects,
             engine=self,
             depth=int(settings.get("depth", 0)),
+            workspace=record.workspace,
         )
         return setup
 
@@ -249,11 +250,6 @@ def _describe(error: BaseException) -> str:
     while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
         error = error.exceptions[0]
     return f"{type(error).__name__}: {error}"
-
-
-def _intersect(workspace: Policy, blueprint: Policy) -> Policy:
-    merge = getattr(workspace, "intersect", None)
-    return merge(blueprint) if merge is not None else blueprint
 
 
 def _joined(model: str | tuple[str, ...] | None) -> str | None:

@@ -46,6 +46,8 @@ class RunSetup:
     """Creates and drives the run's children (``delegate``); ``None``: it cannot have any."""
     depth: int = 0
     """How many delegations lie above this run (0: a person started it)."""
+    workspace: str = "default"
+    """The workspace the run belongs to (its children belong there too)."""
 
     @functools.cached_property
     def egress(self) -> EgressPolicy:

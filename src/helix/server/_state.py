@@ -28,8 +28,7 @@ class WorkspaceEngine(Engine):
     @override
     async def setup(self, run_id: str) -> RunSetup:
         setup = await super().setup(run_id)
-        record = await self.store.get_run(run_id)
-        ceiling = await self.accounts.policy(record.workspace)
+        ceiling = await self.accounts.policy(setup.workspace)
         setup.policy = ceiling.intersect(setup.policy)
         return setup
 
