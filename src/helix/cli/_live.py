@@ -85,13 +85,13 @@ async def show(
             if event.type == "agent.spawned" and not json:
                 child = event.data["child_run_id"]
                 children.create_task(_show_child(store, child, ask=ask, depth=depth + 1))
-            if event.type in TERMINAL_EVENTS or (depth and event.type == "run.paused"):
-                return  # a paused child hands control back to its parent
+            if stops_following(event, depth):
+                return
 
 
 async def _show_child(store: EventStore, child_id: str, *, ask: bool, depth: int) -> None:
     # The parent logs the child's id just before creating it.
-    for _ in range(_CHILD_WAIT_TRIES):
+    for _ in range(CHILD_WAIT_TRIES):
         try:
             await store.get_run(child_id)
             break
@@ -102,7 +102,16 @@ async def _show_child(store: EventStore, child_id: str, *, ask: bool, depth: int
     await show(store, child_id, json=False, after=0, ask=ask, depth=depth)
 
 
-_CHILD_WAIT_TRIES = 200
+CHILD_WAIT_TRIES = 200
+"""Tries, 50 ms apart, to find a child whose id its parent logged just before creating it."""
+
+
+def stops_following(event: Event, depth: int) -> bool:
+    """Whether following a run ends at ``event``.
+
+    At its end; and a child's (``depth`` > 0) at its pause, which hands control back.
+    """
+    return event.type in TERMINAL_EVENTS or (depth > 0 and event.type == "run.paused")
 
 
 async def _ask(store: EventStore, run_id: str, event: Event) -> None:

@@ -204,7 +204,7 @@ class Remote:
         """
         from rich.console import Console
 
-        from ._live import _COLOURS
+        from ._live import _COLOURS, stops_following
 
         console = Console(highlight=False, soft_wrap=True)
         mark = "│ " * depth
@@ -227,7 +227,7 @@ class Remote:
                 self._ask(run_id, event.data)
             if event.type == "agent.spawned" and not json:
                 self._show_child(str(event.data["child_run_id"]), ask=ask, depth=depth + 1)
-            if until_finished(event) or (depth and event.type == "run.paused"):
+            if stops_following(event, depth):
                 final.append(event.type)
                 return True
             return False
@@ -236,7 +236,9 @@ class Remote:
         return EXIT_OK if final == ["run.completed"] else EXIT_FAILED
 
     def _show_child(self, child_id: str, *, ask: bool, depth: int) -> None:
-        for _ in range(_CHILD_WAIT_TRIES):  # the parent logs the id just before creating it
+        from ._live import CHILD_WAIT_TRIES
+
+        for _ in range(CHILD_WAIT_TRIES):  # the parent logs the id just before creating it
             try:
                 self.client.call("GET", f"/runs/{child_id}")
                 break
@@ -269,9 +271,6 @@ class Remote:
         typer.echo(f"active     {len(active)} run{'s' if len(active) != 1 else ''}")
         for record in active:
             typer.echo(f"  {record.id}  {record.status:<9}  {record.objective[:50]}")
-
-
-_CHILD_WAIT_TRIES = 200
 
 
 def _ask_here(json: bool) -> bool:
