@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -128,6 +129,15 @@ def _run_id(stdout: str) -> str:
     return str(json.loads(stdout.splitlines()[0])["run_id"])
 
 
+def _fetch_run(helix: Helix, blueprint: Path) -> tuple[str, list[dict[str, Any]]]:
+    """Run the fetch in the foreground, attended (its egress questions may be asked)."""
+    result = helix("run", "fetch", "--model", MODEL, "--dir", str(helix.world), "--json",
+                   "--blueprint", str(blueprint))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    run_id = _run_id(result.stdout)
+    return run_id, helix.logs(run_id)
+
+
 def test_a_run_that_lists_no_host_gives_commands_no_proxy(helix: Helix) -> None:
     helix.play(
         {
@@ -203,10 +213,7 @@ def test_an_unlisted_host_in_an_attended_run_waits_for_a_person(helix: Helix, we
 def test_an_unanswered_egress_question_is_denied_at_its_deadline(helix: Helix, web: int) -> None:
     _fetcher(helix, f"http://localhost:{web}/")
     blueprint = _blueprint(helix, f"{ALLOW_COMMANDS}\n  timeout_s: 1\n{LOCAL_ONLY}")
-    result = helix("run", "fetch", "--model", MODEL, "--dir", str(helix.world), "--json",
-                   "--blueprint", str(blueprint))  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    log = helix.logs(_run_id(result.stdout))
+    _, log = _fetch_run(helix, blueprint)
     (decided,) = of_type(log, "approval.decided")
     assert decided["data"]["decision"] == "deny"
     assert decided["data"]["reason"] == "no decision before the deadline"
@@ -245,17 +252,14 @@ def test_an_unattended_run_refuses_unlisted_hosts_without_asking(helix: Helix, w
 def test_a_question_left_open_by_a_command_that_gave_up_is_closed(helix: Helix, web: int) -> None:
     _fetcher(helix, f"http://localhost:{web}/", timeout_s=1)
     blueprint = _blueprint(helix, f"{ALLOW_COMMANDS}\n{LOCAL_ONLY}")
-    result = helix("run", "fetch", "--model", MODEL, "--dir", str(helix.world), "--json",
-                   "--blueprint", str(blueprint))  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    log = helix.logs(_run_id(result.stdout))
+    run_id, log = _fetch_run(helix, blueprint)
     (decided,) = of_type(log, "approval.decided")
     assert decided["data"]["decision"] == "deny"
     assert decided["data"]["reason"] == "the command ended before an answer"
     (completed,) = of_type(log, "tool.completed")
     assert "refused" in completed["data"]["output"]
     assert log[-1]["type"] == "run.completed"
-    assert helix.show(_run_id(result.stdout))["status"] == "completed"
+    assert helix.show(run_id)["status"] == "completed"
 
 
 @pytest.mark.usefixtures("bwrap_available")

@@ -202,6 +202,17 @@ def play(server: MockModelServer, *steps: dict[str, Any]) -> None:
     server.play(Scenario.of(*steps))
 
 
+def start_asking_run(client: httpx.Client, server: MockModelServer) -> str:
+    """Start a run whose first call (``run_command true``) asks for approval; its id."""
+    play(
+        server,
+        {"text": "Building.", "tool_calls": [{"name": "run_command", "args": {"command": "true"}}]},
+        {"text": "Built."},
+    )
+    run_id: str = client.post("/runs", json={"objective": "build", "model": MODEL}).json()["id"]
+    return run_id
+
+
 CHROMIUM = os.environ.get("HELIX_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",

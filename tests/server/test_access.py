@@ -14,7 +14,15 @@ from helix.server._errors import ApiError
 from helix.server._limits import AttemptLimiter
 from helix.testing import MockModelServer
 
-from .conftest import MODEL, Admin, LiveServer, play, wait_for_event, wait_for_status
+from .conftest import (
+    MODEL,
+    Admin,
+    LiveServer,
+    play,
+    start_asking_run,
+    wait_for_event,
+    wait_for_status,
+)
 
 
 def _error(answer: httpx.Response, status: int) -> str:
@@ -143,12 +151,7 @@ def test_other_workspaces_runs_are_404(
 def test_viewers_look_but_cannot_act(
     live: LiveServer, admin: Admin, owner: httpx.Client, model_server: MockModelServer
 ) -> None:
-    play(
-        model_server,
-        {"text": "Building.", "tool_calls": [{"name": "run_command", "args": {"command": "true"}}]},
-        {"text": "Built."},
-    )
-    run_id = owner.post("/runs", json={"objective": "build", "model": MODEL}).json()["id"]
+    run_id = start_asking_run(owner, model_server)
     wait_for_event(owner, run_id, "approval.requested")
     request = owner.get(f"/runs/{run_id}/approvals").json()["approvals"][0]["request_id"]
     admin.user("vera", workspace="default", role="viewer")

@@ -20,6 +20,7 @@ from .conftest import (
     event_types,
     make_config,
     play,
+    start_asking_run,
     wait_for_event,
     wait_for_status,
 )
@@ -82,12 +83,7 @@ def test_events_page_by_after_and_limit(
 def test_an_approval_is_decided_once_then_conflicts(
     live: LiveServer, owner: httpx.Client, model_server: MockModelServer
 ) -> None:
-    play(
-        model_server,
-        {"text": "Building.", "tool_calls": [{"name": "run_command", "args": {"command": "true"}}]},
-        {"text": "Built."},
-    )
-    run_id = owner.post("/runs", json={"objective": "build", "model": MODEL}).json()["id"]
+    run_id = start_asking_run(owner, model_server)
     wait_for_event(owner, run_id, "approval.requested")
     (pending,) = owner.get(f"/runs/{run_id}/approvals").json()["approvals"]
     assert pending["name"] == "run_command"

@@ -22,6 +22,7 @@ from .conftest import (
     LiveServer,
     make_config,
     play,
+    start_asking_run,
     wait_for_event,
     wait_for_status,
 )
@@ -106,12 +107,7 @@ def test_unauthorised_and_invisible_streams_are_closed_with_a_code(
 def test_steer_and_approve_over_the_socket(
     live: LiveServer, admin: Admin, owner: httpx.Client, model_server: MockModelServer
 ) -> None:
-    play(
-        model_server,
-        {"text": "Building.", "tool_calls": [{"name": "run_command", "args": {"command": "true"}}]},
-        {"text": "Built."},
-    )
-    run_id = owner.post("/runs", json={"objective": "build", "model": MODEL}).json()["id"]
+    run_id = start_asking_run(owner, model_server)
     with connect(f"{live.ws_url}/runs/{run_id}/stream?token={ws_token(owner)}") as ws:
         asked = read_until(ws, "approval.requested")[-1]
         ws.send(json.dumps({"type": "steer", "message": "be quick", "id": 1}))
