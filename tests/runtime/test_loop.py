@@ -69,3 +69,80 @@ async def test_a_cancel_during_an_allowed_call_still_records_its_result(tmp_path
     assert "cancelled" in completed.data["output"]
     assert "turn.ended" not in [e.type for e in log]
     assert log[-1].type == "tool.completed"
+
+
+def _two_call_turns(turns: int) -> Scenario:
+    """Replies that write a file, then run a command that needs approval, ``turns`` times."""
+    replies: list[dict[str, object]] = [
+        {
+            "text": f"turn {n}",
+            "tool_calls": [
+                {"name": "write_file", "args": {"path": f"f{n}.txt", "content": f"{n}\n"}},
+                {"name": "run_command", "args": {"command": f"echo line{n} >> log.txt"}},
+            ],
+        }
+        for n in range(turns)
+    ]
+    return Scenario.of(*replies, {"text": "done"})
+
+
+async def _decide_each(engine: Engine, run_id: str, decision: str, count: int) -> None:
+    """Answer ``count`` approval requests as a person would, each once it is asked."""
+    from helix.runtime import decide
+
+    answered: set[str] = set()
+    async for event in engine.store.subscribe(run_id):
+        if event.type == "approval.requested":
+            request_id = str(event.data["request_id"])
+            await decide(engine.store, run_id, request_id, decision, by="user:test")
+            answered.add(request_id)
+            if len(answered) == count:
+                return
+
+
+async def test_a_second_call_that_is_auto_approved_runs_every_turn(tmp_path: Path) -> None:
+    world = tmp_path / "world"
+    world.mkdir()
+    engine = _engine(tmp_path, _two_call_turns(3), builtin_registry())
+    record = await engine.create(
+        "write", blueprint=Blueprint(model="scripted:t"), world=world, auto_approve=True
+    )
+    state = await engine.drive(record.id)
+    assert state.status == "completed"
+    assert (world / "log.txt").read_text() == "line0\nline1\nline2\n"
+    log = await engine.store.read(record.id)
+    assert "supervisor.restarted" not in [e.type for e in log]
+
+
+async def test_a_second_call_denied_unattended_goes_back_to_the_model(tmp_path: Path) -> None:
+    world = tmp_path / "world"
+    world.mkdir()
+    engine = _engine(tmp_path, _two_call_turns(3), builtin_registry())
+    record = await engine.create(
+        "write", blueprint=Blueprint(model="scripted:t"), world=world, attended=False
+    )
+    state = await engine.drive(record.id)
+    assert state.status == "completed"
+    assert not (world / "log.txt").exists()
+    assert sorted(p.name for p in world.iterdir()) == ["f0.txt", "f1.txt", "f2.txt"]
+    log = await engine.store.read(record.id)
+    assert "supervisor.restarted" not in [e.type for e in log]
+    refused = [e for e in log if e.type == "tool.completed" and not e.data["ok"]]
+    assert len(refused) == 3
+
+
+async def test_a_second_call_approved_or_denied_by_a_person_each_turn(tmp_path: Path) -> None:
+    for decision, expected in (("allow", "line0\nline1\nline2\n"), ("deny", None)):
+        world = tmp_path / decision
+        world.mkdir()
+        engine = _engine(tmp_path / f"home-{decision}", _two_call_turns(3), builtin_registry())
+        record = await engine.create("write", blueprint=Blueprint(model="scripted:t"), world=world)
+        async with asyncio.TaskGroup() as group:
+            group.create_task(_decide_each(engine, record.id, decision, 3))
+            driving = group.create_task(engine.drive(record.id))
+        assert driving.result().status == "completed"
+        log_file = world / "log.txt"
+        assert (log_file.read_text() if log_file.exists() else None) == expected
+        assert [(world / f"f{n}.txt").read_text() for n in range(3)] == ["0\n", "1\n", "2\n"]
+        log = await engine.store.read(record.id)
+        assert "supervisor.restarted" not in [e.type for e in log]

@@ -244,7 +244,9 @@ class CallRunner:
 
     async def run_started(self, group: list[tuple[CallRequest, ToolDef]], turn: int) -> None:
         """Run started calls (together), then record their results in call order."""
-        await self.session.append(await self.run_to_results(group, turn))
+        results = await self.run_to_results(group, turn)
+        if results:  # none when the gates started nothing (a refusal or a question)
+            await self.session.append(results)
 
     async def run_to_results(
         self, group: list[tuple[CallRequest, ToolDef]], turn: int
@@ -255,6 +257,8 @@ class CallRunner:
         end and the next model request: one commit where there would be two.
         """
         outcomes: list[tuple[ToolResult, float] | None] = []
+        if not group:
+            return []
         if len(group) == 1:
             outcomes.append(await self._execute_alone(*group[0]))
         else:
