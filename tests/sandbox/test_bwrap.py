@@ -120,9 +120,7 @@ async def test_a_real_fork_bomb_is_bounded_and_cleaned_up(
 ) -> None:
     groups = Path("/sys/fs/cgroup/pids/helix")
     before = entries(groups)
-    started = time.monotonic()
     result = await box.run("bomb() { bomb | bomb & }; bomb; sleep 2", cwd=tmp_path, timeout_s=5)
-    assert time.monotonic() - started < 15
     assert result.exit_code is not None or result.timed_out
     marker = uuid.uuid4().hex
     after = await box.run(f"echo {marker}", cwd=tmp_path, timeout_s=10)

@@ -92,10 +92,9 @@ async def test_runs_in_cwd_with_empty_stdin(sandbox, tmp_path) -> None:
 
 
 async def test_timeout_kills_and_reports(sandbox, tmp_path) -> None:
-    started = time.monotonic()
-    result = await sandbox.run("echo before; sleep 30", cwd=tmp_path, timeout_s=0.3)
-    assert time.monotonic() - started < 5
+    result = await sandbox.run("echo before; sleep 300", cwd=tmp_path, timeout_s=0.3)
     assert result.timed_out
+    assert result.duration_ms < 150_000  # killed, not waited for: far below the sleep
     assert result.exit_code is None
     assert result.output == "before\n"
 
@@ -109,9 +108,8 @@ async def test_timeout_kills_the_whole_group(sandbox, tmp_path) -> None:
 
 
 async def test_leftovers_are_killed_when_the_shell_exits(sandbox, tmp_path) -> None:
-    started = time.monotonic()
-    result = await sandbox.run("sleep 1000 & echo $! > child.pid", cwd=tmp_path, timeout_s=20)
-    assert time.monotonic() - started < 5  # not held until the timeout by the child's pipe
+    result = await sandbox.run("sleep 1000 & echo $! > child.pid", cwd=tmp_path, timeout_s=60)
+    assert not result.timed_out  # not held until the timeout by the child's pipe
     assert result.exit_code == 0
     (child,) = await read_pids(tmp_path / "child.pid")
     assert await wait_dead(child) == []
@@ -231,9 +229,8 @@ async def test_file_size_limit_stops_a_big_write(tmp_path) -> None:
 async def test_cpu_limit_stops_a_busy_loop(tmp_path) -> None:
     box = ProcessSandbox(cpu_seconds=1)
     result = await box.run("while :; do :; done", cwd=tmp_path, timeout_s=30)
-    assert not result.timed_out
+    assert not result.timed_out  # the CPU limit ended it, not the timeout
     assert result.exit_code not in (0, None)
-    assert result.duration_ms < 20_000
 
 
 async def test_missing_cwd_raises(tmp_path) -> None:
@@ -245,10 +242,9 @@ async def test_an_escaped_process_does_not_hold_the_call(sandbox, tmp_path) -> N
     # setsid leaves the group, so it survives (a documented limit of this tier), but
     # its hold on the output pipe must not keep the call waiting.
     command = "setsid sleep 1000 & echo $! > escaped.pid; sleep 0.3; echo done"
-    started = time.monotonic()
-    result = await sandbox.run(command, cwd=tmp_path, timeout_s=20)
+    result = await sandbox.run(command, cwd=tmp_path, timeout_s=60)
     try:
-        assert time.monotonic() - started < 5
+        assert not result.timed_out  # the survivor's pipe did not hold the call
         assert result.exit_code == 0
         assert result.output == "done\n"
     finally:

@@ -121,10 +121,13 @@ def test_first_start_prints_a_one_time_link_and_a_restart_resumes_runs(
 def test_serve_refuses_what_it_cannot_use(cli: Cli) -> None:
     import socket
 
-    unreachable = cli("serve", env={"HELIX_DB": "postgresql://postgres@127.0.0.1:1/helix"})
+    port = str(free_port())  # a busy 8420 must not change which refusal comes first
+    unreachable = cli(
+        "serve", "--port", port, env={"HELIX_DB": "postgresql://postgres@127.0.0.1:1/helix"}
+    )
     assert unreachable.returncode == 4
     assert "cannot open the PostgreSQL store" in unreachable.stderr
-    memory = cli("serve", env={"HELIX_DB": "memory://"})
+    memory = cli("serve", "--port", port, env={"HELIX_DB": "memory://"})
     assert memory.returncode == 2
     assert "accounts need a database" in memory.stderr
     with socket.socket() as taken:
