@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)
 
-## The demo: a scripted session in the embedded SQLite store, forked and replayed.
+## The demo: a scripted session in the embedded SQLite store, then forked and replayed.
 demo: install
 	$(BIN)/helix demo
 

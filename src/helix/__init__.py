@@ -1,15 +1,20 @@
 """Helix: a control plane for autonomous AI agents.
 
-Layers, bottom up; each may import only the ones before it (``tests/test_layers.py``
-enforces this):
+Layers, bottom up; each may import only the ones below it (``tests/test_layers.py``
+enforces this, and docs/architecture.md draws it):
 
-1. ``helix.errors``: the exception tree.
+1. ``helix.errors`` and ``helix._util``: the exception tree; domain-free helpers.
 2. ``helix.kernel``: events, the append-only log and its backends, replay.
-3. ``helix.providers``: model adapters at the edge (imports only the kernel).
-4. ``helix.testing``: the public test kit (mock model server, conformance suites).
-5. ``helix.bench``: benchmark suites.
-6. ``helix.config``: settings from the environment.
-7. ``helix.cli``: the ``helix`` command.
+3. ``helix.providers``, ``helix.sandbox``, ``helix.world``, ``helix.config``: model
+   adapters, the tiers where commands run, the run's world, settings (the kernel only).
+4. ``helix.tools``: the tool declaration and the built-in tools (and the sandbox).
+5. ``helix.gates``: the ordered gate pipeline (and the tools).
+6. ``helix.accounts``: users, workspaces, roles, tokens (the gates' policy ceilings).
+7. ``helix.runtime``: the run loop, the engine, run control (everything above but 6).
+8. ``helix.testing``: the public test kit (mock model server, conformance suites).
+9. ``helix.bench``: benchmark suites.
+10. ``helix.server``: ``helix serve``: the API, live streams, the dashboard.
+11. ``helix.cli``: the ``helix`` command.
 """
 
 from helix._version import __version__ as __version__

@@ -32,10 +32,17 @@ def home(tmp_path: Path) -> Path:
 
 
 def _demo_runs(home: Path) -> list[dict[str, object]]:
+    """The demo's runs, its original first (then the fork it makes)."""
     assert helix(home, "demo").returncode == 0
+    return _runs(home)
+
+
+def _runs(home: Path) -> list[dict[str, object]]:
+    """Every run in the store, the ones that are not forks first."""
     listed = helix(home, "runs", "--json")
     assert listed.returncode == 0
-    return [json.loads(line) for line in listed.stdout.splitlines()]
+    runs = [json.loads(line) for line in listed.stdout.splitlines()]
+    return sorted(runs, key=lambda r: r["parent"] is not None)
 
 
 def test_help_lists_the_commands(home: Path) -> None:
@@ -58,8 +65,17 @@ def test_demo_runs_a_scripted_agent_through_the_engine(home: Path) -> None:
     assert (world / "notes" / "todo.md").read_text().startswith("# TODO")
     assert (world / "README.md").exists()
     assert (world / "build" / "lines.txt").read_text().split()[0] == "4"
-    (run,) = _demo_runs(home)[:1]
-    assert run["status"] == "completed"
+    # It forks the session after turn 1 with another instruction, and replays it.
+    assert "fork: the session after turn 1" in out
+    assert "replay: " in out
+    assert "nothing run again" in out
+    (fork_world,) = (home / "worlds").iterdir()
+    assert (fork_world / "README.md").read_text().startswith("# Demo project\n\n| file |")
+    assert (world / "README.md").read_text() == "# Demo project\n\nNotes live in notes/.\n"
+    assert not (fork_world / "build").exists()  # the fork left before the build
+    run, fork = _runs(home)
+    assert (run["status"], fork["status"]) == ("completed", "completed")
+    assert fork["parent"]["run_id"] == run["id"]  # type: ignore[index]
 
 
 def _forked(home: Path) -> tuple[dict[str, object], dict[str, object]]:

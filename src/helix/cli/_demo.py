@@ -3,9 +3,12 @@
 A ``MockModelServer`` plays a scripted model in the OpenAI dialect; the run talks to it
 through the official SDK like any other. The agent writes files, tries a catastrophic
 command (the command rules deny it), asks approval for a command that changes the world
-(the demo answers, as ``user:demo``), and finishes. Everything else is real: the
-gates, the sandbox, the log in the local store. No key is needed and nothing leaves the
-machine. The run's model is labelled ``scripted``.
+(the demo answers, as ``user:demo``), and finishes. Then it shows what the log makes
+possible: it forks the session after its first turn with a different instruction (the
+fork gets its own copy of the world as it was then, and goes its own way), and replays
+the original up to that turn from its log alone. Everything else is real: the gates, the
+sandbox, the log in the local store. No key is needed and nothing leaves the machine.
+The runs' model is labelled ``scripted``.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ import typer
 
 from helix.config import Settings
 from helix.kernel.log import EventStore
+from helix.kernel.session import SessionState, replay_run, turn_boundary
 from helix.providers import Price, PriceBook, Scenario
-from helix.runtime import Engine, decide
+from helix.runtime import Engine, decide, fork_with_world
 from helix.testing import MockModelServer
 
 from ._common import run, with_store
@@ -50,6 +54,17 @@ _SCENARIO = Scenario.of(
         " command, and recorded the line count in build/lines.txt after approval.",
     },
 )  # fmt: skip
+_FORK_MESSAGE = "Make the README a table of contents for notes/ instead."
+_TABLE = "# Demo project\n\n| file | what |\n|---|---|\n| notes/todo.md | the plan |\n"
+_FORK_SCENARIO = Scenario.of(
+    {
+        "text": "A table of contents, then.",
+        "tool_calls": [
+            {"name": "write_file", "args": {"path": "README.md", "content": _TABLE}},
+        ],
+    },
+    {"text": "Done: README.md is now a table of contents for notes/."},
+)  # fmt: skip
 
 
 def demo() -> None:
@@ -73,20 +88,48 @@ def demo() -> None:
                 f"demo run {record.id}: a SCRIPTED model (a mock server playing a script over"
                 f" HTTP; no key, nothing leaves this machine)\nworld: {world}\n"
             )
-            async with asyncio.TaskGroup() as group:
-                shower = group.create_task(show(store, record.id, json=False, after=-1, ask=False))
-                approver = group.create_task(_approve_as_demo(store, record.id))
-                state = await engine.drive(record.id)
-                await asyncio.sleep(0.1)  # let the last events print
-                shower.cancel()
-                approver.cancel()
+            state = await _drive_shown(engine, record.id, approve=True)
+            if state.status != "completed":
+                return exit_code(state)
+            typer.echo(f"\nfork: the session after turn 1, told: {_FORK_MESSAGE!r}")
+            server.play(_FORK_SCENARIO)
+            seq = await turn_boundary(store, record.id, 1)
+            fork = await fork_with_world(
+                engine, record.id, 1, message=_FORK_MESSAGE, actor="user:demo"
+            )
+            typer.echo(f"fork {fork.id}, with its own copy of the world: {fork.world}\n")
+            forked = await _drive_shown(engine, fork.id, approve=False, after=seq)
+        then = await replay_run(store, record.id, to_seq=seq)
         typer.echo(
-            f"\n{state.status}: {state.turn} turns, cost ${state.usage.cost_usd:.4f} (scripted)"
-            f"\nnext: helix logs {record.id} · helix replay {record.id} · helix runs"
+            f"\nreplay: {record.id} rebuilt from its log up to seq {seq} (the end of turn 1),"
+            f" nothing run again: {then.status}, {then.turn} turn, {len(then.messages)}"
+            f" messages, ${then.usage.cost_usd:.4f}"
+        )
+        typer.echo(
+            f"\n{state.status}: {state.turn} turns, cost ${state.usage.cost_usd:.4f} (scripted);"
+            f" the fork {forked.status} in {forked.turn - 1} more"
+            f"\nnext: helix logs {record.id} · helix replay {record.id} --to {seq}"
+            f" · helix compare {record.id} {fork.id} · helix runs"
         )
         return exit_code(state)
 
     raise typer.Exit(run(lambda: with_store(main)))
+
+
+async def _drive_shown(
+    engine: Engine, run_id: str, *, approve: bool, after: int = -1
+) -> SessionState:
+    """Drive a run to its end while its events past ``after`` print (approvals answered)."""
+    store = engine.store
+    async with asyncio.TaskGroup() as group:
+        shower = group.create_task(show(store, run_id, json=False, after=after, ask=False))
+        approver = group.create_task(_approve_as_demo(store, run_id)) if approve else None
+        state = await engine.drive(run_id)
+        await asyncio.sleep(0.1)  # let the last events print
+        shower.cancel()
+        if approver is not None:
+            approver.cancel()
+    return state
 
 
 async def _approve_as_demo(store: EventStore, run_id: str) -> None:

@@ -65,6 +65,28 @@ class PriceBook:
                 " {input = …, output = …} in USD per million tokens)"
             ) from None
 
+    def with_overrides(self, overrides: Mapping[str, Price]) -> PriceBook:
+        """This book with ``overrides`` on top (a blueprint's own prices, say)."""
+        if not overrides:
+            return self
+        return PriceBook({**self.overrides, **overrides})
+
+    def knows(self, provider: str, model: str) -> bool:
+        """Whether a call to ``provider:model`` can be priced (free counts as priced)."""
+        if f"{provider}:{model}" in self.overrides or provider in _FREE:
+            return True
+        try:
+            from genai_prices import Usage, calc_price
+
+            calc_price(
+                Usage(input_tokens=1, output_tokens=1),
+                model_ref=model,
+                provider_id=_PRICE_PROVIDER.get(provider, provider),
+            )
+        except (LookupError, ImportError):
+            return False
+        return True
+
     def cost(self, provider: str, model: str, usage: TokenUsage) -> float | None:
         """USD for one call, or ``None`` (and one warning) if the price is unknown."""
         name = f"{provider}:{model}"

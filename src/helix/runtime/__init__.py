@@ -2,6 +2,7 @@
 
 from ._blueprint import ApprovalSettings as ApprovalSettings
 from ._blueprint import Blueprint as Blueprint
+from ._blueprint import ModelPrice as ModelPrice
 from ._blueprint import SandboxSettings as SandboxSettings
 from ._control import cancel as cancel
 from ._control import decide as decide
@@ -32,6 +33,7 @@ __all__ = [
     "Faults",
     "InjectedFault",
     "Kept",
+    "ModelPrice",
     "RunLoop",
     "RunSetup",
     "SandboxSettings",

@@ -12,6 +12,7 @@ approvals:
 budget: {usd: 2.0, max_turns: 40, max_seconds: 3600}
 sandbox: {kind: process, network: ["*.python.org"]}
 policy: {deny_tools: [http_fetch]}
+prices: {"acme:house-model": {input: 0.5, output: 1.5}}   # USD per million tokens
 ```
 """
 
@@ -26,7 +27,7 @@ from helix._util import FileProblem, first_problem, read_structured
 from helix.errors import BlueprintError, HelixError
 from helix.gates import ApprovalRule, Policy
 from helix.kernel.events import Budget
-from helix.providers import ROLES, parse_model_name
+from helix.providers import ROLES, Price, PriceBook, parse_model_name
 from helix.tools import ToolRegistry
 
 DEFAULT_SYSTEM = (
@@ -61,6 +62,18 @@ class SandboxSettings(_Strict):
     command_timeout_s: float = Field(default=120.0, gt=0)
 
 
+class ModelPrice(_Strict):
+    """A model's price in USD per million tokens, for models the price list lacks."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+
+    def to_price(self) -> Price:
+        """The price as the cost book takes it."""
+        return Price(input=self.input, output=self.output, cached_input=self.cached_input)
+
+
 class Blueprint(_Strict):
     """A reusable agent definition."""
 
@@ -78,9 +91,15 @@ class Blueprint(_Strict):
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     policy: Policy = Field(default_factory=Policy)
     """The blueprint's ceiling, intersected with the workspace's and the run's."""
+    prices: dict[str, ModelPrice] = Field(default_factory=dict[str, ModelPrice])
+    """Prices by ``provider:model``, over the shipped price list (a USD cap needs one)."""
     plugins: tuple[str, ...] = ()
     max_tokens: int = Field(default=4096, gt=0)
     temperature: float | None = Field(default=None, ge=0, le=2)
+
+    def price_book(self, base: PriceBook) -> PriceBook:
+        """``base`` with this blueprint's prices on top."""
+        return base.with_overrides({n: p.to_price() for n, p in self.prices.items()})
 
     def check(self, registry: ToolRegistry) -> Blueprint:
         """Check names the schema cannot: models, roles, tools. Returns ``self``."""
@@ -91,6 +110,8 @@ class Blueprint(_Strict):
                 raise BlueprintError(f"roles.{role}: unknown role; choose from {', '.join(ROLES)}")
             for name in [spec] if isinstance(spec, str) else list(spec):
                 _check_model(name, f"roles.{role}")
+        for name in self.prices:
+            _check_model(name, f"prices.{name}")
         for index, tool_name in enumerate(self.tools or ()):
             if tool_name not in registry:
                 raise BlueprintError(

@@ -98,11 +98,14 @@ class Engine:
             spec = model if isinstance(model, str) else tuple(model)
         if spec is None:
             raise ConfigError("no model: pass --model provider:model or set model in the blueprint")
-        for name in [spec] if isinstance(spec, str) else list(spec):
+        names = [spec] if isinstance(spec, str) else list(spec)
+        for name in names:
             parse_model_name(name)
         budget = blueprint.budget
         if budget_usd is not None:
             budget = budget.model_copy(update={"usd": budget_usd})
+        if budget.usd is not None:
+            _require_prices(blueprint.price_book(self.prices), names)
         blueprint = blueprint.model_copy(update={"model": spec, "budget": budget})
         world = (world or Path.cwd()).resolve()
         if not world.is_dir():
@@ -146,7 +149,7 @@ class Engine:
             tools=tools,
             sandbox=self.sandbox,
             world=await asyncio.to_thread(lambda: Path(record.world).resolve()),
-            prices=self.prices,
+            prices=blueprint.price_book(self.prices),
             policy=self.policy.intersect(blueprint.policy),
             auto_approve=bool(settings.get("auto_approve", False)),
             attended=bool(settings.get("attended", True)),
@@ -254,3 +257,14 @@ def _describe(error: BaseException) -> str:
 
 def _joined(model: str | tuple[str, ...] | None) -> str | None:
     return model if isinstance(model, str) or model is None else " | ".join(model)
+
+
+def _require_prices(prices: PriceBook, names: Sequence[str]) -> None:
+    """Refuse a USD cap that could not bind: a model with no known price costs ``null``."""
+    for name in names:
+        if not prices.knows(*parse_model_name(name)):
+            raise ConfigError(
+                f"{name} has no known price, so a USD budget cannot bind it: give its price"
+                f' in the blueprint (prices: {{"{name}": {{input: …, output: …}}}}, USD per'
+                " million tokens) or drop the USD cap"
+            )
