@@ -19,8 +19,9 @@ from helix.sandbox import (
     default_hidden_paths,
     policy_hook,
 )
+from helix.testing._host import alive, kill_all, processes_mentioning, wait_gone_now
 
-from ._support import alive, entries, kill_all, processes_mentioning, wait_gone_now, write
+from ._support import entries, write
 
 pytestmark = pytest.mark.usefixtures("bwrap_available")
 

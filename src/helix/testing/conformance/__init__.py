@@ -7,6 +7,8 @@ from ._model_adapter import MakeAdapter as MakeAdapter
 from ._model_adapter import ModelAdapterConformance as ModelAdapterConformance
 from ._model_adapter import history_request as history_request
 from ._model_adapter import simple_request as simple_request
+from ._sandbox import SandboxConformance as SandboxConformance
+from ._sandbox_arena import SandboxArena as SandboxArena
 
 __all__ = [
     "KEY",
@@ -14,6 +16,8 @@ __all__ = [
     "MakeAdapter",
     "ModelAdapterConformance",
     "Reopen",
+    "SandboxArena",
+    "SandboxConformance",
     "history_request",
     "simple_request",
 ]
