@@ -79,16 +79,20 @@ class ObjectStore:
 
     def copy_to(self, digest: str, dest: Path) -> None:
         """Write the object's content to ``dest`` (a new file), copy-on-write if possible."""
+        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            self.copy_into(digest, fd)
+        finally:
+            os.close(fd)
+
+    def copy_into(self, digest: str, target: int) -> None:
+        """Write the object's content into the open, empty file ``target``."""
         try:
             source = os.open(self.path(digest), os.O_RDONLY)
         except FileNotFoundError:
             raise NotFoundError(f"object {digest[:12]}… is missing from the store") from None
         try:
-            target = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            try:
-                _copy_range(source, target, os.fstat(source).st_size)
-            finally:
-                os.close(target)
+            _copy_range(source, target, os.fstat(source).st_size)
         finally:
             os.close(source)
 
