@@ -218,3 +218,24 @@ async def test_a_fork_whose_world_cannot_be_made_is_refused(harness: Harness) ->
     worlds = h.engine.home / "worlds"
     assert not worlds.exists() or not any(worlds.iterdir())  # the half-made world is gone
     assert [r.id for r in (await h.engine.store.list_runs()).runs] == [run_id]
+
+
+def test_a_path_under_a_link_is_not_read_into_the_store(
+    objects: ObjectStore, tmp_path: Path
+) -> None:
+    host = _host(tmp_path)
+    world = tmp_path / "world"
+    world.mkdir()
+    os.symlink(host, world / "d")
+    scanner = Scanner(world, objects)
+    previous = scanner.scan({}).manifest
+    assert previous["d"].is_link  # the link itself, not its files
+    assert "d/x" not in previous
+
+    # A path named under the link (as a watcher or a tool report could) is not in the world.
+    result = scanner.refresh(previous, ["d/x"])
+
+    assert result.manifest == {}
+    assert result.removed == {"d/x"}
+    host_digest, _ = ObjectStore(tmp_path / "other").put_bytes((host / "x").read_bytes())
+    assert not objects.has(host_digest)
