@@ -86,3 +86,44 @@ def test_fork_compare_and_keep(helix: Helix) -> None:
     assert (helix.world / "a.txt").read_text() == "one\n"
     assert (helix.world / "start.txt").read_text() == "start\n"
     assert of_type(helix.logs(run_id), "world.kept")[0]["data"]["branch"] == fork["id"]
+
+
+def test_rollback_reports_a_link_it_will_not_follow(helix: Helix) -> None:
+    # The agent writes d/x, hides d with a .helixignore, then swaps d for a link to a
+    # folder of the person's (outside the world): the rollback must not write through it.
+    host = helix.tmp / "host"
+    host.mkdir()
+    (host / "x").write_text("the person's file\n")
+    host.chmod(0o750)
+    helix.play(
+        {
+            "text": "Write.",
+            "tool_calls": [{"name": "write_file", "args": {"path": "d/x", "content": "agent\n"}}],
+        },
+        {
+            "text": "Hide.",
+            "tool_calls": [
+                {"name": "write_file", "args": {"path": ".helixignore", "content": "d\n"}}
+            ],
+        },
+        {
+            "text": "Swap.",
+            "tool_calls": [
+                {"name": "run_command", "args": {"command": f"rm -r d && ln -s '{host}' d"}}
+            ],
+        },
+        {"text": "Done."},
+    )
+    running = helix.start_run("hide a link", "--auto-approve")
+    assert running.finish() == 0, running.stderr
+    assert (helix.world / "d").is_symlink()
+
+    done = helix.ok("rollback", running.run_id, "--to", "1")
+
+    assert (host / "x").read_text() == "the person's file\n"
+    assert host.stat().st_mode & 0o777 == 0o750
+    assert sorted(p.name for p in host.iterdir()) == ["x"]
+    assert "1 left as they were" in done
+    assert f"conflict: d: a symbolic link to '{host}' stands where a folder" in done
+    marker = of_type(helix.logs(running.run_id), "world.rolled_back")[0]
+    assert [c["path"] for c in marker["data"]["conflicts"]] == ["d"]

@@ -96,7 +96,10 @@ def rollback(
         typer.echo(
             f"rolled {run_id} back to {where}: {len(marker.restored)} restored,"
             f" {len(marker.removed)} removed"
+            + (f", {len(marker.conflicts)} left as they were" if marker.conflicts else "")
         )
+        for conflict in marker.conflicts:
+            typer.echo(f"  conflict: {conflict.path}: {conflict.detail}")
         for label, outcomes in (
             ("reverted", marker.reverted),
             ("compensated", marker.compensated),
@@ -162,6 +165,8 @@ def keep(
             f"kept {run_id} in {kept.target}: {len(kept.restored)} written,"
             f" {len(kept.removed)} removed"
         )
+        for conflict in kept.conflicts:
+            typer.echo(f"  conflict: {conflict.path}: {conflict.detail}")
         for outcome in kept.performed:
             typer.echo(f"  performed: {outcome.tool} {outcome.call_id}: {outcome.detail}")
 

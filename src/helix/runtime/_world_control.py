@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from helix.errors import ConfigError, HelixError, NotFoundError, RunStateError
+from helix.errors import ConfigError, ConflictError, HelixError, NotFoundError, RunStateError
 from helix.kernel.events import (
     EffectOutcome,
     EffectSettled,
     NewEvent,
     Payload,
+    WorldConflict,
     WorldKept,
     WorldRolledBack,
     WorldSnapshotted,
@@ -29,6 +31,7 @@ from helix.kernel.session import turn_boundary
 from helix.tools import ToolContext, ToolDef
 from helix.world import (
     Point,
+    Restored,
     WorldRecorder,
     materialize,
     restore,
@@ -80,7 +83,7 @@ async def rollback(engine: Engine, run_id: str, to: Point, *, by: str) -> WorldR
         current = await recorder.manifest()
         done = await asyncio.to_thread(restore, objects, current, target, Path(record.world))
         effects = await _undo_effects(engine, record, seq)
-        digest, _added = await asyncio.to_thread(save_manifest, objects, target)
+        digest, _added = await asyncio.to_thread(save_manifest, objects, done.held(target))
         marker = WorldRolledBack(
             to_turn=0 if to == "start" else int(to),
             manifest=digest,
@@ -90,6 +93,7 @@ async def rollback(engine: Engine, run_id: str, to: Point, *, by: str) -> WorldR
             compensated=effects.compensated,
             dropped=effects.dropped,
             cannot_undo=effects.cannot_undo,
+            conflicts=_conflicts(done),
             by=by,
         )
         events = [*before, NewEvent(marker, actor=by, turn=turn)]
@@ -120,7 +124,11 @@ async def fork_with_world(
         return await store.fork(run_id, at_seq=seq, message=message, model=model, actor=actor)
     fork_id = new_run_id()
     dest = engine.home / "worlds" / fork_id
-    await asyncio.to_thread(materialize, objects, manifest, dest)
+    made = await asyncio.to_thread(materialize, objects, manifest, dest)
+    if made.conflicts:  # only a manifest that holds paths under a link can do this
+        await asyncio.to_thread(shutil.rmtree, dest, True)
+        found = "; ".join(f"{c.path}: {c.detail}" for c in _conflicts(made))
+        raise ConflictError(f"the world of {run_id} at turn {turn} cannot be made: {found}")
     digest, added = await asyncio.to_thread(save_manifest, objects, manifest)
     record = await store.fork(
         run_id,
@@ -148,6 +156,8 @@ class Kept:
     restored: list[str]
     removed: list[str]
     performed: list[EffectOutcome]
+    conflicts: list[WorldConflict] = field(default_factory=list[WorldConflict])
+    """Paths of the original directory left as they were (a link where a folder was due)."""
 
 
 async def keep(engine: Engine, run_id: str, *, by: str) -> Kept:
@@ -170,11 +180,16 @@ async def keep(engine: Engine, run_id: str, *, by: str) -> Kept:
         current = await theirs.manifest()
         target = Path(original.world)
         done = await asyncio.to_thread(restore, objects, current, wanted, target)
-        digest, _added = await asyncio.to_thread(save_manifest, objects, wanted)
+        digest, _added = await asyncio.to_thread(save_manifest, objects, done.held(wanted))
 
         def kept(changed: bool) -> WorldKept:
             return WorldKept(
-                branch=run_id, target=original.world, manifest=digest, world_changed=changed, by=by
+                branch=run_id,
+                target=original.world,
+                manifest=digest,
+                world_changed=changed,
+                conflicts=_conflicts(done),
+                by=by,
             )
 
         performed, settled = await _perform_withheld(engine, branch)
@@ -186,7 +201,13 @@ async def keep(engine: Engine, run_id: str, *, by: str) -> Kept:
         mine: list[NewEvent] = [*ours_before, NewEvent(kept(False), actor=by, turn=branch.turns)]
         mine += [NewEvent(s, actor=by, turn=branch.turns) for s in settled]
         await _append_retrying(store, run_id, mine)
-    return Kept(original.id, original.world, done.restored, done.removed, performed)
+    return Kept(
+        original.id, original.world, done.restored, done.removed, performed, _conflicts(done)
+    )
+
+
+def _conflicts(done: Restored) -> list[WorldConflict]:
+    return [WorldConflict(path=p, detail=d) for p, d in sorted(done.conflicts.items())]
 
 
 async def _calls_after(engine: Engine, run_id: str, seq: int) -> list[tuple[str, str, bool]]:

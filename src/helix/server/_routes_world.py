@@ -57,6 +57,10 @@ class RollbackOut(BaseModel):
     compensated: list[dict[str, Any]]
     dropped: list[dict[str, Any]]
     cannot_undo: list[dict[str, Any]]
+    conflicts: list[dict[str, Any]] = Field(
+        default_factory=list[dict[str, Any]],
+        description="{path, detail}: left as they were (a link where a folder was due)",
+    )
 
 
 def _browser(state: ServerState) -> WorldBrowser:

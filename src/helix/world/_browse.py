@@ -21,7 +21,7 @@ from helix.kernel.log import EventStore
 
 from ._history import Point, world_at
 from ._manifest import Entry, Manifest, content_delta
-from ._objects import ObjectStore
+from ._objects import ObjectStore, open_file
 from ._scan import Scanner
 
 DIFF_MAX_BYTES = 1024 * 1024
@@ -206,11 +206,18 @@ def _text(data: bytes) -> str | None:
 
 
 def _read_now(full: Path, entry: Entry) -> bytes:
+    import errno
     import os
 
     if entry.is_link:
         return os.fsencode(os.readlink(full))
-    return full.read_bytes()
+    try:
+        with open_file(full) as data:  # never through a link swapped in since the scan
+            return data.read()
+    except OSError as error:
+        if error.errno != errno.ELOOP:
+            raise
+        raise NotFoundError(f"{full.name} became a link while it was read: look again") from None
 
 
 def _info(path: str, entry: Entry) -> FileInfo:

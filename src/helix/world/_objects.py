@@ -10,6 +10,7 @@ filesystem can) and never share an inode with the store.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import tempfile
 from pathlib import Path
@@ -55,14 +56,18 @@ class ObjectStore:
         return digest, len(data)
 
     def put_file(self, source: Path, size: int) -> tuple[str, int]:
-        """Store a file's content; returns its digest and the bytes this added."""
+        """Store a file's content; returns its digest and the bytes this added.
+
+        ``source`` is opened without following a link (``OSError`` ``ELOOP`` if it is one).
+        """
         if size <= _SMALL:
-            return self.put_bytes(source.read_bytes())
+            with open_file(source) as data:
+                return self.put_bytes(data.read())
         hasher = hashlib.sha256()
         fd, temporary = self._temporary("large")
         written = 0
         try:
-            with open(source, "rb") as data, os.fdopen(fd, "wb") as out:
+            with open_file(source) as data, os.fdopen(fd, "wb") as out:
                 while chunk := data.read(_CHUNK):
                     hasher.update(chunk)
                     out.write(chunk)
@@ -79,16 +84,20 @@ class ObjectStore:
 
     def copy_to(self, digest: str, dest: Path) -> None:
         """Write the object's content to ``dest`` (a new file), copy-on-write if possible."""
+        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            self.copy_into(digest, fd)
+        finally:
+            os.close(fd)
+
+    def copy_into(self, digest: str, target: int) -> None:
+        """Write the object's content into the open, empty file ``target``."""
         try:
             source = os.open(self.path(digest), os.O_RDONLY)
         except FileNotFoundError:
             raise NotFoundError(f"object {digest[:12]}… is missing from the store") from None
         try:
-            target = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            try:
-                _copy_range(source, target, os.fstat(source).st_size)
-            finally:
-                os.close(target)
+            _copy_range(source, target, os.fstat(source).st_size)
         finally:
             os.close(source)
 
@@ -106,6 +115,11 @@ class ObjectStore:
             self._made.add(prefix)
         os.chmod(temporary, 0o444)
         os.replace(temporary, self.path(digest))
+
+
+def open_file(path: Path) -> io.BufferedReader:
+    """``path`` opened for reading, refusing to follow a link in its last component."""
+    return os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb")
 
 
 def _copy_range(source: int, target: int, size: int) -> None:

@@ -9,6 +9,7 @@ to the scan to trust its mtime (filesystem clocks are coarse) is recorded with m
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -19,7 +20,8 @@ from pathlib import Path
 
 from ._ignore import IgnoreRules
 from ._manifest import Delta, Entry, Manifest
-from ._objects import ObjectStore
+from ._objects import ObjectStore, open_file
+from ._safe_fs import Blocked, WorldDir
 
 DEFAULT_MAX_FILE_BYTES = 32 * 1024 * 1024
 """Files larger than this are left out of snapshots (a ``world.file_skipped`` says so)."""
@@ -104,19 +106,24 @@ class Scanner:
         rules = IgnoreRules.for_world(self.root)
         result = ScanResult({})
         since = time.time_ns() - RACY_NS
-        for rel in sorted(set(paths)):
-            if rules.ignored_with_parents(rel, False):
-                continue
-            full = os.path.join(self.root, rel)
-            try:
-                st = os.lstat(full)
-            except FileNotFoundError:
-                result.removed.add(rel)
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                continue  # a folder where a file was: only a full scan can say what is in it
-            self._folders(previous, result.manifest, rel)
-            self._record(result, rel, full, st, previous.get(rel), since)
+        with WorldDir(self.root) as world:
+            for rel in sorted(set(paths)):
+                if rules.ignored_with_parents(rel, False):
+                    continue
+                try:
+                    # Its folders opened without following links: a path under a link
+                    # is not in the world (a walk records the link itself).
+                    st = world.lstat(rel)
+                except (Blocked, FileNotFoundError, NotADirectoryError):
+                    st = None
+                if st is None:
+                    result.removed.add(rel)
+                    continue
+                if stat.S_ISDIR(st.st_mode):
+                    continue  # a folder where a file was: only a full scan can say what is in it
+                self._folders(previous, result.manifest, rel)
+                full = os.path.join(self.root, rel)
+                self._record(result, rel, full, st, previous.get(rel), since)
         if result.removed:
             gone = tuple(p + "/" for p in result.removed)
             result.removed.update(p for p in previous if p.startswith(gone))
@@ -156,6 +163,10 @@ class Scanner:
                 digest, added = self._store_file(Path(full), size)
             except FileNotFoundError:
                 return  # deleted while we looked
+            except OSError as error:
+                if error.errno != errno.ELOOP:
+                    raise
+                return  # swapped for a link while we looked: the next walk records it
         result.bytes_added += added
         result.manifest[rel] = Entry(digest, mode, size, -1 if mtime >= since else mtime)
 
@@ -167,7 +178,7 @@ class Scanner:
     def _store_file(self, path: Path, size: int) -> tuple[str, int]:
         if self.objects is not None:
             return self.objects.put_file(path, size)
-        with open(path, "rb") as data:
+        with open_file(path) as data:
             return hashlib.file_digest(data, "sha256").hexdigest(), 0
 
     def _folders(self, previous: Mapping[str, Entry], found: Manifest, rel: str) -> None:

@@ -50,6 +50,7 @@ from ._vocabulary import builtin_registry as builtin_registry
 from ._world import EffectOutcome as EffectOutcome
 from ._world import EffectRecorded as EffectRecorded
 from ._world import EffectSettled as EffectSettled
+from ._world import WorldConflict as WorldConflict
 from ._world import WorldEntry as WorldEntry
 from ._world import WorldFileSkipped as WorldFileSkipped
 from ._world import WorldKept as WorldKept
@@ -103,6 +104,7 @@ __all__ = [
     "UiComponent",
     "Upcaster",
     "Usage",
+    "WorldConflict",
     "WorldEntry",
     "WorldFileSkipped",
     "WorldKept",

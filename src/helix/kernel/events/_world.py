@@ -72,6 +72,17 @@ class EffectOutcome(BaseModel):
     detail: str
 
 
+class WorldConflict(BaseModel):
+    """A path a rollback or keep left as it was, and why (nothing under it was touched)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    detail: str
+    """What stands there, e.g. ``a symbolic link to '/srv' stands where a folder is to be
+    restored: left as it is, and nothing under it is written``."""
+
+
 class WorldRolledBack(Payload):
     """The world was restored to an earlier snapshot; the log itself is untouched."""
 
@@ -91,6 +102,9 @@ class WorldRolledBack(Payload):
     dropped: list[EffectOutcome] = Field(default_factory=list[EffectOutcome])
     """Withheld effects that will now never happen."""
     cannot_undo: list[EffectOutcome] = Field(default_factory=list[EffectOutcome])
+    conflicts: list[WorldConflict] = Field(default_factory=list[WorldConflict])
+    """Paths the restore would have had to write through a link (or into a non-folder):
+    left as they were; ``manifest`` leaves them out."""
     by: str
 
 
@@ -110,6 +124,8 @@ class WorldKept(Payload):
     """The kept world's manifest, in the object store."""
     world_changed: bool
     """True on the run whose directory now holds the branch's world."""
+    conflicts: list[WorldConflict] = Field(default_factory=list[WorldConflict])
+    """Paths of the directory left as they were (as for ``world.rolled_back``)."""
     by: str
 
 
