@@ -269,6 +269,7 @@ class CallRunner:
             outcomes += [None if task.cancelled() else task.result() for task in tasks]
         results: list[NewEvent] = []
         for (call, _tool), outcome in zip(group, outcomes, strict=True):
+            results += self._egress.finish(call.id, turn)
             if outcome is None:
                 note = "cancelled before it finished (the run was stopped)"
                 done = ToolCompleted(call_id=call.id, ok=False, output=note, duration_ms=0)
