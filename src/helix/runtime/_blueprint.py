@@ -10,7 +10,7 @@ approvals:
   timeout_s: 600
   rules: [{tool: run_command, when: {command: "^pytest"}, action: allow}]
 budget: {usd: 2.0, max_turns: 40, max_seconds: 3600}
-sandbox: {kind: process, network: ["*.python.org"]}
+sandbox: {kind: process, network: ["*.python.org"], tmp_mb: 512, world_mb: 4096}
 policy: {deny_tools: [http_fetch]}
 prices: {"acme:house-model": {input: 0.5, output: 1.5}}   # USD per million tokens
 ```
@@ -60,6 +60,13 @@ class SandboxSettings(_Strict):
     deny: tuple[str, ...] = ()
     """Refused domains; they win over ``network``."""
     command_timeout_s: float = Field(default=120.0, gt=0)
+    tmp_mb: int = Field(default=512, gt=0)
+    """The size of each command's private ``/tmp`` in MiB (``bwrap``, ``docker``): it is
+    memory (a tmpfs), so it is kept well below the host's RAM."""
+    world_mb: int | None = Field(default=4096, gt=0)
+    """The disk space the run's world may take, in MiB (``du``'s measure); ``None``: no
+    cap. Large enough for a project with its dependencies, small enough to stop a
+    runaway command from filling the disk."""
 
 
 class ModelPrice(_Strict):

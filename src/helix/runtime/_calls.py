@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from helix._util import redact, secret_values
@@ -35,7 +36,7 @@ from helix.kernel.events import (
     parse_iso,
 )
 from helix.kernel.session import CallRequest, SessionState
-from helix.tools import ToolContext, ToolDef, ToolResult
+from helix.tools import ToolContext, ToolDef, ToolResult, WorldQuota
 
 from ._delegation import ChildRuns
 from ._egress import CommandEgress
@@ -52,6 +53,8 @@ class CallRunner:
         # Read once: scanning the environment for every result costs more than the rest.
         self._secrets = sorted({*secret_values(setup.env), *secret_values()})
         self._egress = CommandEgress(setup, session)
+        world_mb = setup.blueprint.sandbox.world_mb
+        self._quota = None if world_mb is None else WorldQuota(setup.world, world_mb << 20)
         engine = setup.engine
         self._children = None if engine is None else ChildRuns(engine, setup, session)
 
@@ -270,6 +273,7 @@ class CallRunner:
             outcomes += [None if task.cancelled() else task.result() for task in tasks]
         results: list[NewEvent] = []
         for (call, _tool), outcome in zip(group, outcomes, strict=True):
+            results += self._egress.finish(call.id, turn)
             if outcome is None:
                 note = "cancelled before it finished (the run was stopped)"
                 done = ToolCompleted(call_id=call.id, ok=False, output=note, duration_ms=0)
@@ -326,8 +330,15 @@ class CallRunner:
             command_timeout_s=setup.blueprint.sandbox.command_timeout_s,
             egress=self._egress.hook(call.id) if tool.name == "run_command" else None,
             delegator=self._children,
+            tmp_bytes=setup.blueprint.sandbox.tmp_mb << 20,
+            world_quota=self._quota,
         )
+        # A tool that may change anything in the world (a command) is measured after,
+        # and refused while the world is over its quota; file tools check their writes.
+        sweeping = self._quota is not None and tool.effect == "world" and not tool.reports_changes
         started = time.perf_counter()
+        if sweeping and (over := await self._over_quota(fresh=False)):
+            return ToolResult(ok=False, output=f"refused: {over}"), 0.0
         try:
             result = await tool.call(context, call.args)
         except HelixError as error:
@@ -336,7 +347,20 @@ class CallRunner:
             result = ToolResult(
                 ok=False, output=f"{call.name} failed: {type(error).__name__}: {error}"
             )
+        if sweeping and (over := await self._over_quota(fresh=True)):
+            separator = "" if result.output.endswith("\n") else "\n"
+            result = replace(result, output=f"{result.output}{separator}[{over}]")
         return result, (time.perf_counter() - started) * 1000
+
+    async def _over_quota(self, *, fresh: bool) -> str | None:
+        """Why the world is over its quota (measured in a thread), or ``None``."""
+        quota = self._quota
+        if quota is None:
+            return None
+        try:
+            return await asyncio.to_thread(quota.over, fresh=fresh)
+        except OSError:
+            return None  # a world that cannot be read is reported by its snapshots
 
     async def _complete(self, call_id: str, ok: bool, output: str, turn: int) -> None:
         done = ToolCompleted(call_id=call_id, ok=ok, output=output, duration_ms=0)

@@ -1,13 +1,20 @@
-"""Egress of running commands: every connection attempt logged, unlisted hosts asked.
+"""Egress of running commands: connection attempts decided, logged once per host, asked.
 
 The sandbox's proxy asks a hook for each connection a command attempts. Here that
 hook applies the run's ``EgressPolicy`` (the same one the ``egress`` gate applies to
 ``http_fetch``) and writes the decision into the run's log as ``gate.decided`` (gate
-``egress``, the command's ``call_id``). An unlisted host in an attended run becomes an
-approval request (``name: egress``, ``args: {host, port}``) that the connection waits
-on, with the run's approval deadline; ``--auto-approve`` answers it at once, and an
-unattended run refuses it. Should the command end before anyone answers, the request
-is closed as denied.
+``egress``, the command's ``call_id``), once per host and command: repeats reuse the
+first decision, and ``egress.counted`` records every attempt when the command ends
+(``EgressTally``). An unlisted host in an attended run becomes an approval request
+(``name: egress``, ``args: {host, port}``) that the connection (and every repeat)
+waits on, with the run's approval deadline; ``--auto-approve`` answers it at once,
+and an unattended run refuses it. Should the command end before anyone answers, the
+request is closed as denied.
+
+So that a run cannot flood a person, a command asks about at most
+``MAX_QUESTIONS_PER_COMMAND`` hosts and a run has at most ``MAX_PENDING_QUESTIONS``
+egress questions waiting at once; past either, an unlisted host is refused without
+asking, and the ``gate.decided`` says why.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
@@ -30,8 +38,14 @@ from helix.kernel.events import (
 from helix.kernel.session import SessionState
 from helix.sandbox import EgressDecision, EgressHook, policy_hook
 
+from ._egress_tally import EgressTally
 from ._session import LiveSession
 from ._setup import RunSetup
+
+MAX_QUESTIONS_PER_COMMAND = 8
+"""Hosts one command may raise approval requests about."""
+MAX_PENDING_QUESTIONS = 4
+"""Egress approval requests of one run that may wait for a person at once."""
 
 
 class CommandEgress:
@@ -40,11 +54,15 @@ class CommandEgress:
     def __init__(self, setup: RunSetup, session: LiveSession) -> None:
         self.setup = setup
         self.session = session
+        self._tallies: dict[str, EgressTally] = {}
+        self._pending = 0
+        """Egress questions of this run waiting for an answer now."""
 
     def hook(self, call_id: str) -> EgressHook | None:
         """The hook for one command; ``None`` (no network at all) if the run lists no host."""
         if not self.setup.blueprint.sandbox.network:
             return None
+        tally = self._tallies[call_id] = EgressTally()
 
         async def record(decision: EgressDecision) -> None:
             await self.session.append([_gate(call_id, decision.verdict, decision, self.turn)])
@@ -53,9 +71,36 @@ class CommandEgress:
             if not self.setup.attended and not self.setup.auto_approve:
                 await record(refusal)
                 return refusal
-            return await self._ask(call_id, refusal)
+            too_many = self._too_many(tally)
+            if too_many is not None:
+                refusal = replace(refusal, reason=f"{refusal.reason}; not asked: {too_many}")
+                await record(refusal)
+                return refusal
+            tally.questions += 1
+            self._pending += 1
+            try:
+                return await self._ask(call_id, refusal)
+            finally:
+                self._pending -= 1
 
-        return policy_hook(self.setup.egress, record, ask)
+        return tally.hook(
+            policy_hook(self.setup.egress, record, ask), policy_hook(self.setup.egress)
+        )
+
+    def finish(self, call_id: str, turn: int) -> list[NewEvent]:
+        """The count of a finished command's attempts (nothing if it attempted none)."""
+        tally = self._tallies.pop(call_id, None)
+        if tally is None or not tally.attempts:
+            return []
+        return [NewEvent(tally.counted(call_id), turn=turn)]
+
+    def _too_many(self, tally: EgressTally) -> str | None:
+        """Why no more questions may be raised now, or ``None``."""
+        if tally.questions >= MAX_QUESTIONS_PER_COMMAND:
+            return f"this command already asked about {MAX_QUESTIONS_PER_COMMAND} hosts"
+        if self._pending >= MAX_PENDING_QUESTIONS:
+            return f"{MAX_PENDING_QUESTIONS} egress questions of this run already wait for a person"
+        return None
 
     def left_open(self, call_id: str, turn: int) -> list[NewEvent]:
         """Denials closing the questions a command left open when its process died."""

@@ -12,6 +12,7 @@ from ._egress import url_host as url_host
 from ._process import ProcessSandbox as ProcessSandbox
 from ._proxy import EgressProxy as EgressProxy
 from ._sandbox import DEFAULT_MAX_OUTPUT as DEFAULT_MAX_OUTPUT
+from ._sandbox import DEFAULT_TMP_BYTES as DEFAULT_TMP_BYTES
 from ._sandbox import CommandResult as CommandResult
 from ._sandbox import Sandbox as Sandbox
 from ._tiers import TIERS as TIERS
@@ -24,6 +25,7 @@ from ._tiers import tier_statuses as tier_statuses
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT",
+    "DEFAULT_TMP_BYTES",
     "TIERS",
     "BwrapSandbox",
     "CommandResult",

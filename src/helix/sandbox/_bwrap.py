@@ -3,7 +3,8 @@
 Each command runs in fresh namespaces (mount, PID, IPC, UTS, network, cgroup; user
 where the host allows): ``/usr`` and ``/etc`` read-only (``/etc`` files that are not
 world-readable, such as ``/etc/shadow``, masked), the run's world the only writable
-bind, a private ``/tmp`` with a synthetic ``HOME`` in it, its own ``/proc`` and a
+bind, a private ``/tmp`` (a tmpfs of ``tmp_bytes``, 512 MiB unless a call asks for
+another) with a synthetic ``HOME`` in it, its own ``/proc`` and a
 minimal ``/dev``. ``/root``, ``/home``, ``/var``, ``/opt``, ``/srv`` and ``/run`` are
 not there at all; the Helix data directory, its database and known credential files
 are masked even when they lie inside the world. All capabilities are dropped, no new
@@ -13,6 +14,12 @@ the command exits (or Helix dies) its PID namespace, and everything in it, is go
 The network namespace has only its own loopback. When the run may reach some hosts,
 the filtering proxy's Unix socket is bound in and a small bridge listens on
 ``127.0.0.1:3128`` inside, with ``http_proxy``/``https_proxy`` pointing at it.
+
+When the command's shell exits, a wrapper inside the sandbox reports how much of
+``/tmp`` is free through a pipe only Helix reads, so the result can say that the cap
+was reached (``CommandResult.tmp_full``). A command killed (timeout, cancel) reports
+nothing. As that wrapper is a shell waiting on the command, a command that dies of a
+signal is announced as a shell would (``Killed``, ``Segmentation fault``).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import stat
 import subprocess
 import weakref
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -35,10 +43,17 @@ from ._cgroup import CgroupPool, PidsCgroup, pids_parent
 from ._egress import EgressHook
 from ._process import Launch, ProcessSandbox
 from ._proxy import proxy_environment
+from ._sandbox import DEFAULT_TMP_BYTES, CommandResult
 from ._seccomp import program_fd
 
 SANDBOX_HOME = "/tmp/home"
 _HELPERS = "/.helix"
+_TMP_FULL_BELOW = 64 * 1024
+"""``/tmp`` counts as full (its cap reached) with less than this free: a write that
+fails with ``ENOSPC`` leaves less than a page."""
+_TMP_REPORT = '"$@"; code=$?; stat -f -c "%a %S" /tmp >/proc/self/fd/{fd} 2>/dev/null; exit $code'
+"""Runs the command as its child, then writes ``/tmp``'s free blocks and block size to
+the report pipe (``dash`` redirects only fds 0-9, hence ``/proc/self/fd``)."""
 _SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _CREDENTIALS = (
     ".ssh", ".aws", ".azure", ".config/gcloud", ".kube", ".docker", ".gnupg", ".netrc",
@@ -127,9 +142,21 @@ class BwrapSandbox(ProcessSandbox):
         return env
 
     def argv(
-        self, command: str, cwd: Path, *, seccomp_fd: int | None = None, proxy: Path | None = None
+        self,
+        command: str,
+        cwd: Path,
+        *,
+        seccomp_fd: int | None = None,
+        proxy: Path | None = None,
+        tmp_bytes: int = DEFAULT_TMP_BYTES,
+        report_fd: int | None = None,
     ) -> list[str]:
-        """The full ``bwrap`` command line for ``command`` run in the world ``cwd``."""
+        """The full ``bwrap`` command line for ``command`` run in the world ``cwd``.
+
+        ``/tmp`` is a tmpfs of ``tmp_bytes`` (uncapped where bubblewrap is older than
+        0.8, which has no ``--size``); ``report_fd`` is the pipe the wrapper reports
+        ``/tmp``'s free space to after the command (no wrapper without it).
+        """
         binary = shutil.which("bwrap") or "bwrap"
         world = Path(os.path.abspath(cwd))
         args = [binary, "--die-with-parent", "--new-session", "--unshare-all"]
@@ -137,6 +164,8 @@ class BwrapSandbox(ProcessSandbox):
         if os.geteuid() == 0:
             args += ["--cap-drop", "ALL"]
         args += _system_binds()
+        if tmpfs_size_supported():
+            args += ["--size", str(tmp_bytes)]
         args += ["--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
         for path in self._read_only:
             args += ["--ro-bind-try", path, path]
@@ -153,6 +182,8 @@ class BwrapSandbox(ProcessSandbox):
             python = shutil.which("python3", path="/usr/bin:/bin") or "/usr/bin/python3"
             inner = [python, "-S", "-I", f"{_HELPERS}/bridge.py", str(BRIDGE_PORT)]
             inner += [f"{_HELPERS}/proxy.sock", "/bin/sh", "-c", command]
+        if report_fd is not None:
+            inner = ["/bin/sh", "-c", _TMP_REPORT.format(fd=report_fd), "helix-tmp", *inner]
         return [*args, "--", *inner]
 
     def _bridge_script(self) -> Path:
@@ -170,23 +201,36 @@ class BwrapSandbox(ProcessSandbox):
 
     @contextlib.asynccontextmanager
     async def _launch(
-        self, command: str, cwd: Path, egress: EgressHook | None
+        self, command: str, cwd: Path, egress: EgressHook | None, tmp_bytes: int
     ) -> AsyncIterator[Launch]:
         env = self.environment()
         seccomp_fd = program_fd() if self._seccomp else None
         group = self._groups.take() if self._groups is not None else None
+        report, reported = os.pipe()
+        os.set_blocking(report, False)
         try:
-            fds = () if seccomp_fd is None else (seccomp_fd,)
+            fds = (reported,) if seccomp_fd is None else (seccomp_fd, reported)
             death = None if _setpriv() else self._limit_setter()  # else: the slow way
+            options: dict[str, Any] = {
+                "seccomp_fd": seccomp_fd,
+                "tmp_bytes": tmp_bytes,
+                "report_fd": reported,
+            }
+
+            def finish(result: CommandResult) -> CommandResult:
+                return replace(result, tmp_full=_tmp_full(report))
+
             if egress is None:
-                argv = self.argv(command, cwd, seccomp_fd=seccomp_fd)
-                yield Launch(self._launcher(group, argv), env, death, fds)
+                argv = self.argv(command, cwd, **options)
+                yield Launch(self._launcher(group, argv), env, death, fds, finish)
                 return
             async with self._proxy().unix_channel(egress) as socket_path:
                 env.update(proxy_environment(f"http://127.0.0.1:{BRIDGE_PORT}"))
-                argv = self.argv(command, cwd, seccomp_fd=seccomp_fd, proxy=socket_path)
-                yield Launch(self._launcher(group, argv), env, death, fds)
+                argv = self.argv(command, cwd, proxy=socket_path, **options)
+                yield Launch(self._launcher(group, argv), env, death, fds, finish)
         finally:
+            os.close(report)
+            os.close(reported)
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
             if group is not None and self._groups is not None:
@@ -226,6 +270,28 @@ class BwrapSandbox(ProcessSandbox):
             flag, unit = units[which]
             flags.append((flag, max(target // unit, 1)))
         return flags
+
+
+def _tmp_full(report: int) -> bool:
+    """Whether the wrapper reported a full ``/tmp`` (nothing reported: not known full)."""
+    try:
+        free_blocks, block_size = os.read(report, 256).split()
+        return int(free_blocks) * int(block_size) < _TMP_FULL_BELOW
+    except (OSError, ValueError):
+        return False
+
+
+@cache
+def tmpfs_size_supported() -> bool:
+    """Whether this bubblewrap can size a tmpfs (``--size``, bubblewrap 0.8 and later)."""
+    binary = shutil.which("bwrap")
+    if binary is None:
+        return False
+    try:
+        done = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--size" in done.stdout + done.stderr
 
 
 @cache

@@ -23,6 +23,7 @@ from pathlib import Path
 from ._egress import EgressHook
 from ._process import Launch, ProcessSandbox
 from ._proxy import proxy_environment
+from ._sandbox import DEFAULT_TMP_BYTES
 
 DEFAULT_IMAGE = "debian:bookworm-slim"
 _NOBODY = "65534:65534"
@@ -91,14 +92,20 @@ class DockerSandbox(ProcessSandbox):
             raise ValueError("the docker tier never runs commands as root")
 
     def argv(
-        self, command: str, cwd: Path, *, name: str, proxy_port: int | None = None
+        self,
+        command: str,
+        cwd: Path,
+        *,
+        name: str,
+        proxy_port: int | None = None,
+        tmp_bytes: int = DEFAULT_TMP_BYTES,
     ) -> list[str]:
         """The exact ``docker run`` command line for ``command`` in the world ``cwd``."""
         world = os.path.abspath(cwd)
         args = [shutil.which("docker") or "docker", "run", "--rm", "--init", "--name", name]
         args += ["--user", self.user, "--cap-drop", "ALL"]
         args += ["--security-opt", "no-new-privileges", "--read-only"]
-        args += ["--tmpfs", "/tmp:rw,nosuid,nodev,size=256m", "--env", "HOME=/tmp"]
+        args += ["--tmpfs", f"/tmp:rw,nosuid,nodev,size={tmp_bytes}", "--env", "HOME=/tmp"]
         args += [f"--memory={self.memory_bytes}", f"--memory-swap={self.memory_bytes}"]
         args += [f"--pids-limit={self.pids}", f"--cpus={self.cpus:g}"]
         args += ["--mount", f"type=bind,source={world},target={world}", "--workdir", world]
@@ -115,16 +122,17 @@ class DockerSandbox(ProcessSandbox):
 
     @contextlib.asynccontextmanager
     async def _launch(
-        self, command: str, cwd: Path, egress: EgressHook | None
+        self, command: str, cwd: Path, egress: EgressHook | None, tmp_bytes: int
     ) -> AsyncIterator[Launch]:
         env = self.environment()  # the client's own: nothing of it enters the container
         name = f"helix-{uuid.uuid4().hex[:16]}"
         try:
             if egress is None:
-                yield Launch(self.argv(command, cwd, name=name), env, self._limit_setter())
+                argv = self.argv(command, cwd, name=name, tmp_bytes=tmp_bytes)
+                yield Launch(argv, env, self._limit_setter())
                 return
             async with self._proxy().tcp_channel(egress, host="0.0.0.0") as port:
-                argv = self.argv(command, cwd, name=name, proxy_port=port)
+                argv = self.argv(command, cwd, name=name, proxy_port=port, tmp_bytes=tmp_bytes)
                 yield Launch(argv, env, self._limit_setter())
         finally:
             await _remove(name)

@@ -34,7 +34,7 @@ from helix.errors import ConfigError
 
 from ._egress import EgressHook
 from ._proxy import EgressProxy, proxy_environment
-from ._sandbox import DEFAULT_MAX_OUTPUT, CommandResult, Sandbox
+from ._sandbox import DEFAULT_MAX_OUTPUT, DEFAULT_TMP_BYTES, CommandResult, Sandbox
 
 PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ")
 """Variables copied from Helix's own environment when set (nothing else is)."""
@@ -192,12 +192,14 @@ class ProcessSandbox(Sandbox):
 
     @contextlib.asynccontextmanager
     async def _launch(
-        self, command: str, cwd: Path, egress: EgressHook | None
+        self, command: str, cwd: Path, egress: EgressHook | None, tmp_bytes: int
     ) -> AsyncIterator[Launch]:
         """How to start ``command``; stronger tiers wrap it and clean up after it.
 
         The process tier routes ``http(s)_proxy`` through the filtering proxy when the
-        run has an egress policy, but it cannot force a command to use it.
+        run has an egress policy, but it cannot force a command to use it. It has no
+        private ``/tmp`` (``TMPDIR`` is a directory on the host), so ``tmp_bytes`` does
+        not apply to it.
         """
         env = self.environment()
         if egress is None:
@@ -220,6 +222,7 @@ class ProcessSandbox(Sandbox):
         timeout_s: float,
         max_output: int = DEFAULT_MAX_OUTPUT,
         egress: EgressHook | None = None,
+        tmp_bytes: int | None = None,
     ) -> CommandResult:
         """Run ``command`` with ``/bin/sh -c`` in ``cwd``; kill its group after ``timeout_s``.
 
@@ -230,8 +233,11 @@ class ProcessSandbox(Sandbox):
         """
         started = time.monotonic()
         _require_directory(cwd)
-        async with self._launch(command, cwd, egress) as launch:
+        tmp = DEFAULT_TMP_BYTES if tmp_bytes is None else tmp_bytes
+        async with self._launch(command, cwd, egress, tmp) as launch:
             result = await _supervise(launch, cwd, timeout_s, max_output)
+            if launch.finish is not None:
+                result = launch.finish(result)
         return replace(result, duration_ms=(time.monotonic() - started) * 1000)
 
 
@@ -251,6 +257,8 @@ class Launch:
     preexec: Callable[[], None] | None
     """Run in the child before it executes; ``None`` lets ``subprocess`` use ``vfork``."""
     pass_fds: tuple[int, ...] = ()
+    finish: Callable[[CommandResult], CommandResult] | None = None
+    """Completes the result once the command has ended (what the tier saw of it)."""
 
 
 async def _supervise(launch: Launch, cwd: Path, timeout_s: float, max_output: int) -> CommandResult:

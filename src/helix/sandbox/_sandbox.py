@@ -11,6 +11,10 @@ from ._egress import EgressHook
 DEFAULT_MAX_OUTPUT = 64 * 1024
 """Bytes of a command's output kept by default; the rest is cut with a marker."""
 
+DEFAULT_TMP_BYTES = 512 << 20
+"""The size of a command's private ``/tmp`` (``bwrap``, ``docker``) unless a call asks
+for another: 512 MiB (a blueprint's ``sandbox.tmp_mb``)."""
+
 
 @dataclass(frozen=True, slots=True)
 class CommandResult:
@@ -22,6 +26,9 @@ class CommandResult:
     truncated: bool
     timed_out: bool
     duration_ms: float
+    tmp_full: bool = False
+    """The command's private ``/tmp`` was full (its cap reached) when its shell exited;
+    only the ``bwrap`` tier can tell."""
 
 
 class Sandbox(ABC):
@@ -44,9 +51,12 @@ class Sandbox(ABC):
         timeout_s: float,
         max_output: int = DEFAULT_MAX_OUTPUT,
         egress: EgressHook | None = None,
+        tmp_bytes: int | None = None,
     ) -> CommandResult:
         """Run ``command`` with a shell in ``cwd``; kill it after ``timeout_s`` seconds.
 
         ``egress``, when given, decides each connection the command attempts through
-        the filtering proxy; without it the command is given no proxy.
+        the filtering proxy; without it the command is given no proxy. ``tmp_bytes``
+        sizes the command's private ``/tmp`` where the tier makes one (``None``:
+        ``DEFAULT_TMP_BYTES``); writes past it fail with ``ENOSPC``.
         """

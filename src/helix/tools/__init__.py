@@ -6,6 +6,8 @@ from ._delegate import Delegation as Delegation
 from ._delegate import Delegator as Delegator
 from ._examples import RecordService as RecordService
 from ._examples import example_tools as example_tools
+from ._quota import QuotaExceeded as QuotaExceeded
+from ._quota import WorldQuota as WorldQuota
 from ._tool import Effect as Effect
 from ._tool import EffectHook as EffectHook
 from ._tool import EffectKind as EffectKind
@@ -25,12 +27,14 @@ __all__ = [
     "EffectHook",
     "EffectKind",
     "FileChange",
+    "QuotaExceeded",
     "RecordService",
     "ToolContext",
     "ToolDef",
     "ToolFunction",
     "ToolRegistry",
     "ToolResult",
+    "WorldQuota",
     "builtin_registry",
     "example_tools",
     "tool",

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from helix.sandbox import DEFAULT_TMP_BYTES
+
+from ._quota import MIB
 from ._tool import ToolContext, ToolResult, tool
 
 
@@ -34,11 +37,18 @@ async def run_command(ctx: ToolContext, command: str, timeout_s: float | None = 
             timeout_s=limit_s,
             max_output=ctx.max_output,
             egress=ctx.egress,
+            tmp_bytes=ctx.tmp_bytes,
         )
     except OSError as error:  # e.g. the world directory is gone
         return ToolResult(ok=False, output=f"the command could not start: {error}")
     output = result.output
     separator = "" if not output or output.endswith("\n") else "\n"
     footer = _footer(result.exit_code, result.timed_out, limit_s)
+    if result.tmp_full:
+        cap = (ctx.tmp_bytes or DEFAULT_TMP_BYTES) / MIB
+        footer += (
+            f"\n[the sandbox's /tmp cap was hit: /tmp holds at most {cap:g} MiB"
+            " (sandbox.tmp_mb); writes past it fail with 'No space left on device']"
+        )
     ok = result.exit_code == 0 and not result.timed_out
     return ToolResult(ok=ok, output=f"{output}{separator}{footer}")

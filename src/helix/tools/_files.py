@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from ._quota import QuotaExceeded, WorldQuota
 from ._tool import FileChange, ToolContext, ToolResult, tool
 
 BINARY_SNIFF_BYTES = 8192
@@ -31,7 +32,7 @@ async def guarded(path: str, work: Callable[[], ToolResult]) -> ToolResult:
     """Run blocking file work in a thread, turning refusals and OS errors into results."""
     try:
         return await asyncio.to_thread(work)
-    except Refused as refusal:
+    except (Refused, QuotaExceeded) as refusal:
         return ToolResult(ok=False, output=str(refusal))
     except OSError as error:
         return ToolResult(ok=False, output=f"{path}: {error.strerror or error}")
@@ -176,7 +177,7 @@ async def read_file(
     return await guarded(path, lambda: _read(ctx.world, path, offset, limit, ctx.max_output))
 
 
-def _write(world: Path, path: str, content: str) -> ToolResult:
+def _write(world: Path, path: str, content: str, quota: WorldQuota | None) -> ToolResult:
     target = in_world(world, path)
     if target.is_dir():
         raise Refused(f"{path} is a directory: give a file path to write")
@@ -186,8 +187,11 @@ def _write(world: Path, path: str, content: str) -> ToolResult:
     name = relative(world, target)
     if before == after:
         return ToolResult(ok=True, output=f"{name} unchanged: it already has this content")
+    held = quota.admit(target, len(data), name) if quota is not None else 0
     target.parent.mkdir(parents=True, exist_ok=True)
     _store(target, data)
+    if quota is not None:
+        quota.wrote(target, held)
     change = FileChange(
         path=name, op="create" if before is None else "modify", before=before, after=after
     )
@@ -201,7 +205,7 @@ async def write_file(ctx: ToolContext, path: str, content: str) -> ToolResult:
 
     Missing parent folders are created. To change part of a file, prefer edit_file.
     """
-    return await guarded(path, lambda: _write(ctx.world, path, content))
+    return await guarded(path, lambda: _write(ctx.world, path, content, ctx.world_quota))
 
 
 def _occurrences(text: str, old: str) -> int:
@@ -213,7 +217,7 @@ def _occurrences(text: str, old: str) -> int:
     return count
 
 
-def _edit(world: Path, path: str, old: str, new: str) -> ToolResult:
+def _edit(world: Path, path: str, old: str, new: str, quota: WorldQuota | None) -> ToolResult:
     target = _existing_file(world, path)
     _refuse_shared(target, path)
     if not old:
@@ -243,8 +247,11 @@ def _edit(world: Path, path: str, old: str, new: str) -> ToolResult:
         )
     at = text.find(old)
     updated = (text[:at] + new + text[at + len(old) :]).encode("utf-8")
-    _store(target, updated)
     name = relative(world, target)
+    held = quota.admit(target, len(updated), name) if quota is not None else 0
+    _store(target, updated)
+    if quota is not None:
+        quota.wrote(target, held)
     change = FileChange(path=name, op="modify", before=sha256(data), after=sha256(updated))
     line = text.count("\n", 0, at) + 1
     return ToolResult(ok=True, output=f"edited {name} at line {line}", files=(change,))
@@ -257,4 +264,4 @@ async def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResu
     `old` must match the file's text exactly (whitespace and indentation included)
     and exactly once: include enough surrounding lines to make it unique.
     """
-    return await guarded(path, lambda: _edit(ctx.world, path, old, new))
+    return await guarded(path, lambda: _edit(ctx.world, path, old, new, ctx.world_quota))

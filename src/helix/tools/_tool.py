@@ -22,6 +22,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from helix.errors import InvalidToolArgumentsError, UnknownToolError
 from helix.sandbox import EgressHook, Sandbox
 
+from ._quota import WorldQuota
+
 if TYPE_CHECKING:
     from ._delegate import Delegator
 
@@ -82,6 +84,10 @@ class ToolContext:
     http_timeout_s: float = 30.0
     egress: EgressHook | None = None
     """Decides (and records) each connection a command attempts; ``None``: no network."""
+    tmp_bytes: int | None = None
+    """The size of a command's private ``/tmp``; ``None``: the sandbox's default."""
+    world_quota: WorldQuota | None = None
+    """The cap on the world's disk space that file writes must fit; ``None``: no cap."""
     delegator: Delegator | None = None
     """Starts child runs for ``delegate``; ``None`` where runs cannot have children."""
 

@@ -13,6 +13,8 @@ from ._envelope import parse_iso as parse_iso
 from ._envelope import utc_now_iso as utc_now_iso
 from ._gate import ApprovalDecided as ApprovalDecided
 from ._gate import ApprovalRequested as ApprovalRequested
+from ._gate import EgressAttempts as EgressAttempts
+from ._gate import EgressCounted as EgressCounted
 from ._gate import GateDecided as GateDecided
 from ._model import ModelFailed as ModelFailed
 from ._model import ModelRequested as ModelRequested
@@ -73,6 +75,8 @@ __all__ = [
     "EffectOutcome",
     "EffectRecorded",
     "EffectSettled",
+    "EgressAttempts",
+    "EgressCounted",
     "Event",
     "EventRegistry",
     "FileChanged",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ._payload import Payload
 
@@ -44,3 +44,32 @@ class ApprovalDecided(Payload):
     reason: str | None = None
     auto: bool = False
     """True when no person decided (the deadline passed, or auto-approve)."""
+
+
+class EgressAttempts(BaseModel):
+    """How often a command tried one host, and what the first attempt was answered."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    host: str
+    verdict: Literal["allow", "deny"]
+    """The decision every attempt at this host got (the first one's, reused)."""
+    attempts: int = Field(ge=1)
+
+
+class EgressCounted(Payload):
+    """The connections a finished command attempted through the egress proxy (Helix's addition).
+
+    Only the first attempt at each host (up to a number of hosts) has its own
+    ``gate.decided``; this counts them all. Appended just before the command's
+    ``tool.completed``, when it attempted any connection.
+    """
+
+    TYPE: ClassVar[str] = "egress.counted"
+
+    call_id: str
+    hosts: list[EgressAttempts]
+    """Each host decided and logged on its own, in the order first attempted."""
+    other_attempts: int = Field(default=0, ge=0)
+    """Attempts at hosts past the ones logged: decided by the egress lists alone (an
+    unlisted host refused without asking), neither logged nor listed one by one."""

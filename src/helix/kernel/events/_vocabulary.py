@@ -10,7 +10,7 @@ from ._control import (
     SupervisorRestarted,
     UiComponent,
 )
-from ._gate import ApprovalDecided, ApprovalRequested, GateDecided
+from ._gate import ApprovalDecided, ApprovalRequested, EgressCounted, GateDecided
 from ._model import ModelFailed, ModelRequested, ModelResponded
 from ._payload import Payload
 from ._registry import EventRegistry
@@ -53,6 +53,7 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
     GateDecided,
     ApprovalRequested,
     ApprovalDecided,
+    EgressCounted,
     ToolStarted,
     ToolCompleted,
     ToolInterrupted,
