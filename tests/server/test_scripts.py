@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import httpx
@@ -13,7 +14,15 @@ from helix.kernel.events import RunCreated
 from helix.kernel.log import SqliteEventStore
 from helix.testing import MockModelServer
 
-from .conftest import Admin, LiveServer, event_types, make_config, wait_for_status
+from .conftest import (
+    Admin,
+    Cli,
+    LiveServer,
+    event_types,
+    free_port,
+    make_config,
+    wait_for_status,
+)
 
 SECRET = "TOP-SECRET-SERVER-FILE"
 SCENARIO = f"- text: {SECRET}\n"
@@ -119,3 +128,26 @@ def test_a_run_written_to_name_a_server_file_is_not_played_on_resume(
             assert "model.responded" not in event_types(owner, "planted")
     finally:
         live.stop()
+
+
+def test_helix_serve_takes_its_scripts_folder(cli: Cli, tmp_path: Path, secret: Path) -> None:
+    missing = cli("serve", "--port", str(free_port()), "--scripts", str(tmp_path / "nowhere"))
+    assert missing.returncode == 2
+    assert "not a directory" in missing.stderr
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "hello.yaml").write_text("- text: hello\n")
+    port = free_port()
+    cli.serve(port, env={"HELIX_SCRIPTS": str(scripts)})
+    found = re.search(r"#login=(\S+)", cli.log(0))
+    assert found is not None
+    base = f"http://127.0.0.1:{port}/api/v1"
+    token = httpx.post(f"{base}/auth/link", json={"token": found.group(1)}).json()["token"]
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as owner:
+        started = owner.post("/runs", json={"objective": "hi", "model": "scripted:hello.yaml"})
+        assert started.status_code == 201, started.text
+        wait_for_status(owner, started.json()["id"], "completed")
+        _refused(
+            owner.post("/runs", json={"objective": "x", "model": f"scripted:{secret}"}),
+            "must stay inside it",
+        )
