@@ -169,6 +169,18 @@ async def test_attempts_are_counted_per_key_in_a_sliding_window(accounts: Accoun
     assert await store.count_attempt(key, now=start + 60.6, window_s=60, limit=3) == start + 1
 
 
+async def test_a_forgotten_attempt_frees_its_place_and_only_its_own(accounts: Accounts) -> None:
+    store, key = accounts.store, _name("user:alice")
+    start = time.time()
+    for _ in range(2):  # two attempts counted at the very same moment
+        assert await store.count_attempt(key, now=start, window_s=60, limit=3) is None
+    assert await store.count_attempt(key, now=start + 1, window_s=60, limit=3) is None
+    await store.forget_attempt(key, at=start)  # one of the twins turned out fine
+    assert await store.count_attempt(key, now=start + 2, window_s=60, limit=3) is None
+    assert await store.count_attempt(key, now=start + 3, window_s=60, limit=3) == start
+    await store.forget_attempt(_name("user:nobody"), at=start)  # nothing to forget: fine
+
+
 async def test_login_tokens_work_once_and_expire(accounts: Accounts) -> None:
     alice = _name("alice")
     await accounts.add_user(alice)

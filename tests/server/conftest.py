@@ -50,7 +50,12 @@ class LiveServer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.ws_url = f"ws://127.0.0.1:{self.port}/api/v1"
         uv = uvicorn.Config(
-            self.app, host="127.0.0.1", port=self.port, log_level="warning", ws="websockets-sansio"
+            self.app,
+            host="127.0.0.1",
+            port=self.port,
+            log_level="warning",
+            ws="websockets-sansio",
+            proxy_headers=False,  # as helix serve: the app alone decides whom to believe
         )
         self._server = uvicorn.Server(uv)
         self._thread = threading.Thread(target=self._server.run, daemon=True)
@@ -263,11 +268,13 @@ class Cli:
             timeout=WAIT_S,
         )
 
-    def serve(self, port: int) -> subprocess.Popen[bytes]:
+    def serve(
+        self, port: int, *options: str, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
         with open(self.tmp / f"serve-{len(self.servers)}.log", "wb") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "helix", "serve", "--port", str(port)],
-                env=self.env,
+                [sys.executable, "-m", "helix", "serve", "--port", str(port), *options],
+                env={**self.env, **(env or {})},
                 stdout=log,
                 stderr=log,
                 start_new_session=True,

@@ -71,12 +71,13 @@ async def test_servers_on_one_database_share_the_login_limit(tmp_path: Path) -> 
     store = await open_accounts(f"sqlite:///{tmp_path / 'helix.db'}")
     try:
         first, second = AttemptLimiter(store, 5), AttemptLimiter(store, 5)  # two API nodes
+        address = ("address", "10.1.2.3")
         for limiter in (first, second, first, second, first):
-            await limiter.check("10.1.2.3")
+            await limiter.check(address)
         with pytest.raises(ApiError) as refused:
-            await second.check("10.1.2.3")
+            await second.check(address)
         assert refused.value.status == 429
-        await second.check("10.9.9.9")  # another address has its own count
+        await second.check(("address", "10.9.9.9"))  # another address has its own count
     finally:
         await store.close()
 
@@ -205,7 +206,7 @@ def test_bad_input_gets_the_error_body_never_a_500(live: LiveServer, owner: http
     malformed = owner.post(
         "/runs", content=b'{"objective": ', headers={"Content-Type": "application/json"}
     )
-    assert _error(malformed, 422) == "invalid_request"
+    assert _error(malformed, 400) == "bad_json"
     wrong_type = owner.post("/runs", json={"objective": 42})
     assert _error(wrong_type, 422) == "invalid_request"
     assert "objective" in wrong_type.json()["error"]["message"]

@@ -18,6 +18,14 @@ TIMEOUT_MS = 20_000
 expect.set_options(timeout=TIMEOUT_MS)
 
 
+_CSP_WATCH = """
+window.cspViolations = [];
+document.addEventListener("securitypolicyviolation",
+  (e) => window.cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`));
+"""
+"""Collects what the page's Content-Security-Policy blocked (nothing, if it fits)."""
+
+
 @pytest.fixture
 def browser(chromium: str) -> Iterator[Browser]:
     with sync_playwright() as playwright:
@@ -52,6 +60,7 @@ def test_a_run_from_the_browser_approved_steered_and_finished(
     )
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.set_default_timeout(TIMEOUT_MS)
+    page.add_init_script(_CSP_WATCH)
     _sign_in(page, live, "dana", "dashboard-pw")
 
     form = page.get_by_test_id("new-run")
@@ -80,6 +89,8 @@ def test_a_run_from_the_browser_approved_steered_and_finished(
     expect(timeline.locator('[data-type="run.completed"]')).to_contain_text("All done")
     expect(page.get_by_test_id("cost")).to_contain_text("of $2.0000")
     expect(timeline.locator('[data-type="gate.decided"]').first).to_be_visible()
+    assert page.locator(".meter span").evaluate("e => e.style.width").endswith("%")
+    assert page.evaluate("window.cspViolations") == []  # the policy lets the whole app work
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "run-desktop.png"), full_page=True)
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import socket
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +22,15 @@ from .conftest import (
     MODEL,
     WAIT_S,
     Admin,
+    Cli,
     LiveServer,
+    free_port,
     make_config,
     play,
     start_asking_run,
     wait_for_event,
     wait_for_status,
+    wait_until,
 )
 
 Event = dict[str, Any]
@@ -189,3 +195,54 @@ def test_a_client_that_falls_behind_is_dropped_and_resumes(
         assert [e["seq"] for e in rest] == list(range(1, len(rest) + 1))
     finally:
         live.stop()
+
+
+def _drop(ws: ClientConnection, how: str) -> None:
+    """Leave the way browsers and networks do: a close frame, a FIN, or a reset."""
+    if how == "close":
+        ws.close()
+        return
+    raw = ws.socket
+    if how == "reset":  # no close frame, no FIN: the kernel sends RST
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    else:
+        raw.shutdown(socket.SHUT_RDWR)
+    raw.close()
+
+
+def test_clients_that_leave_abruptly_leave_no_traceback_in_the_log(cli: Cli) -> None:
+    port = free_port()
+    cli.serve(port)
+    home = cli.home
+
+    async def write() -> None:  # a long history: the server is mid-send when they leave
+        async with SqliteEventStore(home / "helix.db") as store:
+            await store.create_run(run_created(), run_id="long")
+            events = session_events(150, calls=2, output="x" * 2000)
+            await store.append("long", events, expected_seq=1)
+
+    asyncio.run(write())
+    base = f"http://127.0.0.1:{port}/api/v1"
+    token = re.search(r"#login=(\S+)", cli.log(0))
+    assert token is not None
+    access = httpx.post(f"{base}/auth/link", json={"token": token.group(1)}).json()["token"]
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {access}"}) as owner:
+        for how in ("close", "fin", "reset") * 3:
+            for path in ("/runs/long/stream", "/stream"):
+                url = f"ws://127.0.0.1:{port}/api/v1{path}?token={ws_token(owner)}"
+                with connect(url) as ws:
+                    if path == "/stream":  # live events only: make some while it leaves
+                        owner.post("/runs/long/steer", json={"message": "still there?"})
+                    _drop(ws, how)
+            owner.post("/runs/long/steer", json={"message": "after"})
+
+        def clients() -> float:
+            text = owner.get("/metrics").text
+            found = re.search(r"^helix_websocket_clients (\S+)$", text, re.MULTILINE)
+            return float(found.group(1)) if found else -1.0
+
+        wait_until(lambda: clients() == 0.0, "every dropped client to be let go")
+        assert owner.get("/health").status_code == 200
+    log = cli.log(0)
+    assert "Traceback" not in log, log
+    assert "Exception in ASGI application" not in log, log

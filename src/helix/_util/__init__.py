@@ -2,6 +2,7 @@
 
 from ._files import FileProblem as FileProblem
 from ._files import first_problem as first_problem
+from ._files import parse_structured as parse_structured
 from ._files import read_structured as read_structured
 from ._redact import MASK as MASK
 from ._redact import redact as redact
@@ -11,6 +12,7 @@ __all__ = [
     "MASK",
     "FileProblem",
     "first_problem",
+    "parse_structured",
     "read_structured",
     "redact",
     "secret_values",

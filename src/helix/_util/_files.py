@@ -25,7 +25,12 @@ def read_structured(path: Path, what: str) -> Any:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise FileProblem("read", str(error)) from None
-    suffix = path.suffix.lower()
+    return parse_structured(text, path.suffix, what)
+
+
+def parse_structured(text: str, suffix: str, what: str) -> Any:
+    """Parse ``text`` by a file suffix (``.json``, ``.yaml``/``.yml``, ``.toml``)."""
+    suffix = suffix.lower()
     try:
         if suffix == ".json":
             return json.loads(text)

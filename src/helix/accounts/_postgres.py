@@ -178,6 +178,15 @@ class PostgresAccountStore(AccountStore):
         return None if count < limit else float(oldest)
 
     @override
+    async def forget_attempt(self, key: str, *, at: float) -> None:
+        await self._pool.execute(
+            "DELETE FROM accounts_attempts WHERE ctid ="
+            " (SELECT ctid FROM accounts_attempts WHERE key = $1 AND at = $2 LIMIT 1)",
+            key,
+            at,
+        )
+
+    @override
     async def drop_tokens(self, user: str, kind: TokenKind) -> int:
         status = await self._pool.execute(
             "DELETE FROM accounts_tokens WHERE user_name = $1 AND kind = $2", user, kind

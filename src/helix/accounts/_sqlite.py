@@ -199,6 +199,14 @@ class SqliteAccountStore(AccountStore):
         return None if count < limit else float(oldest)
 
     @override
+    async def forget_attempt(self, key: str, *, at: float) -> None:
+        self._db.execute(
+            "DELETE FROM accounts_attempts WHERE rowid ="
+            " (SELECT rowid FROM accounts_attempts WHERE key = ? AND at = ? LIMIT 1)",
+            (key, at),
+        )
+
+    @override
     async def drop_tokens(self, user: str, kind: TokenKind) -> int:
         cursor = self._db.execute(
             "DELETE FROM accounts_tokens WHERE user_name = ? AND kind = ?", (user, kind)

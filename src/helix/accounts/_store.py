@@ -88,6 +88,10 @@ class AccountStore(ABC):
         """
 
     @abstractmethod
+    async def forget_attempt(self, key: str, *, at: float) -> None:
+        """Un-count one attempt of ``key`` counted at ``at`` (one that turned out fine)."""
+
+    @abstractmethod
     async def drop_tokens(self, user: str, kind: TokenKind) -> int:
         """Delete every token of that kind ``user`` has; how many there were."""
 

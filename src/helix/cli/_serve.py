@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -21,16 +22,35 @@ def serve(
         str | None, typer.Option(help="Where people reach it (for links); default: host:port.")
     ] = None,
     resume: Annotated[bool, typer.Option(help="Resume every unfinished run on start.")] = True,
+    forwarded_allow_ips: Annotated[
+        str,
+        typer.Option(
+            envvar="HELIX_FORWARDED_ALLOW_IPS",
+            help="Proxies whose X-Forwarded-For is believed: comma-separated addresses or"
+            " networks, or *; default: none (the socket's peer address is the client's).",
+        ),
+    ] = "",
+    scripts: Annotated[
+        Path | None,
+        typer.Option(
+            envvar="HELIX_SCRIPTS",
+            help="Folder of scenario files scripted:PATH models may play (PATH relative to"
+            " it); default: scripted models are refused.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the REST and WebSocket API and the dashboard; runs are driven here."""
     import uvicorn
 
-    from helix.server import ServerConfig, create_app
+    from helix.server import ServerConfig, create_app, parse_forwarded_allow_ips
 
     try:
         settings = Settings.from_env()
+        proxies = parse_forwarded_allow_ips(forwarded_allow_ips)
     except HelixError as error:
         fail(str(error), exit_code_for(error))
+    if scripts is not None and not scripts.is_dir():
+        fail(f"--scripts {scripts}: not a directory")
     notify = tuple(os.environ.get("HELIX_NOTIFY", "").split())
     if notify and importlib.util.find_spec("apprise") is None:
         fail("HELIX_NOTIFY needs Apprise: pip install 'helix-harness[notify]'")
@@ -41,12 +61,23 @@ def serve(
         public_url=(public_url or f"http://{host}:{port}").rstrip("/"),
         resume_on_start=resume,
         notify=notify,
+        forwarded_allow_ips=proxies,
+        scripts=scripts.resolve() if scripts is not None else None,
     )
     _check_port(host, port)
     run(lambda: _preflight(settings))
     typer.echo(f"helix serving on http://{host}:{port}", err=True)
     app = create_app(config)
-    uvicorn.run(app, host=host, port=port, log_level="warning", ws="websockets-sansio")
+    # The app believes forwarded headers from --forwarded-allow-ips only; uvicorn's own
+    # proxy handling (which trusts 127.0.0.1 by default) would rewrite the client first.
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        ws="websockets-sansio",
+        proxy_headers=False,
+    )
 
 
 async def _preflight(settings: Settings) -> None:

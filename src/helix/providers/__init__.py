@@ -18,6 +18,7 @@ from ._provider import ProviderSpec as ProviderSpec
 from ._registry import ROLES as ROLES
 from ._registry import ModelSpec as ModelSpec
 from ._registry import build_model as build_model
+from ._registry import check_model as check_model
 from ._registry import model_for_role as model_for_role
 from ._registry import open_model as open_model
 from ._registry import parse_model_name as parse_model_name
@@ -31,6 +32,7 @@ from ._scenario import ScenarioStep as ScenarioStep
 from ._scenario import ScenarioToolCall as ScenarioToolCall
 from ._scenario import ScenarioUsage as ScenarioUsage
 from ._scripted import ScriptedModel as ScriptedModel
+from ._scripts import ScriptAccess as ScriptAccess
 from ._types import AssistantMessage as AssistantMessage
 from ._types import ChatMessage as ChatMessage
 from ._types import ModelRequest as ModelRequest
@@ -69,6 +71,7 @@ __all__ = [
     "ScenarioStep",
     "ScenarioToolCall",
     "ScenarioUsage",
+    "ScriptAccess",
     "ScriptedModel",
     "StopReason",
     "StreamDelta",
@@ -81,6 +84,7 @@ __all__ = [
     "ToolSpec",
     "UserMessage",
     "build_model",
+    "check_model",
     "collect",
     "failed_event",
     "model_for_role",

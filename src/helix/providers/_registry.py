@@ -12,6 +12,7 @@ from ._fallback import FallbackModel
 from ._provider import PROVIDERS, Connection
 from ._retry import FailureHook, RetryingModel, RetryPolicy
 from ._scripted import ScriptedModel
+from ._scripts import ScriptAccess, locate_script, read_script
 
 ModelSpec = str | Sequence[str]
 """One model name, or a fallback chain of them."""
@@ -34,18 +35,32 @@ def parse_model_name(name: str) -> tuple[str, str]:
     return provider, model.strip()
 
 
+def check_model(name: str, *, scripts: ScriptAccess = True) -> None:
+    """``ModelNameError`` unless ``name`` is well formed and, if scripted, ``scripts`` allows it."""
+    provider, model = parse_model_name(name)
+    if provider == "scripted" and scripts is not True:
+        locate_script(model, scripts)
+
+
 def open_model(
-    name: str, *, env: Mapping[str, str] | None = None, timeout: float = 120.0
+    name: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 120.0,
+    scripts: ScriptAccess = True,
 ) -> ModelAdapter:
-    """Build the adapter for one model name (no retries: see ``build_model``)."""
+    """Build the adapter for one model name (no retries: see ``build_model``).
+
+    ``scripts`` says which scenario files a ``scripted:PATH`` model may read.
+    """
     env = os.environ if env is None else env
     provider, model = parse_model_name(name)
     if provider == "scripted":
-        return ScriptedModel.from_file(model)
+        return ScriptedModel(read_script(model, scripts), label=model)
     if provider == "local":
         from ._local import resolve_local
 
-        return open_model(resolve_local(model, env=env), env=env, timeout=timeout)
+        return open_model(resolve_local(model, env=env), env=env, timeout=timeout, scripts=scripts)
     connection = PROVIDERS[provider].connect(env)
     return adapter_for(connection, model, timeout=timeout)
 
@@ -71,12 +86,16 @@ def build_model(
     policy: RetryPolicy | None = None,
     on_failure: FailureHook | None = None,
     env: Mapping[str, str] | None = None,
+    scripts: ScriptAccess = True,
 ) -> ModelAdapter:
     """Build what a run calls: each model with retries, a list as a fallback chain."""
     names = [spec] if isinstance(spec, str) else list(spec)
     if not names:
         raise ModelNameError("no model given: name one, e.g. openai:gpt-4.1")
-    models = [RetryingModel(open_model(n, env=env), policy, on_failure=on_failure) for n in names]
+    models = [
+        RetryingModel(open_model(n, env=env, scripts=scripts), policy, on_failure=on_failure)
+        for n in names
+    ]
     return models[0] if len(models) == 1 else FallbackModel(models)
 
 

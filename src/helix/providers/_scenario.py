@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from helix._util import FileProblem, first_problem, read_structured
+from helix._util import FileProblem, first_problem, parse_structured, read_structured
 from helix.errors import ScenarioError
 
 
@@ -90,6 +90,20 @@ class Scenario(_Strict):
             if problem.stage == "read":
                 raise ScenarioError(f"cannot read scenario {path}: {problem}") from None
             raise ScenarioError(f"scenario {path} does not parse: {problem}") from None
+        return cls._of_data(data, path)
+
+    @classmethod
+    def parse(cls, text: str, path: str | Path) -> Scenario:
+        """A scenario from the text of the file ``path`` (its suffix says the format)."""
+        path = Path(path)
+        try:
+            data = parse_structured(text, path.suffix, "scenario")
+        except FileProblem as problem:
+            raise ScenarioError(f"scenario {path} does not parse: {problem}") from None
+        return cls._of_data(data, path)
+
+    @classmethod
+    def _of_data(cls, data: Any, path: Path) -> Scenario:
         if isinstance(data, list):
             data = {"steps": data}
         try:

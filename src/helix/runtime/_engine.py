@@ -24,7 +24,7 @@ from helix.gates import Policy, build_gate_pipeline
 from helix.kernel.events import NewEvent, RunCreated, RunFailed, SupervisorRestarted
 from helix.kernel.log import EventStore, RunRecord
 from helix.kernel.session import SessionState, replay_run
-from helix.providers import ModelAdapter, PriceBook, parse_model_name
+from helix.providers import ModelAdapter, PriceBook, ScriptAccess, check_model, parse_model_name
 from helix.sandbox import Sandbox, require_tier, resolve_sandbox
 from helix.tools import ToolRegistry, builtin_registry
 from helix.world import ObjectStore
@@ -51,6 +51,7 @@ class Engine:
         env: dict[str, str] | None = None,
         policy: Policy | None = None,
         model_factory: ModelFactory | None = None,
+        scripts: ScriptAccess = True,
     ) -> None:
         self.store = store
         self.home = home
@@ -61,6 +62,8 @@ class Engine:
         self.policy = policy or Policy()
         """The workspace's ceiling; each run's is intersected with it."""
         self._model_factory = model_factory
+        self.scripts = scripts
+        """Which scenario files ``scripted:PATH`` models may read (a server: a folder, or none)."""
         self.objects = ObjectStore(home / "objects")
         """The content of every run's world snapshots (shared: identical files cost once)."""
 
@@ -99,8 +102,7 @@ class Engine:
         if spec is None:
             raise ConfigError("no model: pass --model provider:model or set model in the blueprint")
         names = [spec] if isinstance(spec, str) else list(spec)
-        for name in names:
-            parse_model_name(name)
+        self.check_model(names)
         budget = blueprint.budget
         if budget_usd is not None:
             budget = budget.model_copy(update={"usd": budget_usd})
@@ -126,6 +128,11 @@ class Engine:
             settings=settings,
         )
         return await self.store.create_run(created, workspace=workspace, run_id=run_id)
+
+    def check_model(self, spec: str | Sequence[str]) -> None:
+        """``ModelNameError`` unless every name is well formed and this engine may open it."""
+        for name in [spec] if isinstance(spec, str) else list(spec):
+            check_model(name, scripts=self.scripts)
 
     async def setup(self, run_id: str) -> RunSetup:
         """Rebuild a run's collaborators from its log (any process can).
@@ -158,6 +165,7 @@ class Engine:
             engine=self,
             depth=int(settings.get("depth", 0)),
             workspace=record.workspace,
+            scripts=self.scripts,
         )
         return setup
 

@@ -71,7 +71,10 @@ class RunLoop:
         self._session = session
         self._world.reset()
         model = self._given_model or build_model(
-            self._model_spec(session.state), on_failure=self._model_failed, env=self.setup.env
+            self._model_spec(session.state),
+            on_failure=self._model_failed,
+            env=self.setup.env,
+            scripts=self.setup.scripts,
         )
         try:
             async with asyncio.TaskGroup() as group:

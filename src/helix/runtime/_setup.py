@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from helix.gates import EgressPolicy, GatePipeline, Policy, build_gate_pipeline
 from helix.kernel.log import EventStore
-from helix.providers import PriceBook
+from helix.providers import PriceBook, ScriptAccess
 from helix.sandbox import Sandbox
 from helix.tools import ToolRegistry
 from helix.world import ObjectStore
@@ -48,6 +48,8 @@ class RunSetup:
     """How many delegations lie above this run (0: a person started it)."""
     workspace: str = "default"
     """The workspace the run belongs to (its children belong there too)."""
+    scripts: ScriptAccess = True
+    """Which scenario files a ``scripted:PATH`` model may read (``Engine.scripts``)."""
 
     @functools.cached_property
     def egress(self) -> EgressPolicy:

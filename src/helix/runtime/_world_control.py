@@ -116,6 +116,8 @@ async def fork_with_world(
     The world is materialised from the snapshot under ``HELIX_HOME/worlds/FORK``; a
     run recorded before snapshots existed is forked sharing its parent's directory.
     """
+    if model is not None:
+        engine.check_model(model)
     store, objects = engine.store, engine.objects
     seq = await turn_boundary(store, run_id, turn)
     try:

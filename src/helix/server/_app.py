@@ -7,6 +7,7 @@ stopping the server stops driving them (their logs keep them; the next start res
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -15,7 +16,10 @@ from functools import partial
 from pathlib import Path
 
 from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from helix._version import __version__
 from helix.accounts import Accounts, open_accounts
@@ -35,6 +39,7 @@ from ._auth import Signer
 from ._config import ServerConfig
 from ._deps import CallerDep
 from ._errors import install_error_handlers
+from ._headers import CSP, SecurityHeaders, content_policy, source_hash
 from ._limits import BodyLimit
 from ._metrics import Metrics
 from ._notify import Notifier
@@ -106,7 +111,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
         version=__version__,
         summary="Supervised agent runs whose event log is the session.",
         openapi_url=f"{API}/openapi.json",
-        docs_url=f"{API}/docs",
+        docs_url=None,  # served below, with a policy that lets its CDN files in
         redoc_url=None,
         lifespan=lifespan,
     )
@@ -130,6 +135,13 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
         body = await state.metrics.render(state.store)
         return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")
 
+    @app.get(f"{API}/docs", include_in_schema=False)
+    async def docs(request: Request) -> HTMLResponse:
+        """The API's interactive docs (Swagger UI, from its CDN)."""
+        root = request.scope.get("root_path", "")
+        page = get_swagger_ui_html(openapi_url=f"{root}{API}/openapi.json", title="Helix API")
+        return HTMLResponse(page.body, headers={CSP: _docs_policy(bytes(page.body).decode())})
+
     app.include_router(api)
     app.mount("/", StaticFiles(directory=STATIC, html=True), name="dashboard")
     app.add_middleware(
@@ -137,4 +149,23 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
         max_bytes=config.max_body_bytes,
         large={f"{API}/runs/import": config.max_import_bytes},
     )
+    if config.forwarded_allow_ips:
+        # Only these proxies' X-Forwarded-For/-Proto are believed; helix serve turns
+        # uvicorn's own handling (which trusts 127.0.0.1 by default) off.
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=list(config.forwarded_allow_ips))
+    app.add_middleware(SecurityHeaders)  # outermost: a 413 refused early gets them too
     return app
+
+
+_CDN = "https://cdn.jsdelivr.net"
+_INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
+
+
+def _docs_policy(page: str) -> str:
+    """Swagger UI's files from its CDN and its one inline script, by hash."""
+    inline = " ".join(source_hash(script) for script in _INLINE_SCRIPT.findall(page))
+    return content_policy(
+        script=f"{_CDN} {inline}",
+        style=f"{_CDN} 'unsafe-inline'",
+        img=f"'self' data: {_CDN} https://fastapi.tiangolo.com",
+    )

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from helix.accounts import Hashing
+from helix.errors import ConfigError
 from helix.kernel.log import Durability
 
 
@@ -29,6 +31,12 @@ class ServerConfig:
     ws_token_ttl_s: float = 60.0
     """Lifetime of a WebSocket token: it travels in a URL, so it is short."""
     login_attempts_per_minute: int = 5
+    """Failed sign-ins allowed a minute per client address and per username."""
+    forwarded_allow_ips: tuple[str, ...] = ()
+    """Proxies whose ``X-Forwarded-For``/``-Proto`` are believed (addresses, networks, or
+    ``*``); from anyone else the socket's peer address is the client's. Default: none."""
+    scripts: Path | None = None
+    """The folder ``scripted:PATH`` models are read from; ``None``: scripted models are refused."""
     hashing: Hashing = field(default_factory=Hashing)
     env: dict[str, str] | None = None
     """The environment runs see (provider keys, base URLs); ``None``: this process's."""
@@ -45,3 +53,26 @@ class ServerConfig:
     def worlds(self) -> Path:
         """Where the worlds of runs started through the API live, one folder per workspace."""
         return self.home / "worlds"
+
+
+def parse_forwarded_allow_ips(text: str) -> tuple[str, ...]:
+    """``--forwarded-allow-ips``: comma-separated addresses or networks, or ``*``.
+
+    ``ConfigError`` names an entry that is neither (a typo must not silently trust nobody,
+    or somebody else).
+    """
+    entries = tuple(entry.strip() for entry in text.split(",") if entry.strip())
+    if entries == ("*",):
+        return entries
+    for entry in entries:
+        try:
+            if "/" in entry:
+                ipaddress.ip_network(entry)
+            else:
+                ipaddress.ip_address(entry)
+        except ValueError:
+            raise ConfigError(
+                f"--forwarded-allow-ips: {entry!r} is not an IP address or network"
+                " (give addresses like 10.0.0.5 or 10.0.0.0/24, comma-separated, or *)"
+            ) from None
+    return entries

@@ -26,6 +26,8 @@ from helix.errors import (
     UnknownToolError,
 )
 
+from ._headers import SECURITY_HEADERS
+
 log = logging.getLogger("helix.server")
 
 _STATUS: list[tuple[type[HelixError], int]] = [
@@ -95,6 +97,15 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def invalid(_request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, RequestValidationError)
+        unreadable = [e for e in error.errors() if e.get("type") == "json_invalid"]
+        if unreadable:  # not JSON at all: the body cannot be read, let alone checked
+            reason = (unreadable[0].get("ctx") or {}).get("error")
+            where = unreadable[0].get("loc", ())
+            at = f" at character {where[-1]}" if len(where) > 1 else ""
+            because = f": {reason}" if reason else ""
+            return error_response(
+                400, "bad_json", f"the request body is not valid JSON{because}{at}"
+            )
         details = [
             {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))}
             for e in error.errors()
@@ -115,7 +126,10 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def crashed(request: Request, error: Exception) -> JSONResponse:
         log.exception("unexpected error on %s %s", request.method, request.url.path)
-        return error_response(500, "internal_error", "the server failed; see its log")
+        # Starlette answers this one outside every middleware: it carries its headers itself.
+        return error_response(
+            500, "internal_error", "the server failed; see its log", SECURITY_HEADERS
+        )
 
     app.add_exception_handler(ApiError, api_error)
     app.add_exception_handler(HelixError, helix_error)

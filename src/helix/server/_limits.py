@@ -1,4 +1,4 @@
-"""Limits that protect the server: request body size, and login attempts per address."""
+"""Limits that protect the server: request body size, and failed sign-ins per address and user."""
 
 from __future__ import annotations
 
@@ -72,8 +72,12 @@ async def _refuse(send: Send, limit: int) -> None:
 
 
 class AttemptLimiter:
-    """At most ``limit`` attempts per key in any ``period_s`` window (sliding).
+    """At most ``limit`` failed attempts per key in any ``period_s`` window (sliding).
 
+    A key is what an attempt is counted against, e.g. ``("address", "10.1.2.3")`` and
+    ``("user", "alice")``: an attempt is refused when any of its keys is at the limit.
+    Each attempt is counted before it is tried (so parallel tries cannot slip past the
+    limit) and un-counted if it succeeds; a refused attempt counts against no key.
     Counted in the account store, so every server on one database enforces one limit:
     a client cannot multiply its tries by spreading them over API nodes.
     """
@@ -83,17 +87,35 @@ class AttemptLimiter:
         self.limit = limit
         self.period_s = period_s
 
-    async def check(self, key: str) -> None:
-        """Count an attempt; ``ApiError`` 429 (with ``Retry-After``) past the limit."""
+    async def check(self, *keys: tuple[str, str]) -> float:
+        """Count an attempt against every key; ``ApiError`` 429 (``Retry-After``) past a limit.
+
+        Returns when it was counted, for ``succeeded``.
+        """
         now = time.time()
-        oldest = await self.store.count_attempt(
-            key, now=now, window_s=self.period_s, limit=self.limit
-        )
-        if oldest is not None:
-            wait = max(1, int(self.period_s - (now - oldest)) + 1)
-            raise ApiError(
-                429,
-                "too_many_requests",
-                f"too many login attempts from this address: try again in {wait} s",
-                {"Retry-After": str(wait)},
+        counted: list[str] = []
+        for what, value in keys:
+            key = f"{what}:{value}"
+            oldest = await self.store.count_attempt(
+                key, now=now, window_s=self.period_s, limit=self.limit
             )
+            if oldest is not None:
+                await self._forget(counted, now)
+                wait = max(1, int(self.period_s - (now - oldest)) + 1)
+                where = "from this address" if what == "address" else f"for this {what}"
+                raise ApiError(
+                    429,
+                    "too_many_requests",
+                    f"too many failed sign-in attempts {where}: try again in {wait} s",
+                    {"Retry-After": str(wait)},
+                )
+            counted.append(key)
+        return now
+
+    async def succeeded(self, keys: tuple[tuple[str, str], ...], at: float) -> None:
+        """Un-count an attempt that succeeded: only failures use up the limit."""
+        await self._forget([f"{what}:{value}" for what, value in keys], at)
+
+    async def _forget(self, keys: list[str], at: float) -> None:
+        for key in keys:
+            await self.store.forget_attempt(key, at=at)

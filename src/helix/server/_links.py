@@ -22,6 +22,7 @@ from helix.kernel.events import parse_iso
 from helix.kernel.session import replay_run
 
 from ._auth import Signer
+from ._headers import CSP, content_policy, source_hash
 from ._state import ServerState
 
 router = APIRouter(tags=["links"])
@@ -47,16 +48,23 @@ def decision_link(
     return f"{public_url}/api/v1/links/{signer.sign(claims)}"
 
 
+_STYLE = (
+    "body{font-family:system-ui,sans-serif;max-width:32rem;margin:2rem auto;padding:0 1rem}"
+    "button{font:inherit;padding:.8rem 1.4rem;border-radius:8px;border:0;color:#fff;"
+    "min-width:10rem}.allow{background:#1d7a3a}.deny{background:#b3261e}"
+    "pre{white-space:pre-wrap;background:#f3f3f5;padding:.6rem;border-radius:6px}"
+)
+_POLICY = {CSP: content_policy(style=source_hash(_STYLE))}
+"""The page's one inline style is allowed by its hash; nothing else inline runs."""
+
+
 def _page(status: int, title: str, body: str, form: str = "") -> HTMLResponse:
     page = f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{html.escape(title)}</title>
-<style>body{{font-family:system-ui,sans-serif;max-width:32rem;margin:2rem auto;padding:0 1rem}}
-button{{font:inherit;padding:.8rem 1.4rem;border-radius:8px;border:0;color:#fff;min-width:10rem}}
-.allow{{background:#1d7a3a}}.deny{{background:#b3261e}}pre{{white-space:pre-wrap;background:#f3f3f5;
-padding:.6rem;border-radius:6px}}</style></head><body><h1>{html.escape(title)}</h1>{body}{form}
+<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>{body}{form}
 </body></html>"""
-    return HTMLResponse(page, status_code=status)
+    return HTMLResponse(page, status_code=status, headers=_POLICY)
 
 
 async def _claims(request: Request, token: str) -> tuple[ServerState, dict[str, Any] | None]:

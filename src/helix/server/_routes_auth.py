@@ -24,27 +24,35 @@ async def health() -> Health:
 
 @router.post("/auth/login", response_model=TokenOut, tags=["auth"])
 async def login(body: LoginBody, request: Request, state: State) -> TokenOut:
-    """A 24-hour access token for a username and password (5 tries a minute per address)."""
-    await _count_attempt(request, state)
+    """A 24-hour access token (5 failed tries a minute per client address and per username)."""
+    keys = (_address(request), ("user", body.username))
+    at = await state.logins.check(*keys)
     user = await state.accounts.authenticate(body.username, body.password)
     if user is None:
         raise ApiError(401, "unauthorized", "wrong username or password")
+    await state.logins.succeeded(keys, at)
     return _access_token(state, user)
 
 
 @router.post("/auth/link", response_model=TokenOut, tags=["auth"])
 async def redeem_link(body: LinkBody, request: Request, state: State) -> TokenOut:
     """Trade a one-time login token (the first start's link) for an access token."""
-    await _count_attempt(request, state)
+    keys = (_address(request),)
+    at = await state.logins.check(*keys)
     user = await state.accounts.redeem_login_token(body.token)
     if user is None:
         raise ApiError(401, "unauthorized", "this login link was used already or has expired")
+    await state.logins.succeeded(keys, at)
     return _access_token(state, user)
 
 
-async def _count_attempt(request: Request, state: ServerState) -> None:
-    """Count a sign-in attempt from the client's address; 429 past the limit."""
-    await state.logins.check(request.client.host if request.client is not None else "unknown")
+def _address(request: Request) -> tuple[str, str]:
+    """The client's address: the socket's peer, or what a trusted proxy forwarded.
+
+    ``X-Forwarded-For`` is believed only from ``ServerConfig.forwarded_allow_ips``
+    (the app's proxy-headers middleware rewrites the client then), never otherwise.
+    """
+    return ("address", request.client.host if request.client is not None else "unknown")
 
 
 def _access_token(state: ServerState, user: User) -> TokenOut:

@@ -14,7 +14,6 @@ import helix.runtime as runtime
 from helix.errors import RunStateError
 from helix.kernel.events import Budget
 from helix.kernel.session import replay_run
-from helix.providers import parse_model_name
 
 from ._deps import CallerDep, State
 from ._schemas import (
@@ -117,8 +116,6 @@ async def cancel(run_id: str, caller: CallerDep, state: State) -> RunOut:
 async def fork(run_id: str, body: ForkBody, caller: CallerDep, state: State) -> ForkOut:
     """Fork where a turn ended (0: the start), with its own world; it runs in the server."""
     await caller.run(state.store, run_id, act="fork runs")
-    if body.model is not None:
-        parse_model_name(body.model)
     record = await runtime.fork_with_world(
         state.engine, run_id, body.turn, message=body.message, model=body.model, actor=caller.actor
     )

@@ -22,7 +22,12 @@ class WorkspaceEngine(Engine):
     """The engine, with each run's ceiling narrowed by its workspace's stored policy."""
 
     def __init__(self, store: EventStore, accounts: Accounts, config: ServerConfig) -> None:
-        super().__init__(store, home=config.home, env=config.env)
+        super().__init__(
+            store,
+            home=config.home,
+            env=config.env,
+            scripts=config.scripts if config.scripts is not None else False,
+        )
         self.accounts = accounts
 
     @override

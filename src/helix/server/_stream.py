@@ -32,6 +32,14 @@ CLOSE_TOO_SLOW = 4008
 _MAX_MESSAGE = 100_000
 
 
+_LEFT = (WebSocketDisconnect, RuntimeError, OSError)
+"""What sending to a client that has gone raises (closed, or its connection dropped)."""
+
+
+class _ClientGone(Exception):
+    """The client left: an end of the stream like any other, not an error."""
+
+
 class _Socket:
     """A WebSocket whose sends are serialised and bounded in time."""
 
@@ -41,8 +49,12 @@ class _Socket:
         self._lock = asyncio.Lock()
 
     async def send(self, text: str) -> None:
+        """Send one message; ``TimeoutError`` if it takes too long, ``_ClientGone`` if it left."""
         async with self._lock:
-            await asyncio.wait_for(self.websocket.send_text(text), self.timeout_s)
+            try:
+                await asyncio.wait_for(self.websocket.send_text(text), self.timeout_s)
+            except _LEFT as error:
+                raise _ClientGone from error
 
     async def close(self, code: int, reason: str) -> None:
         with contextlib.suppress(Exception):  # the peer may be gone already
@@ -51,11 +63,14 @@ class _Socket:
 
 async def _open(websocket: WebSocket, token: str | None) -> tuple[ServerState, Caller] | None:
     state: ServerState = websocket.app.state.helix
-    await websocket.accept()
+    try:
+        await websocket.accept()
+    except _LEFT:
+        return None  # it left before it was let in
     try:
         caller = await identify(token, state.signer, state.accounts, ("ws",), api_tokens=False)
     except ApiError as error:
-        await websocket.close(CLOSE_UNAUTHORIZED, error.message[:120])
+        await _Socket(websocket, 1.0).close(CLOSE_UNAUTHORIZED, error.message[:120])
         return None
     return state, caller
 
@@ -69,12 +84,12 @@ async def run_stream(
     if opened is None:
         return
     state, caller = opened
+    socket = _Socket(websocket, state.config.ws_send_timeout_s)
     try:
         await caller.run(state.store, run_id)
     except NotFoundError:
-        await websocket.close(CLOSE_NOT_FOUND, f"run {run_id!r} not found"[:120])
+        await socket.close(CLOSE_NOT_FOUND, f"run {run_id!r} not found"[:120])
         return
-    socket = _Socket(websocket, state.config.ws_send_timeout_s)
     last = max(after, -1)
 
     async def send_events() -> None:
@@ -89,6 +104,8 @@ async def run_stream(
                     last = event.seq
         except (SubscriptionOverflowError, TimeoutError):
             await socket.close(CLOSE_TOO_SLOW, f"too slow: reconnect with after={last}")
+        except _ClientGone:
+            return
 
     await _serve(socket, state, caller, send_events, default_run=run_id)
 
@@ -119,6 +136,8 @@ async def all_stream(websocket: WebSocket, token: str | None = None) -> None:
                         await socket.send(event.to_json())
         except (SubscriptionOverflowError, TimeoutError):
             await socket.close(CLOSE_TOO_SLOW, "too slow: reconnect and read missed events")
+        except _ClientGone:
+            return
 
     await _serve(socket, state, caller, send_events, default_run=None)
 
@@ -150,12 +169,12 @@ async def _receive(
     while True:
         try:
             text = await socket.websocket.receive_text()
-        except (WebSocketDisconnect, RuntimeError, KeyError):
+        except (*_LEFT, KeyError):
             return  # the client left (or sent something that is not text)
         reply = await _answer(text, state, caller, default_run)
         try:
             await socket.send(json.dumps(reply))
-        except (TimeoutError, WebSocketDisconnect, RuntimeError):
+        except (TimeoutError, _ClientGone):
             return
 
 

@@ -35,6 +35,7 @@ function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
     if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
+    else if (key === "style") el.style.cssText = value; // the CSP refuses style attributes
     else if (value === true) el.setAttribute(key, "");
     else if (value !== false && value != null) el.setAttribute(key, value);
   }
