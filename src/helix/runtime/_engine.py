@@ -27,7 +27,7 @@ from helix.kernel.session import SessionState, replay_run
 from helix.providers import ModelAdapter, PriceBook, parse_model_name
 from helix.sandbox import Sandbox, require_tier, resolve_sandbox
 from helix.tools import ToolRegistry, builtin_registry
-from helix.world import ObjectStore
+from helix.world import ObjectStore, world_root
 
 from ._blueprint import Blueprint
 from ._loop import TERMINAL, RunLoop
@@ -104,9 +104,7 @@ class Engine:
         if budget_usd is not None:
             budget = budget.model_copy(update={"usd": budget_usd})
         blueprint = blueprint.model_copy(update={"model": spec, "budget": budget})
-        world = (world or Path.cwd()).resolve()
-        if not world.is_dir():
-            raise ConfigError(f"the world {world} is not a directory")
+        world = world_root(world or Path.cwd(), self.objects)  # never / nor the store's home
         settings: dict[str, Any] = {
             "blueprint": blueprint.model_dump(mode="json"),
             "auto_approve": auto_approve,
