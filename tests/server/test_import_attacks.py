@@ -251,7 +251,7 @@ def test_an_imported_run_is_paused_and_never_auto_approves(
         # Resumed by a person, it asks for approval like any run that may not auto-approve.
         resumed = mallory.post("/runs/stolen/resume")
         assert resumed.status_code == 200, resumed.text
-        wait_for_status(mallory, "stolen", "waiting")
+        wait_until(lambda: "approval.requested" in event_types(mallory, "stolen"), "an approval")
         types = event_types(mallory, "stolen")
         assert "approval.requested" in types
         assert "approval.decided" not in types

@@ -104,7 +104,7 @@ class Engine:
         if budget_usd is not None:
             budget = budget.model_copy(update={"usd": budget_usd})
         blueprint = blueprint.model_copy(update={"model": spec, "budget": budget})
-        world = world_root(world or Path.cwd(), self.objects)  # never / nor the store's home
+        world = world_root(world or Path.cwd())  # a folder, never /
         settings: dict[str, Any] = {
             "blueprint": blueprint.model_dump(mode="json"),
             "auto_approve": auto_approve,

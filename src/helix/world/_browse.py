@@ -78,12 +78,12 @@ class WorldBrowser:
         return (await asyncio.to_thread(scanner.scan, last)).manifest
 
     async def root(self, run_id: str) -> Path:
-        """The run's world directory (``world_root``: never ``/`` or the store's folder)."""
+        """The run's world directory (``world_root``: never ``/``)."""
         record = await self.store.get_run(run_id)
         root = Path(record.world)
         if not await asyncio.to_thread(root.is_dir):
             raise NotFoundError(f"the world of run {run_id!r} ({root}) no longer exists")
-        return await asyncio.to_thread(world_root, root, self.objects)
+        return await asyncio.to_thread(world_root, root)
 
     async def files(
         self, run_id: str, path: str | None = None, at: Point = "now"

@@ -53,7 +53,7 @@ def restore(
     Every object is checked before anything is touched, so a store missing content
     fails with nothing changed.
     """
-    place = _Confined(world_root(root, objects))
+    place = _Confined(world_root(root))
     _check_shape(target)
     for entry in target.values():
         if not entry.is_dir and not objects.has(entry.hash):

@@ -67,7 +67,7 @@ class Scanner:
 
     def scan(self, previous: Mapping[str, Entry]) -> ScanResult:
         """The whole world, reusing ``previous``'s hashes for unchanged files."""
-        root = world_root(self.root, self.objects)
+        root = world_root(self.root)
         rules = IgnoreRules.for_world(root)
         result = ScanResult({})
         since = time.time_ns() - RACY_NS
@@ -110,7 +110,7 @@ class Scanner:
         Costs what those paths cost, whatever the size of the world: ``previous`` is
         neither copied nor walked (except to forget what lay under a vanished path).
         """
-        root = world_root(self.root, self.objects)
+        root = world_root(self.root)
         rules = IgnoreRules.for_world(root)
         result = ScanResult({})
         since = time.time_ns() - RACY_NS
