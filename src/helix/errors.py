@@ -10,6 +10,7 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     │   ├── BlueprintError       a blueprint file is malformed (file, field, reason)
     │   └── ScenarioError        a scripted scenario file does not parse
     ├── StoreUnavailableError    the event store cannot be opened or reached
+    │   └── StoreDamagedError    its file or a stored row is damaged (cannot be read back)
     ├── NotFoundError
     │   └── RunNotFoundError     no run with that id (in this workspace)
     ├── ConflictError
@@ -24,6 +25,7 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     ├── UnknownToolError         a blueprint or a model named a tool that does not exist
     ├── InvalidToolArgumentsError  a tool call's arguments fail the tool's schema
     ├── AppendOnlyError          something tried to change or delete a stored event
+    ├── InvalidObjectError       a world object's name is no digest, or it is not a manifest
     ├── SubscriptionOverflowError  a subscriber fell too far behind to be caught up
     └── ModelCallError           a model call failed (after any retries)
         ├── ModelRateLimitedError    429: retried, honouring Retry-After
@@ -52,6 +54,12 @@ class StoreUnavailableError(HelixError):
     """The event store cannot be opened or reached."""
 
     code = "store_unavailable"
+
+
+class StoreDamagedError(StoreUnavailableError):
+    """The event store's file, or a row in it, is damaged: it cannot be read back."""
+
+    code = "store_damaged"
 
 
 class NotFoundError(HelixError):
@@ -137,6 +145,15 @@ class AppendOnlyError(HelixError):
     """Something tried to change or delete a stored event."""
 
     code = "append_only"
+
+
+class InvalidObjectError(HelixError):
+    """A world object is named by something other than a SHA-256 digest, or is misread.
+
+    Misread: a stored object read as a manifest does not hold one.
+    """
+
+    code = "invalid_object"
 
 
 class SubscriptionOverflowError(HelixError):

@@ -134,7 +134,14 @@ def test_export_then_import_round_trips(home: Path, tmp_path: Path) -> None:
     copy = helix(home, "export", "copy-1").stdout.splitlines()
     original = exported.stdout.splitlines()
     assert len(copy) == len(original)
-    for mine, theirs in zip(copy, original, strict=True):
+    first = json.loads(copy[0])["data"]
+    # Re-homed under HELIX_HOME's worlds, never the file's; and never auto-approving.
+    world = Path(first["world"])
+    assert world.parent == (home / "worlds" / "default").resolve()
+    assert world.name.startswith("imported-")
+    assert world.is_dir()
+    assert first["settings"]["auto_approve"] is False
+    for mine, theirs in zip(copy[1:], original[1:], strict=True):
         a, b = json.loads(mine), json.loads(theirs)
         assert (a["seq"], a["type"], a["ts"], a["data"]) == (
             b["seq"],

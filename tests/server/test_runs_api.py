@@ -176,7 +176,16 @@ def test_export_then_import_round_trips(
     )
     assert imported.status_code == 201, imported.text
     assert imported.json() == {"id": "copy-1", "status": "completed", "events": len(lines)}
-    assert owner.get("/runs/copy-1/export").text == exported.text.replace(run_id, "copy-1")
+    copy = owner.get("/runs/copy-1/export").text.splitlines()
+    assert copy[1:] == exported.text.replace(run_id, "copy-1").splitlines()[1:]
+    first, theirs = json.loads(copy[0]), json.loads(lines[0])
+    # Re-homed: a new, empty folder of the workspace's worlds, whatever the file said.
+    world = Path(first["data"].pop("world"))
+    assert world.parent == (live.config.worlds / "default").resolve()
+    assert world.name.startswith("imported-")
+    assert list(world.iterdir()) == []
+    del theirs["data"]["world"]
+    assert first["data"] == theirs["data"]
     clash = owner.post("/runs/import", params={"as": "copy-1"}, content=exported.content)
     assert clash.status_code == 409
     garbage = owner.post("/runs/import", content=b'{"not": "an event"}\n')

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
+from secrets import token_hex
 from typing import Annotated
 
 import typer
 
+from helix.config import Settings
 from helix.errors import RunExistsError
 from helix.kernel.events import TERMINAL_EVENTS
 from helix.kernel.log import EventStore, export_lines, import_lines
@@ -97,7 +100,11 @@ def import_(
     as_id: Annotated[str | None, typer.Option("--as", help="Import under this run id.")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Import an exported log as a new run (checked whole before anything is written)."""
+    """Import an exported log as a new run (checked whole before anything is written).
+
+    The run works in a new, empty folder under HELIX_HOME/worlds/default (never the
+    file's world), is paused unless it had ended, and never auto-approves.
+    """
     if file == "-":
         lines = sys.stdin.read().splitlines()
     else:
@@ -110,10 +117,17 @@ def import_(
         return
 
     async def main(store: EventStore) -> None:
+        # Never the file's world: a new, empty folder under HELIX_HOME/worlds/default.
+        world = Settings.from_env().home / "worlds" / "default" / f"imported-{token_hex(6)}"
+        world.mkdir(parents=True)
         try:
-            record = await import_lines(store, lines, run_id=as_id)
-        except RunExistsError as error:
-            fail(f"{error}; import it under another id with --as NEW_ID", 1)
+            record = await import_lines(store, lines, world=str(world.resolve()), run_id=as_id)
+        except BaseException as error:
+            with contextlib.suppress(OSError):
+                world.rmdir()
+            if isinstance(error, RunExistsError):
+                fail(f"{error}; import it under another id with --as NEW_ID", 1)
+            raise
         if json:
             print_json_line({"id": record.id, "status": record.status, "events": record.next_seq})
         else:

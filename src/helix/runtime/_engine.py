@@ -27,7 +27,7 @@ from helix.kernel.session import SessionState, replay_run
 from helix.providers import ModelAdapter, PriceBook, ScriptAccess, check_model, parse_model_name
 from helix.sandbox import Sandbox, require_tier, resolve_sandbox
 from helix.tools import ToolRegistry, builtin_registry
-from helix.world import ObjectStore
+from helix.world import ObjectStore, world_root
 
 from ._blueprint import Blueprint
 from ._loop import TERMINAL, RunLoop
@@ -109,9 +109,7 @@ class Engine:
         if budget.usd is not None:
             _require_prices(blueprint.price_book(self.prices), names)
         blueprint = blueprint.model_copy(update={"model": spec, "budget": budget})
-        world = (world or Path.cwd()).resolve()
-        if not world.is_dir():
-            raise ConfigError(f"the world {world} is not a directory")
+        world = world_root(world or Path.cwd())  # a folder, never /
         settings: dict[str, Any] = {
             "blueprint": blueprint.model_dump(mode="json"),
             "auto_approve": auto_approve,

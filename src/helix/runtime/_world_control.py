@@ -126,7 +126,11 @@ async def fork_with_world(
         return await store.fork(run_id, at_seq=seq, message=message, model=model, actor=actor)
     fork_id = new_run_id()
     dest = engine.home / "worlds" / fork_id
-    made = await asyncio.to_thread(materialize, objects, manifest, dest)
+    try:
+        made = await asyncio.to_thread(materialize, objects, manifest, dest)
+    except HelixError:  # a malformed manifest: refused before anything was written
+        await asyncio.to_thread(shutil.rmtree, dest, True)
+        raise
     if made.conflicts:  # only a manifest that holds paths under a link can do this
         await asyncio.to_thread(shutil.rmtree, dest, True)
         found = "; ".join(f"{c.path}: {c.detail}" for c in _conflicts(made))

@@ -148,7 +148,11 @@ async def import_run(
     workspace: Annotated[str | None, Query(max_length=64)] = None,
     as_id: Annotated[str | None, Query(alias="as", pattern=r"^[A-Za-z0-9_-]{1,64}$")] = None,
 ) -> ImportOut:
-    """Import an exported log as a new run (checked whole before anything is written)."""
+    """Import an exported log as a new run (checked whole before anything is written).
+
+    The run works in a new, empty folder under the workspace's worlds, never in the
+    file's; it is paused unless it had ended, and never auto-approves (docs/server.md).
+    """
     target = workspace or caller.default_workspace()
     if target not in caller.roles:
         raise ApiError(404, "not_found", f"no workspace {target!r}")
@@ -158,5 +162,19 @@ async def import_run(
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ApiError(400, "bad_request", "the body is not UTF-8 text") from None
-    record = await import_lines(state.store, text.splitlines(), run_id=as_id, workspace=target)
+    world = state.config.worlds / target / f"imported-{secrets.token_hex(6)}"
+    world.mkdir(parents=True)
+    try:
+        record = await import_lines(
+            state.store,
+            text.splitlines(),
+            world=str(world.resolve()),
+            run_id=as_id,
+            workspace=target,
+            by=caller.actor,
+        )
+    except BaseException:
+        with contextlib.suppress(OSError):  # a refused import leaves no empty world behind
+            world.rmdir()
+        raise
     return ImportOut(id=record.id, status=record.status, events=record.next_seq)

@@ -51,6 +51,8 @@ def in_world(world: Path, path: str) -> Path:
             f"{path!r} is outside the world: only paths inside the run's directory"
             " can be used (give them relative to it)"
         )
+    if "\\" in target.relative_to(root).as_posix():
+        raise Refused(f"{path!r}: a path in the world cannot hold a backslash")
     return target
 
 

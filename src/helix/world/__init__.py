@@ -25,6 +25,7 @@ from ._recorder import WorldRecorder as WorldRecorder
 from ._restore import Restored as Restored
 from ._restore import materialize as materialize
 from ._restore import restore as restore
+from ._roots import world_root as world_root
 from ._scan import DEFAULT_MAX_FILE_BYTES as DEFAULT_MAX_FILE_BYTES
 from ._scan import Scanner as Scanner
 from ._scan import ScanResult as ScanResult
@@ -58,4 +59,5 @@ __all__ = [
     "save_manifest",
     "world_and_seq_at",
     "world_at",
+    "world_root",
 ]

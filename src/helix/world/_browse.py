@@ -22,6 +22,7 @@ from helix.kernel.log import EventStore
 from ._history import Point, world_at
 from ._manifest import Entry, Manifest, content_delta
 from ._objects import ObjectStore, open_file
+from ._roots import world_root
 from ._scan import Scanner
 
 DIFF_MAX_BYTES = 1024 * 1024
@@ -77,12 +78,12 @@ class WorldBrowser:
         return (await asyncio.to_thread(scanner.scan, last)).manifest
 
     async def root(self, run_id: str) -> Path:
-        """The run's world directory."""
+        """The run's world directory (``world_root``: never ``/``)."""
         record = await self.store.get_run(run_id)
         root = Path(record.world)
         if not await asyncio.to_thread(root.is_dir):
             raise NotFoundError(f"the world of run {run_id!r} ({root}) no longer exists")
-        return root
+        return await asyncio.to_thread(world_root, root)
 
     async def files(
         self, run_id: str, path: str | None = None, at: Point = "now"

@@ -8,7 +8,8 @@ from typing import NamedTuple
 
 from pydantic_core import from_json, to_json
 
-from helix.kernel.events import WorldEntry
+from helix.errors import InvalidObjectError
+from helix.kernel.events import WorldEntry, is_digest, path_problem
 
 from ._objects import ObjectStore
 
@@ -88,9 +89,37 @@ def save_manifest(objects: ObjectStore, manifest: Mapping[str, Entry]) -> tuple[
 
 
 def load_manifest(objects: ObjectStore, digest: str) -> Manifest:
-    """A manifest stored by ``save_manifest``."""
-    rows = from_json(objects.read(digest))
-    return {path: Entry(*row) for path, row in rows.items()}
+    """A manifest stored by ``save_manifest``, checked as an event's entries are.
+
+    Any object can be named as a manifest (an imported log chooses its digests), so each
+    row is checked: a world path (``path_problem``), a digest or an empty hash, integer
+    mode, size and time. ``InvalidObjectError`` names the first row that is not.
+    """
+    try:
+        rows = from_json(objects.read(digest))
+    except ValueError:
+        rows = None
+    if not isinstance(rows, dict):
+        raise InvalidObjectError(f"object {digest[:12]}… is not a manifest")
+    manifest: Manifest = {}
+    for path, row in rows.items():
+        problem = path_problem(path)
+        if problem is None and not _is_row(row):
+            problem = "has a malformed entry"
+        if problem is not None:
+            raise InvalidObjectError(
+                f"object {digest[:12]}… is not a manifest: {path[:200]!r} {problem}"
+            )
+        manifest[path] = Entry(*row)
+    return manifest
+
+
+def _is_row(row: object) -> bool:
+    if not isinstance(row, list) or len(row) != 4:
+        return False
+    digest, mode, size, mtime = row
+    numbers = all(type(n) is int for n in (mode, size, mtime))
+    return (digest == "" or is_digest(digest)) and numbers and mode >= 0 and size >= 0
 
 
 def file_count(manifest: Mapping[str, Entry]) -> int:

@@ -15,7 +15,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from helix.errors import NotFoundError
+from helix.errors import InvalidObjectError, NotFoundError
+from helix.kernel.events import is_digest
 
 _SMALL = 1 << 20
 """Files up to this size are read whole; larger ones are streamed."""
@@ -30,7 +31,16 @@ class ObjectStore:
         self._made: set[str] = set()
 
     def path(self, digest: str) -> Path:
-        """Where the object with this digest lives (whether or not it exists)."""
+        """Where the object with this digest lives (whether or not it exists).
+
+        ``InvalidObjectError`` unless ``digest`` is 64 lowercase hex digits: nothing
+        else is joined into a path, so no name can reach outside the store.
+        """
+        if not is_digest(digest):
+            raise InvalidObjectError(
+                f"{str(digest)[:80]!r} is not an object's name (a SHA-256 digest: 64 lowercase"
+                " hex digits)"
+            )
         return self.root / digest[:2] / digest[2:]
 
     def has(self, digest: str) -> bool:
@@ -84,6 +94,7 @@ class ObjectStore:
 
     def copy_to(self, digest: str, dest: Path) -> None:
         """Write the object's content to ``dest`` (a new file), copy-on-write if possible."""
+        self.path(digest)  # a name that is no digest is refused before anything is made
         fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
             self.copy_into(digest, fd)

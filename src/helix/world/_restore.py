@@ -10,7 +10,8 @@ Nothing here follows a link (``_safe_fs.WorldDir``): folders are opened from the
 without following links, files and links are created aside and renamed into place. What
 the disk holds is checked, whatever the manifests (or today's ignore rules) say: a link
 or a file where a folder must be is a *conflict*, reported and left as it is, and
-nothing is written under it.
+nothing is written under it. A manifest to restore must be well formed (every path's
+folder is a folder in it), and the root a proper world (``world_root``).
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from helix.errors import InvalidObjectError
+
 from ._manifest import Entry, Manifest
 from ._objects import ObjectStore
+from ._roots import world_root
 from ._safe_fs import Blocked, WorldDir
 
 
@@ -59,6 +63,8 @@ def restore(
     written through. Every object is checked before anything is touched, so a store
     missing content fails with nothing changed.
     """
+    root = world_root(root)
+    _check_shape(target)
     for entry in target.values():
         if not entry.is_dir and not objects.has(entry.hash):
             objects.read(entry.hash)  # raises NotFoundError naming the object
@@ -185,3 +191,14 @@ def _under(conflicts: Mapping[str, str], path: str) -> bool:
         return True
     parts = path.split("/")
     return any("/".join(parts[:depth]) in conflicts for depth in range(1, len(parts)))
+
+
+def _check_shape(target: Mapping[str, Entry]) -> None:
+    """Refuse a manifest with a path whose folder is not a folder of the manifest."""
+    for path in target:
+        folder = path.rpartition("/")[0]
+        if folder and not (folder in target and target[folder].is_dir):
+            raise InvalidObjectError(
+                f"the manifest to restore is malformed: {folder!r}, the folder of {path!r},"
+                " is not a folder in it"
+            )

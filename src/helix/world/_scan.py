@@ -18,9 +18,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from helix.kernel.events import path_problem
+
 from ._ignore import IgnoreRules
 from ._manifest import Delta, Entry, Manifest
 from ._objects import ObjectStore, open_file
+from ._roots import world_root
 from ._safe_fs import Blocked, WorldDir
 
 DEFAULT_MAX_FILE_BYTES = 32 * 1024 * 1024
@@ -37,7 +40,8 @@ class ScanResult:
     manifest: Manifest
     bytes_added: int = 0
     skipped: dict[str, tuple[int, str]] = field(default_factory=dict[str, tuple[int, str]])
-    """Path → (size, reason) of files left out: ``too_large`` or ``not_regular``."""
+    """Path → (size, reason) of files left out: ``too_large``, ``not_regular``, or
+    ``unsafe_name`` (a name with a backslash: no event may carry it as a world path)."""
     removed: set[str] = field(default_factory=set[str])
     """For ``refresh``: paths that are gone (``manifest`` then holds only what changed)."""
 
@@ -65,10 +69,11 @@ class Scanner:
 
     def scan(self, previous: Mapping[str, Entry]) -> ScanResult:
         """The whole world, reusing ``previous``'s hashes for unchanged files."""
-        rules = IgnoreRules.for_world(self.root)
+        root = world_root(self.root)
+        rules = IgnoreRules.for_world(root)
         result = ScanResult({})
         since = time.time_ns() - RACY_NS
-        pending = [("", str(self.root))]
+        pending = [("", str(root))]
         check_files = rules.applies_to_files
         found = result.manifest
         while pending:
@@ -76,6 +81,10 @@ class Scanner:
             with os.scandir(folder) as entries:
                 for item in entries:
                     rel = prefix + item.name
+                    if "\\" in item.name:
+                        size = item.stat(follow_symlinks=False).st_size
+                        result.skipped[rel] = (size, "unsafe_name")
+                        continue
                     if item.is_dir(follow_symlinks=False):
                         if not rules.ignored(rel, True):
                             found[rel] = Entry("", item.stat(follow_symlinks=False).st_mode, 0, 0)
@@ -103,13 +112,14 @@ class Scanner:
         Costs what those paths cost, whatever the size of the world: ``previous`` is
         neither copied nor walked (except to forget what lay under a vanished path).
         """
-        rules = IgnoreRules.for_world(self.root)
+        root = world_root(self.root)
+        rules = IgnoreRules.for_world(root)
         result = ScanResult({})
         since = time.time_ns() - RACY_NS
-        with WorldDir(self.root) as world:
+        with WorldDir(root) as world:
             for rel in sorted(set(paths)):
-                if rules.ignored_with_parents(rel, False):
-                    continue
+                if path_problem(rel) is not None or rules.ignored_with_parents(rel, False):
+                    continue  # not a world path (a watcher's name with a backslash): a walk says
                 try:
                     # Its folders opened without following links: a path under a link
                     # is not in the world (a walk records the link itself).
@@ -121,8 +131,8 @@ class Scanner:
                     continue
                 if stat.S_ISDIR(st.st_mode):
                     continue  # a folder where a file was: only a full scan can say what is in it
-                self._folders(previous, result.manifest, rel)
-                full = os.path.join(self.root, rel)
+                self._folders(root, previous, result.manifest, rel)
+                full = os.path.join(root, rel)
                 self._record(result, rel, full, st, previous.get(rel), since)
         if result.removed:
             gone = tuple(p + "/" for p in result.removed)
@@ -181,10 +191,13 @@ class Scanner:
         with open_file(path) as data:
             return hashlib.file_digest(data, "sha256").hexdigest(), 0
 
-    def _folders(self, previous: Mapping[str, Entry], found: Manifest, rel: str) -> None:
+    def _folders(
+        self, root: Path, previous: Mapping[str, Entry], found: Manifest, rel: str
+    ) -> None:
         parts = rel.split("/")[:-1]
         for depth in range(1, len(parts) + 1):
             folder = "/".join(parts[:depth])
-            if folder not in previous and folder not in found:
-                st = os.lstat(os.path.join(self.root, folder))
+            known = previous.get(folder)
+            if (known is None or not known.is_dir) and folder not in found:
+                st = os.lstat(os.path.join(root, folder))
                 found[folder] = Entry("", st.st_mode, 0, 0)

@@ -1,5 +1,9 @@
 """Typed, versioned events: the envelope, the vocabulary and its upcasters."""
 
+from ._checks import Digest as Digest
+from ._checks import WorldPath as WorldPath
+from ._checks import is_digest as is_digest
+from ._checks import path_problem as path_problem
 from ._control import AgentReported as AgentReported
 from ._control import AgentSpawned as AgentSpawned
 from ._control import BudgetExceeded as BudgetExceeded
@@ -72,6 +76,7 @@ __all__ = [
     "ApprovalRequested",
     "Budget",
     "BudgetExceeded",
+    "Digest",
     "EffectOutcome",
     "EffectRecorded",
     "EffectSettled",
@@ -112,10 +117,13 @@ __all__ = [
     "WorldEntry",
     "WorldFileSkipped",
     "WorldKept",
+    "WorldPath",
     "WorldRolledBack",
     "WorldSnapshotted",
     "builtin_registry",
     "format_iso",
+    "is_digest",
     "parse_iso",
+    "path_problem",
     "utc_now_iso",
 ]

@@ -6,6 +6,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, JsonValue
 
+from ._checks import Digest, WorldPath
 from ._payload import Payload
 
 
@@ -57,9 +58,9 @@ class FileChanged(Payload):
     TYPE: ClassVar[str] = "file.changed"
 
     call_id: str
-    path: str
+    path: WorldPath
     op: Literal["create", "modify", "delete"]
-    before: str | None
+    before: Digest | None
     """Content hash before the change, ``None`` when the file did not exist."""
-    after: str | None
+    after: Digest | None
     """Content hash after the change, ``None`` when the file was deleted."""

@@ -11,6 +11,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from ._checks import Digest, EntryHash, ReportedPath, WorldPath
 from ._payload import Payload
 
 
@@ -19,7 +20,7 @@ class WorldEntry(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    hash: str
+    hash: EntryHash
     """SHA-256 of the content (a symlink's: of its target); empty for a directory."""
     mode: int = Field(ge=0)
     """``st_mode``: the file type and permission bits."""
@@ -38,9 +39,11 @@ class WorldSnapshotted(Payload):
     TYPE: ClassVar[str] = "world.snapshotted"
 
     turn: int = Field(ge=0)
-    base: str | None = None
+    base: Digest | None = None
     """A manifest in the object store to start again from; ``None``: continue the last."""
-    changes: dict[str, WorldEntry | None] = Field(default_factory=dict[str, WorldEntry | None])
+    changes: dict[WorldPath, WorldEntry | None] = Field(
+        default_factory=dict[WorldPath, WorldEntry | None]
+    )
     """Paths added or changed (their new entry) or removed (``None``)."""
     files: int = Field(ge=0)
     """Entries in the world after this snapshot."""
@@ -55,10 +58,11 @@ class WorldFileSkipped(Payload):
 
     TYPE: ClassVar[str] = "world.file_skipped"
 
-    path: str
+    path: ReportedPath
     size: int = Field(ge=0)
     reason: str
-    """``too_large`` (over the per-file limit) or ``not_regular`` (a socket, a device…)."""
+    """``too_large`` (over the per-file limit), ``not_regular`` (a socket, a device…) or
+    ``unsafe_name`` (a name with a backslash, which no world path may hold)."""
     limit: int | None = None
 
 
@@ -90,11 +94,11 @@ class WorldRolledBack(Payload):
 
     to_turn: int = Field(ge=0)
     """The turn whose snapshot was restored (0: the run's start)."""
-    manifest: str
+    manifest: Digest
     """The restored manifest, in the object store: the world's state from here on."""
-    restored: list[str]
+    restored: list[WorldPath]
     """Paths written back (created again, or given their old content or mode)."""
-    removed: list[str]
+    removed: list[WorldPath]
     """Paths that did not exist at that point and were deleted."""
     reverted: list[EffectOutcome] = Field(default_factory=list[EffectOutcome])
     """Calls whose effects were in the world, undone by the restore."""
@@ -120,7 +124,7 @@ class WorldKept(Payload):
     """The run whose world was kept."""
     target: str
     """The directory that received it."""
-    manifest: str
+    manifest: Digest
     """The kept world's manifest, in the object store."""
     world_changed: bool
     """True on the run whose directory now holds the branch's world."""

@@ -9,11 +9,12 @@ reading puts every string back before anyone sees the event.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic_core import from_json, to_json
 
+from helix.errors import StoreDamagedError
 from helix.kernel.events import Event, EventRegistry, NewEvent
 
 from ._records import EncodedEvent, RawRow
@@ -56,35 +57,54 @@ def encode(
     )
 
 
-def blob_hashes(rows: Iterable[RawRow]) -> set[str]:
-    """Every blob hash the rows refer to."""
+_DAMAGE = (ValueError, KeyError, TypeError, IndexError, AttributeError, UnicodeError)
+"""What reading a damaged row raises (bad JSON, a missing blob, a value of another type)."""
+
+
+def blob_hashes(rows: Sequence[RawRow]) -> set[str]:
+    """Every blob hash the rows refer to; ``StoreDamagedError`` for an unreadable one."""
     hashes: set[str] = set()
     for row in rows:
         if row[8] is not None:
-            hashes.update(from_json(row[8]).values())
+            try:
+                hashes.update(from_json(row[8]).values())
+            except _DAMAGE as error:
+                raise _damaged(row, error) from None
     return hashes
 
 
 def decode_rows(
-    rows: Iterable[RawRow], registry: EventRegistry, blobs: dict[str, bytes]
+    rows: Sequence[RawRow], registry: EventRegistry, blobs: dict[str, bytes]
 ) -> list[Event]:
     """Decode stored rows, restoring moved-out strings and upcasting old versions.
 
     This is replay's inner loop, so it stays flat: no per-row helper calls unless a
-    row needs a blob or an upcast.
+    row needs a blob or an upcast. A row that cannot be decoded (a damaged store) is
+    ``StoreDamagedError`` naming it.
     """
     versions = registry.versions
     out: list[Event] = []
     append = out.append
-    for run_id, seq, event_type, v, ts, turn, actor, text, ext in rows:
-        data: dict[str, Any] = from_json(text)
-        if ext is not None:
-            for pointer, digest in from_json(ext).items():
-                _put(data, pointer, blobs[digest].decode())
-        if v != versions.get(event_type, v):
-            v, data = registry.upcast(event_type, v, data)
-        append(Event(run_id, seq, event_type, v, ts, turn, actor, data))
+    try:
+        for run_id, seq, event_type, v, ts, turn, actor, text, ext in rows:
+            data: dict[str, Any] = from_json(text)
+            if ext is not None:
+                for pointer, digest in from_json(ext).items():
+                    _put(data, pointer, blobs[digest].decode())
+            if not isinstance(data, dict):
+                raise TypeError("its data is not a JSON object")
+            if v != versions.get(event_type, v):
+                v, data = registry.upcast(event_type, v, data)
+            append(Event(run_id, seq, event_type, v, ts, turn, actor, data))
+    except _DAMAGE as error:
+        raise _damaged(rows[len(out)], error) from None
     return out
+
+
+def _damaged(row: Sequence[object], error: BaseException) -> StoreDamagedError:
+    where = f"event {str(row[1])[:20]} of run {str(row[0])[:80]!r}" if len(row) > 1 else "an event"
+    detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return StoreDamagedError(f"the store is damaged: {where} cannot be read back ({detail})")
 
 
 def _move_out(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
+from helix.errors import StoreDamagedError
 from helix.kernel.events import ForkPoint, RunStatus
 
 from ._records import RunRecord
@@ -40,25 +41,34 @@ def run_values(record: RunRecord) -> tuple[Any, ...]:
 
 
 def run_from_row(row: Sequence[Any]) -> RunRecord:
-    """Build a ``RunRecord`` from a row selected with ``RUN_COLUMNS``."""
-    parent = None if row[7] is None else ForkPoint(run_id=row[7], seq=row[8])
-    return RunRecord(
-        id=row[0],
-        workspace=row[1],
-        status=cast(RunStatus, row[2]),
-        objective=row[3],
-        model=row[4],
-        blueprint=row[5],
-        world=row[6],
-        parent=parent,
-        created_at=row[9],
-        updated_at=row[10],
-        next_seq=row[11],
-        turns=row[12],
-        input_tokens=row[13],
-        output_tokens=row[14],
-        cost_usd=float(row[15]),
-    )
+    """Build a ``RunRecord`` from a row selected with ``RUN_COLUMNS``.
+
+    ``StoreDamagedError`` when the row does not hold a run (a damaged store).
+    """
+    try:
+        parent = None if row[7] is None else ForkPoint(run_id=row[7], seq=row[8])
+        return RunRecord(
+            id=row[0],
+            workspace=row[1],
+            status=cast(RunStatus, row[2]),
+            objective=row[3],
+            model=row[4],
+            blueprint=row[5],
+            world=row[6],
+            parent=parent,
+            created_at=row[9],
+            updated_at=row[10],
+            next_seq=int(row[11]),
+            turns=int(row[12]),
+            input_tokens=int(row[13]),
+            output_tokens=int(row[14]),
+            cost_usd=float(row[15]),
+        )
+    except (ValueError, TypeError, IndexError) as error:
+        detail = str(error).splitlines()[0]
+        raise StoreDamagedError(
+            f"the store is damaged: the row of run {str(row[0])[:80]!r} cannot be read ({detail})"
+        ) from None
 
 
 def run_filters(

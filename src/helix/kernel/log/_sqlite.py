@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import sqlite3
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from helix.errors import (
     RunExistsError,
     RunNotFoundError,
     SeqConflictError,
+    StoreDamagedError,
     StoreUnavailableError,
 )
 from helix.kernel.events import EventRegistry, RunStatus
@@ -241,7 +243,10 @@ class SqliteEventStore(EventStore):
             raise SeqConflictError(append.run_id, append.expected_seq, row[0])
 
     async def _load_run(self, run_id: str) -> RunRecord | None:
-        row = self._db.execute(f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
+        with self._reading():
+            row = self._db.execute(
+                f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)
+            ).fetchone()
         return None if row is None else run_from_row(row)
 
     async def _query_runs(
@@ -253,28 +258,45 @@ class SqliteEventStore(EventStore):
         after: tuple[str, str] | None,
     ) -> list[RunRecord]:
         where, args = run_filters(status, workspace, parent_id, after, lambda _n: "?")
-        rows = self._db.execute(
-            f"SELECT {RUN_COLUMNS} FROM runs {where} ORDER BY created_at DESC, id DESC LIMIT ?",
-            [*args, limit],
-        ).fetchall()
+        with self._reading():
+            rows = self._db.execute(
+                f"SELECT {RUN_COLUMNS} FROM runs {where} ORDER BY created_at DESC, id DESC LIMIT ?",
+                [*args, limit],
+            ).fetchall()
         return [run_from_row(row) for row in rows]
 
     async def _read_rows(
         self, run_id: str, after: int, to_seq: int | None, limit: int | None
     ) -> list[RawRow]:
-        rows: list[RawRow] = self._db.execute(
-            f"SELECT {EVENT_COLUMNS} FROM events WHERE run_id = ? AND seq > ? AND seq <= ?"
-            " ORDER BY seq LIMIT ?",
-            (run_id, after, _MAX_SEQ if to_seq is None else to_seq, -1 if limit is None else limit),
-        ).fetchall()
+        last = _MAX_SEQ if to_seq is None else to_seq
+        with self._reading():
+            rows: list[RawRow] = self._db.execute(
+                f"SELECT {EVENT_COLUMNS} FROM events WHERE run_id = ? AND seq > ? AND seq <= ?"
+                " ORDER BY seq LIMIT ?",
+                (run_id, after, last, -1 if limit is None else limit),
+            ).fetchall()
         return rows
 
     async def _get_blobs(self, hashes: set[str]) -> dict[str, bytes]:
         marks = ", ".join("?" * len(hashes))
-        rows = self._db.execute(
-            f"SELECT hash, data FROM blobs WHERE hash IN ({marks})", list(hashes)
-        ).fetchall()
+        with self._reading():
+            rows = self._db.execute(
+                f"SELECT hash, data FROM blobs WHERE hash IN ({marks})", list(hashes)
+            ).fetchall()
         return {h: bytes(d) for h, d in rows}
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        """Turn SQLite's "malformed" and "not a database" into ``StoreDamagedError``."""
+        try:
+            yield
+        except sqlite3.DatabaseError as error:
+            if _damage(error):
+                raise StoreDamagedError(
+                    f"the SQLite store at {self.path} is damaged: {error} (restore it from a"
+                    " backup, or recover it with sqlite3's .recover)"
+                ) from None
+            raise
 
     # -- noticing other processes' appends --------------------------------------------
 
@@ -349,6 +371,14 @@ def _refusal(error: BaseException) -> BaseException:
     ):
         return AppendOnlyError(str(error))
     return error
+
+
+def _damage(error: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite says the file itself is damaged (``SQLITE_CORRUPT``, ``SQLITE_NOTADB``)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is None:
+        return "malformed" in str(error) or "not a database" in str(error)
+    return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 
 def _connect(path: Path, durability: Durability) -> sqlite3.Connection:

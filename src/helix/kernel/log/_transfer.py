@@ -8,7 +8,14 @@ from typing import Any
 from pydantic_core import from_json
 
 from helix.errors import InvalidEventError
-from helix.kernel.events import NewEvent, RunCreated
+from helix.kernel.events import (
+    STATUS_AFTER,
+    TERMINAL_STATUSES,
+    NewEvent,
+    RunCreated,
+    RunPaused,
+    RunStatus,
+)
 
 from ._records import RunRecord
 from ._store import EventStore
@@ -22,18 +29,32 @@ async def export_lines(store: EventStore, run_id: str) -> AsyncIterator[str]:
             yield event.to_json()
 
 
+IMPORTED = "imported"
+"""The ``reason`` of the ``run.paused`` that stops an imported run from resuming by itself."""
+
+
 async def import_lines(
     store: EventStore,
     lines: Iterable[str],
     *,
+    world: str,
     run_id: str | None = None,
     workspace: str = "default",
+    by: str = "system",
 ) -> RunRecord:
     """Import an exported log as a new run; every line is checked before anything is written.
 
+    The file is not trusted. Each line is validated as its type's payload, so content
+    hashes must be digests and world paths normalised relative paths (``WorldPath``);
+    a bad line is refused with its number. The run works in ``world``, which the caller
+    chooses (a fresh folder of its own): the file's ``run.created`` world is replaced,
+    and its ``auto_approve`` setting is turned off. A run that had not ended is paused
+    (``run.paused``, reason ``imported``, by ``by``): it never resumes by itself, and a
+    person resumes it explicitly.
+
     The run keeps the exported run's id (the last event's ``run_id``) unless ``run_id``
-    is given, and every event keeps its time, actor and turn. A fork's export imports
-    as a standalone run: its inherited history becomes its own.
+    is given, and every other event keeps its time, actor and turn. A fork's export
+    imports as a standalone run: its inherited history becomes its own.
     """
     events: list[NewEvent] = []
     last_run_id = ""
@@ -56,8 +77,10 @@ async def import_lines(
     first = events[0]
     if not isinstance(first.payload, RunCreated):
         raise InvalidEventError(f"line 1: a log starts with run.created, not {first.type}")
+    if _status_after(events) not in (*TERMINAL_STATUSES, "paused"):
+        events.append(NewEvent(RunPaused(reason=IMPORTED), actor=by))
     record = await store.create_run(
-        first.payload,
+        _rehomed(first.payload, world),
         run_id=run_id or last_run_id,
         workspace=workspace,
         actor=first.actor,
@@ -66,3 +89,18 @@ async def import_lines(
     if len(events) > 1:
         await store.append(record.id, events[1:], expected_seq=1)
     return await store.get_run(record.id)
+
+
+def _rehomed(created: RunCreated, world: str) -> RunCreated:
+    """``run.created`` as imported: the importer's world, and no auto-approval."""
+    settings = created.settings
+    if settings is not None and "auto_approve" in settings:
+        settings = {**settings, "auto_approve": False}
+    return created.model_copy(update={"world": world, "settings": settings})
+
+
+def _status_after(events: list[NewEvent]) -> RunStatus:
+    status: RunStatus = "queued"
+    for event in events:
+        status = STATUS_AFTER.get(event.type, status)
+    return status
