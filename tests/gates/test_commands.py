@@ -220,6 +220,10 @@ READ_ONLY = [
     "pwd",
     "echo hello",
     "git status",
+    "git status --short",
+    "git log -p",
+    "git diff",
+    "git show",
     "git log --oneline -n 10",
     "git diff HEAD~1 -- src/",
     "git show HEAD:README.md",
@@ -262,10 +266,26 @@ NOT_READ_ONLY = [
     "git branch new-feature",
     "git branch -D main",
     "git -c core.pager=sh log",
+    "git -c core.fsmonitor=./x status",
+    "git --config-env=core.pager=X log",
     "git -C /other status",
+    "git -C . status",
+    "git --exec-path=. status",
+    "git --git-dir=/elsewhere/.git log",
+    "git --work-tree=/ status",
+    "git -p log",
+    "git --paginate log",
+    "git --no-pager -p log",
     "git diff --output=patch.diff",
     "git log --ext-diff",
+    "git diff --ext-diff",
+    "git log -p --textconv",
+    "git show --textconv HEAD:notes.txt",
+    "git show --output patch.diff",
     "rg --pre ./script.sh x",
+    "rg --pre=./script.sh x",
+    "rg --hostname-bin=./script.sh --hyperlink-format={host} x",
+    "rg --hostname-bin ./script.sh x",
     "tree -o out.txt",
     "file -C -m magic",
     "./ls",
@@ -284,10 +304,10 @@ NOT_READ_ONLY = [
 
 
 @pytest.mark.parametrize("command", READ_ONLY)
-def test_read_only_commands(command: str) -> None:
-    assert is_read_only_command(command)
+def test_read_only_commands(repo: Path, command: str) -> None:
+    assert is_read_only_command(command, repo)
 
 
 @pytest.mark.parametrize("command", NOT_READ_ONLY)
-def test_commands_that_may_write(command: str) -> None:
-    assert not is_read_only_command(command)
+def test_commands_that_may_write(repo: Path, command: str) -> None:
+    assert not is_read_only_command(command, repo)

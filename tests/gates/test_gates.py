@@ -311,9 +311,9 @@ async def test_budget_reasons_name_the_figures(world: Path) -> None:
     ],
 )
 async def test_approval_defaults(
-    world: Path, name: str, args: dict[str, object], verdict: str
+    repo: Path, name: str, args: dict[str, object], verdict: str
 ) -> None:
-    decision = await ApprovalGate()(make_call(name, **args), make_ctx(world))
+    decision = await ApprovalGate()(make_call(name, **args), make_ctx(repo))
     assert decision.verdict == verdict
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from helix.errors import ConfigError
 from helix.sandbox import CommandResult, ProcessSandbox, Sandbox
+from helix.sandbox._git_env import git_environment
 
 
 def alive(pid: int) -> bool:
@@ -172,9 +173,9 @@ async def test_environment_is_scrubbed(sandbox, tmp_path, monkeypatch) -> None:
     env = dict(line.split("=", 1) for line in result.output.splitlines() if "=" in line)
     for leaked in ("sk-should", "secret@db", "hunter2", "ghp_", "not allowlisted"):
         assert leaked not in result.output
-    assert set(env) <= {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ"} | {
-        "PWD",  # the shell sets it itself
-    }
+    allowed = {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ"}
+    allowed |= set(git_environment())  # fixed values, not Helix's (sandbox/_git_env.py)
+    assert set(env) <= allowed | {"PWD"}  # the shell sets PWD itself
     assert env["LANG"] == "C.UTF-8"
     assert env["PATH"]
     assert env["HOME"] != os.environ.get("HOME")

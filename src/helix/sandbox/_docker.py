@@ -21,6 +21,7 @@ from functools import cache
 from pathlib import Path
 
 from ._egress import EgressHook
+from ._git_env import git_environment
 from ._process import Launch, ProcessSandbox
 from ._proxy import proxy_environment
 from ._sandbox import DEFAULT_TMP_BYTES
@@ -117,6 +118,8 @@ class DockerSandbox(ProcessSandbox):
                 f"http://host.docker.internal:{proxy_port}"
             ).items():
                 args += ["--env", f"{name}={value}"]
+        for variable, value in git_environment().items():  # git runs no repository's program
+            args += ["--env", f"{variable}={value}"]
         args += ["--hostname", "helix-sandbox", self.image, "/bin/sh", "-c", command]
         return args
 

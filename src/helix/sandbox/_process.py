@@ -33,6 +33,7 @@ from typing import cast
 from helix.errors import ConfigError
 
 from ._egress import EgressHook
+from ._git_env import protect
 from ._proxy import EgressProxy, proxy_environment
 from ._sandbox import DEFAULT_MAX_OUTPUT, DEFAULT_TMP_BYTES, CommandResult, Sandbox
 
@@ -78,7 +79,10 @@ class ProcessSandbox(Sandbox):
     ``LC_CTYPE``, ``TERM`` and ``TZ`` are copied when set; ``HOME`` and ``TMPDIR`` point
     into a private directory made for this sandbox (removed when it is closed or
     garbage-collected). Nothing else from Helix's environment reaches the command:
-    no provider keys, no ``HELIX_*`` settings.
+    no provider keys, no ``HELIX_*`` settings. ``PATH`` loses its empty and relative
+    entries (a bare ``ls`` never runs the world's ``./ls``), and fixed git settings are
+    added last, over ``extra_env`` too, so git runs no program the world's repository
+    names where a setting can prevent it (``sandbox/_git_env.py``, docs/security.md).
 
     Resource limits are set in the child before it runs the shell, as both soft and
     hard limits so the command cannot lift them again (``None`` leaves a limit as
@@ -155,6 +159,9 @@ class ProcessSandbox(Sandbox):
         env["HOME"] = str(home)
         env["TMPDIR"] = str(tmp)
         env.update(self._extra_env)
+        env = protect(env)
+        if not env["PATH"]:
+            env["PATH"] = _DEFAULT_PATH
         return env
 
     def _private_dir(self) -> Path:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from helix.gates._gate import Decision, GateCall, GateContext
 
 from ._arguments import arguments_with_defaults
-from ._commands import is_read_only_command
+from ._commands import dangerous, git_doubt
+from ._read_only import reads_only
 
 _WORLD_EDITS = frozenset({"write_file", "edit_file"})
 _SHOWN = 200
@@ -32,22 +33,26 @@ class ApprovalGate:
                     return Decision(
                         rule.action, f"approval rule {number} ({described}) says {rule.action}"
                     )
-        return _default(call)
+        return _default(call, ctx)
 
 
-def _default(call: GateCall) -> Decision:
+def _default(call: GateCall, ctx: GateContext) -> Decision:
     if call.tool is not None and call.tool.read_only:
         return Decision("allow", f"{call.name} is read-only")
     if call.name in _WORLD_EDITS:
         return Decision("allow", "file edits stay in the world and can be rolled back")
     if call.name == "run_command":
         command = call.args.get("command")
-        if isinstance(command, str) and is_read_only_command(command):
-            return Decision("allow", "read-only command")
+        doubt = None
+        if isinstance(command, str) and reads_only(command) and dangerous(command) is None:
+            doubt = git_doubt(command, ctx.world)
+            if doubt is None:
+                return Decision("allow", "read-only command")
         shown = str(command)
         if len(shown) > _SHOWN:
             shown = shown[:_SHOWN] + "…"
-        return Decision("ask", f"the command may change things: {shown}")
+        why = "" if doubt is None else f" ({doubt})"
+        return Decision("ask", f"the command may change things{why}: {shown}")
     if call.name == "delegate":
         return Decision("allow", "each of the child run's calls passes its own gates")
     if call.name == "http_fetch":

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from pathlib import Path
 
 from helix.gates._gate import Decision, GateCall, GateContext
 
 from ._command_rules import ARGUMENT_RULES, TEXT_RULES
-from ._read_only import reads_only
+from ._git_repo import repository_problem
+from ._read_only import readers, reads_only
 from ._shell import (
     Pipeline,
     basename,
@@ -61,28 +63,53 @@ class CommandsGate:
         problem = dangerous(command)
         if problem is not None:
             return Decision("deny", f"refused: the command {problem}")
-        if reads_only(command):
-            return Decision("allow", "no dangerous pattern; the command only reads")
-        return Decision("allow", "no dangerous pattern; the command may change the world")
+        if not reads_only(command):
+            return Decision("allow", "no dangerous pattern; the command may change the world")
+        doubt = git_doubt(command, ctx.world)
+        if doubt is not None:
+            reason = f"no dangerous pattern; {doubt}: the command may change the world"
+            return Decision("allow", reason)
+        return Decision("allow", "no dangerous pattern; the command only reads")
 
 
-def is_read_only_command(command: str) -> bool:
+def is_read_only_command(command: str, world: Path | None = None) -> bool:
     """Whether ``command`` only reads: approval can let it run without asking.
 
-    Conservative: only ``ls``, ``cat``, ``head``, ``tail``, ``wc``, ``grep``, ``rg``,
-    ``find`` (without ``-exec``/``-delete``), ``pwd``, ``echo``, ``git``
-    ``status|log|diff|show|branch`` (listing), ``stat``, ``file``, ``du``, ``tree``
-    and ``which``, by their bare names, chained with ``;``, ``&&``, ``||`` or ``|``
-    only to each other, with no redirection (but to ``/dev/null``), no substitution
-    and no variable assignment. Anything else is "may write", and asks.
+    Conservative: only ``ls``, ``cat``, ``head``, ``tail``, ``wc``, ``grep``, ``rg``
+    (without ``--pre``/``--hostname-bin``), ``find`` (without ``-exec``, ``-execdir``,
+    ``-ok``, ``-okdir``, ``-delete``, ``-fprint*``, ``-fls``), ``pwd``, ``echo``,
+    ``git status|log|diff|show|branch`` (``branch`` only listing), ``stat``, ``file``
+    (without ``-C``), ``du``, ``tree`` (without ``-o``) and ``which``, by their bare
+    names, chained with ``;``, ``&&``, ``||`` or ``|`` only to each other, with no
+    redirection (but to ``/dev/null``), no substitution and no variable assignment.
+    Anything else is "may write", and asks.
+
+    ``git`` counts only with no global option but ``--no-pager``/``-P`` (so no ``-c``,
+    ``--config-env``, ``-C``, ``--exec-path``, ``--git-dir``, ``--work-tree``,
+    ``-p``/``--paginate``), no ``--output``, ``--ext-diff``, ``--textconv`` or
+    ``--exec…`` option, and only when ``world``'s repository names no program git
+    could run (``repository_problem``: a real ``.git`` folder, no executing key in its
+    configuration, no hook, no nested repository). The repository is read on every
+    call, since the world changes; without a ``world``, ``git`` never counts.
 
     Args:
         command: The shell command, as ``run_command`` would receive it.
+        world: The run's world (absolute, resolved), where the command would run.
 
     Returns:
         ``True`` if the command is on the read-only list and refused by no rule.
     """
-    return reads_only(command) and dangerous(command) is None
+    return reads_only(command) and dangerous(command) is None and git_doubt(command, world) is None
+
+
+def git_doubt(command: str, world: Path | None) -> str | None:
+    """Why the ``git`` in read-only ``command`` may run a program, or ``None``."""
+    programs = readers(command)
+    if programs is None or "git" not in programs:
+        return None
+    if world is None:
+        return "git reads a repository and no world was given to check"
+    return repository_problem(world)
 
 
 @lru_cache(maxsize=256)  # the commands and approval gates both ask about each command

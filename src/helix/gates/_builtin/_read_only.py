@@ -20,6 +20,9 @@ _FIND_ACTS = frozenset(
     {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
 )
 _GIT_READS = frozenset({"status", "log", "diff", "show", "branch"})
+_GIT_RUNS = ("--output", "--ext-diff", "--textconv", "--exec")
+"""Options that write a file or run an external diff or a text converter (git 2.39 does
+not abbreviate them: ``--ext`` and ``--textc`` are errors)."""
 _BRANCH_LISTING = frozenset(
     {"--list", "-l", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at"}
 )
@@ -29,26 +32,36 @@ _BRANCH_FLAGS = _BRANCH_LISTING | frozenset({
 })  # fmt: skip
 
 
-@lru_cache(maxsize=256)
 def reads_only(command: str) -> bool:
     """Whether every program ``command`` runs is a reader used only to read."""
+    return readers(command) is not None
+
+
+@lru_cache(maxsize=256)
+def readers(command: str) -> frozenset[str] | None:
+    """The programs ``command`` runs if each is a reader used only to read, else ``None``.
+
+    Syntax only: whether ``git`` may be trusted depends on the world's repository too.
+    """
     text = _QUIET.sub(" ", command)
     if not text.strip() or _UNSAFE_TEXT.search(text):
-        return False
+        return None
     try:
         tokens = words(text, lenient=False)
     except ValueError:
-        return False
+        return None
     segments: list[list[str]] = [[]]
     for token in tokens:
         if token in _CHAINS:
             segments.append([])
         elif token and set(token) <= set("();<>|&"):
-            return False  # subshells, case arms: more shell than a reader needs
+            return None  # subshells, case arms: more shell than a reader needs
         else:
             segments[-1].append(token)
     filled = [s for s in segments if s]
-    return bool(filled) and all(_reader(segment) for segment in filled)
+    if not filled or not all(_reader(segment) for segment in filled):
+        return None
+    return frozenset(segment[0] for segment in filled)
 
 
 def _reader(segment: list[str]) -> bool:
@@ -58,8 +71,8 @@ def _reader(segment: list[str]) -> bool:
         return False
     if program == "find":
         return not _FIND_ACTS & set(args)
-    if program == "rg":
-        return not any(a.startswith("--pre") for a in args)  # --pre runs a program
+    if program == "rg":  # --pre and --hostname-bin run a program
+        return not any(a.startswith(("--pre", "--hostname-bin")) for a in args)
     if program == "tree":
         return "o" not in short_flags(args) and not any(a.startswith("--output") for a in args)
     if program == "file":
@@ -72,11 +85,13 @@ def _reader(segment: list[str]) -> bool:
 def _git_reads(args: list[str]) -> bool:
     while args and args[0] in ("--no-pager", "-P"):
         args = args[1:]
-    # Other global options (-c, -C, --git-dir, --exec-path) can point git anywhere.
+    # Any other global option is refused: -c, --config-env, -C, --exec-path, --git-dir,
+    # --work-tree point git at other configuration or programs; -p/--paginate starts a
+    # pager. git does not abbreviate them, so only an exact --no-pager or -P is allowed.
     if not args or args[0] not in _GIT_READS:
         return False
     subcommand, rest = args[0], args[1:]
-    if any(a.startswith(("--output", "--ext-diff", "--exec")) for a in rest):
+    if any(a.startswith(_GIT_RUNS) for a in rest):
         return False
     if subcommand != "branch":
         return True
