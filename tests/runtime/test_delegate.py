@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from helix.errors import ConfigError
 from helix.kernel.events import AgentReported, AgentSpawned, Event, NewEvent
 from helix.kernel.log import MemoryEventStore
 from helix.kernel.session import SessionState, apply, replay_run
@@ -277,3 +278,30 @@ async def test_a_paused_child_hands_control_back_to_its_parent(tmp_path: Path) -
     (completed,) = _of(log, "tool.completed")
     assert completed.data["ok"] is False
     assert f"helix resume {child}" in completed.data["output"]
+
+
+async def test_a_log_naming_someone_elses_run_as_a_child_does_not_reach_it(
+    tmp_path: Path,
+) -> None:
+    # An imported log can say anything: here, that its child is a run of another workspace.
+    world = _world(tmp_path)
+    engine = _engine(tmp_path, Scenario.of({"text": "nothing to do"}))
+    parent = await _started(engine, world)
+    await engine.drive(parent)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    victims = [
+        await engine.create(SUBTASK, blueprint=Blueprint(model="scripted:t"), world=world,
+                            workspace="other"),
+        await engine.create(SUBTASK, blueprint=Blueprint(model="scripted:t"), world=elsewhere),
+    ]  # fmt: skip
+    session = await LiveSession.load(engine.store, parent)
+    children = ChildRuns(engine, await engine.setup(parent), session)
+    for number, victim in enumerate(victims):
+        spawned = AgentSpawned(child_run_id=victim.id, objective=SUBTASK, call_id=f"x{number}")
+        await session.append([NewEvent(spawned)])
+        with pytest.raises(ConfigError, match="not one of this run's children"):
+            await children.delegate(SUBTASK, None, call_id=f"x{number}")
+        assert len(await engine.store.read(victim.id)) == 1  # never driven: run.created only
+    assert not (world / "hello.txt").exists()
+    assert not (elsewhere / "hello.txt").exists()

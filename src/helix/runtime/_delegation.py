@@ -104,10 +104,18 @@ class ChildRuns:
         self, child_id: str, objective: str, settings: Blueprint | None, path: str | None
     ) -> None:
         try:
-            await self.engine.store.get_run(child_id)
-            return
+            record = await self.engine.store.get_run(child_id)
         except RunNotFoundError:
             pass  # logged as spawned, but the process died before creating it
+        else:
+            # A log is data (it may have been imported): the run it names must be a child
+            # this run could have made, in its workspace and its world, or it is not driven.
+            if record.workspace != self.setup.workspace or record.world != str(self.setup.world):
+                raise ConfigError(
+                    f"the log names run {child_id} as this call's child, but that run is not"
+                    " one of this run's children (another workspace or world): not touched"
+                )
+            return
         await self.engine.create(
             objective,
             blueprint=settings or self._child_blueprint(path),
