@@ -28,3 +28,17 @@ def test_world_markers_and_effects_have_summaries() -> None:
     effect = _event("effect.recorded", recorded)
     assert summarize(rolled) == "to turn 2 by user:ann"
     assert summarize(effect) == "outbox_send withheld: mail"
+
+
+def test_egress_tallies_and_rollback_conflicts_read_at_a_glance() -> None:
+    hosts = [
+        {"host": "evil.example", "verdict": "deny", "attempts": 3000},
+        {"host": "pypi.org", "verdict": "allow", "attempts": 20},
+    ]
+    counted = _event("egress.counted", {"call_id": "c1", "hosts": hosts, "other_attempts": 8})
+    assert summarize(counted) == (
+        "evil.example deny (3000 tries), pypi.org allow (20 tries); 8 more to other hosts"
+    )
+    conflict = {"path": "d", "detail": "a symbolic link stands where a folder was recorded"}
+    rolled = _event("world.rolled_back", {"to_turn": 1, "by": "user:ann", "conflicts": [conflict]})
+    assert summarize(rolled) == "to turn 1 by user:ann; 1 left as they were (conflicts)"

@@ -56,6 +56,13 @@ def summarize(event: Event) -> str:
         return f"{data['call_id']} {mark}: {_clip(data['output'], 50)!r}"
     if event.type == "world.snapshotted":
         return _world_summary(data)
+    if event.type == "egress.counted":
+        hosts = [f"{h['host']} {h['verdict']} ({h['attempts']} tries)" for h in data["hosts"]]
+        others = data.get("other_attempts") or 0
+        return _clip(", ".join(hosts) + (f"; {others} more to other hosts" if others else ""), 100)
+    if event.type in ("world.rolled_back", "world.kept") and data.get("conflicts"):
+        base = _clip(_SUMMARIES[event.type].format(**data), 40)
+        return f"{base}; {len(data['conflicts'])} left as they were (conflicts)"
     template = _SUMMARIES.get(event.type)
     if template is None:
         return ""

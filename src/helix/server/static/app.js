@@ -161,6 +161,12 @@ function describe(event) {
     case "budget.exceeded": return [`spent ${money(d.spent_usd)} of ${money(d.cap_usd)}`];
     case "agent.spawned": return [`child run ${d.child_run_id}: ${d.objective}`];
     case "agent.reported": return [`${d.child_run_id} ${d.status || "completed"} · ${money(d.cost_usd)}`, d.report];
+    case "egress.counted": return [(d.hosts || []).map((x) => `${x.host}: ${x.verdict} (${x.attempts} tries)`).join(", ")
+      + (d.other_attempts ? ` · ${d.other_attempts} more to other hosts` : "")];
+    case "world.rolled_back": return [`to turn ${d.to_turn} by ${d.by}`,
+      ...(d.conflicts || []).map((c) => `conflict: ${c.path}: ${c.detail}`)];
+    case "world.kept": return [`${d.branch} into ${d.target}`,
+      ...(d.conflicts || []).map((c) => `conflict: ${c.path}: ${c.detail}`)];
     default: return [];
   }
 }
