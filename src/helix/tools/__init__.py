@@ -6,11 +6,14 @@ from ._delegate import Delegation as Delegation
 from ._delegate import Delegator as Delegator
 from ._examples import RecordService as RecordService
 from ._examples import example_tools as example_tools
+from ._facets import EffectKind as EffectKind
+from ._facets import FacetName as FacetName
+from ._facets import Facets as Facets
+from ._facets import PathAccess as PathAccess
 from ._quota import QuotaExceeded as QuotaExceeded
 from ._quota import WorldQuota as WorldQuota
 from ._tool import Effect as Effect
 from ._tool import EffectHook as EffectHook
-from ._tool import EffectKind as EffectKind
 from ._tool import FileChange as FileChange
 from ._tool import ToolContext as ToolContext
 from ._tool import ToolDef as ToolDef
@@ -26,7 +29,10 @@ __all__ = [
     "Effect",
     "EffectHook",
     "EffectKind",
+    "FacetName",
+    "Facets",
     "FileChange",
+    "PathAccess",
     "QuotaExceeded",
     "RecordService",
     "ToolContext",

@@ -16,7 +16,7 @@ def _footer(exit_code: int | None, timed_out: bool, limit_s: float) -> str:
     return f"[exit code {exit_code}]"
 
 
-@tool(effect="world")
+@tool(effect="world", command="command", sandboxed=True)
 async def run_command(ctx: ToolContext, command: str, timeout_s: float | None = None) -> ToolResult:
     """Run a shell command (`/bin/sh -c`) in the world directory, in the run's sandbox.
 

@@ -32,7 +32,7 @@ class Delegator(Protocol):
 
 # Idempotent because the delegator finds the child a call already started (by call id)
 # and waits for it: re-running the call after a crash never starts a second child.
-@tool(idempotent=True, effect="world")
+@tool(idempotent=True, effect="world", delegates=True, paths={"blueprint": "read"})
 async def delegate(ctx: ToolContext, objective: str, blueprint: str | None = None) -> ToolResult:
     """Hand a self-contained sub-task to a child agent working in the same directory.
 

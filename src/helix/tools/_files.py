@@ -165,7 +165,7 @@ def _read(world: Path, path: str, offset: int, limit: int | None, max_output: in
     return ToolResult(ok=True, output=output)
 
 
-@tool(read_only=True, idempotent=True, effect="none")
+@tool(read_only=True, idempotent=True, effect="none", paths={"path": "read"})
 async def read_file(
     ctx: ToolContext, path: str, offset: int = 0, limit: int | None = None
 ) -> ToolResult:
@@ -201,7 +201,7 @@ def _write(world: Path, path: str, content: str, quota: WorldQuota | None) -> To
     return ToolResult(ok=True, output=f"{verb} {name} ({len(data)} bytes)", files=(change,))
 
 
-@tool(idempotent=True, effect="world", reports_changes=True)
+@tool(idempotent=True, effect="world", reports_changes=True, paths={"path": "write"})
 async def write_file(ctx: ToolContext, path: str, content: str) -> ToolResult:
     """Write `content` to the file at `path` in the world, replacing what it held.
 
@@ -259,7 +259,7 @@ def _edit(world: Path, path: str, old: str, new: str, quota: WorldQuota | None) 
     return ToolResult(ok=True, output=f"edited {name} at line {line}", files=(change,))
 
 
-@tool(effect="world", reports_changes=True)
+@tool(effect="world", reports_changes=True, paths={"path": "write"})
 async def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult:
     """Replace the text `old` with `new` in the file at `path` in the world.
 

@@ -111,7 +111,7 @@ _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 """Methods that change nothing at the other end (RFC 9110's safe methods, TRACE aside)."""
 
 
-@tool(effect="none")
+@tool(effect="none", url="url")
 async def http_fetch(
     ctx: ToolContext,
     url: str,

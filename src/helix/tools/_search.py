@@ -81,7 +81,7 @@ def _list(world: Path, path: str, pattern: str | None, max_output: int) -> ToolR
     return ToolResult(ok=True, output=cap_text("\n".join(lines), max_output))
 
 
-@tool(read_only=True, idempotent=True, effect="none")
+@tool(read_only=True, idempotent=True, effect="none", paths={"path": "read"})
 async def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None) -> ToolResult:
     """List the files and folders under `path` in the world, recursively.
 
@@ -152,7 +152,7 @@ def _search(world: Path, pattern: str, path: str, max_output: int) -> ToolResult
     return ToolResult(ok=True, output="\n".join([cap_text("\n".join(shown), max_output), *notes]))
 
 
-@tool(read_only=True, idempotent=True, effect="none")
+@tool(read_only=True, idempotent=True, effect="none", paths={"path": "read"})
 async def search_files(ctx: ToolContext, pattern: str, path: str = ".") -> ToolResult:
     """Search the text files under `path` in the world for a regular expression.
 

@@ -4,9 +4,13 @@ A tool is an async function whose first parameter is the ``ToolContext``; its ot
 parameters, with their annotations and defaults, become the argument model and its
 JSON Schema, and its docstring the description the model reads::
 
-    @tool(read_only=True, idempotent=True, effect="none")
+    @tool(read_only=True, idempotent=True, effect="none", paths={"path": "read"})
     async def read_file(ctx: ToolContext, path: str, offset: int = 0) -> ToolResult:
         \"\"\"Read a text file in the world.\"\"\"
+
+What the tool does (``read_only``, ``effect``, ``paths``, ``command``, ``url``,
+``sandboxed``, ``delegates``) becomes its ``Facets``: the gates read those, never its
+name (see ``_facets``).
 """
 
 from __future__ import annotations
@@ -22,14 +26,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from helix.errors import InvalidToolArgumentsError, UnknownToolError
 from helix.sandbox import EgressHook, Sandbox
 
+from ._facets import EffectKind, Facets, PathAccess
 from ._quota import WorldQuota
 
 if TYPE_CHECKING:
     from ._delegate import Delegator
-
-EffectKind = Literal["none", "world", "external-withhold", "external-compensate"]
-"""What running the tool changes: nothing, the run's world (revertible by snapshots),
-or the outside world (withheld until approved, or compensated on rollback)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,10 +107,10 @@ class ToolDef:
     arguments: type[BaseModel]
     """Validates the model's arguments (unknown ones are refused)."""
     function: ToolFunction
-    read_only: bool = False
+    facets: Facets = field(default_factory=Facets)
+    """What it does, as the gates read it."""
     idempotent: bool = False
     """Running it twice has the effect of running it once: safe to re-run after a crash."""
-    effect: EffectKind = "world"
     concurrent: bool = False
     """May run at the same time as other calls of the same turn."""
     reports_changes: bool = False
@@ -121,6 +122,16 @@ class ToolDef:
     """Does a ``withheld`` effect this tool registered (``external-withhold`` tools)."""
     undo: EffectHook | None = None
     """Reverses a ``compensable`` effect this tool registered (``external-compensate``)."""
+
+    @property
+    def read_only(self) -> bool:
+        """It only reads (``facets.read_only``)."""
+        return self.facets.read_only
+
+    @property
+    def effect(self) -> EffectKind:
+        """What running it changes (``facets.effect``)."""
+        return self.facets.effect
 
     def validate(self, args: Mapping[str, Any]) -> BaseModel:
         """Check ``args``; ``InvalidToolArgumentsError`` explains what is wrong."""
@@ -150,8 +161,26 @@ def tool(
     reports_changes: bool = False,
     perform: EffectHook | None = None,
     undo: EffectHook | None = None,
+    paths: Mapping[str, PathAccess] | None = None,
+    command: str | None = None,
+    url: str | None = None,
+    sandboxed: bool = False,
+    delegates: bool = False,
 ) -> Callable[[ToolFunction], ToolDef]:
-    """Declare an async function as a tool (see the module's documentation)."""
+    """Declare an async function as a tool (see the module's documentation).
+
+    ``paths``, ``command`` and ``url`` name the function's own parameters; a name it
+    does not have, or one argument given two roles, is a ``ValueError`` here.
+    """
+    facets = Facets(
+        read_only=read_only,
+        effect=effect,
+        paths=dict(paths or {}),
+        command=command,
+        url=url,
+        sandboxed=sandboxed,
+        delegates=delegates,
+    )
 
     def declare(function: ToolFunction) -> ToolDef:
         signature = inspect.signature(function)
@@ -163,6 +192,9 @@ def tool(
             default = ... if spec.default is inspect.Parameter.empty else spec.default
             fields[param] = (hints.get(param, Any), default)
         tool_name = name or function.__name__
+        unknown = sorted(facets.arguments - fields.keys())
+        if unknown:
+            raise ValueError(f"tool {tool_name!r} has no argument {', '.join(unknown)}")
         model = create_model(
             f"{tool_name}_arguments",
             __config__=ConfigDict(extra="forbid"),
@@ -177,9 +209,8 @@ def tool(
             description=inspect.cleandoc(function.__doc__ or tool_name),
             arguments=model,
             function=function,
-            read_only=read_only,
+            facets=facets,
             idempotent=idempotent,
-            effect=effect,
             concurrent=read_only if concurrent is None else concurrent,
             reports_changes=reports_changes,
             parameters=schema,
