@@ -1,4 +1,4 @@
-"""Small stand-ins for the built-in tools, and helpers to build calls and contexts."""
+"""The built-in tools and one more, and helpers to build calls and contexts."""
 
 from __future__ import annotations
 
@@ -8,49 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from helix.gates import GateCall, GateContext, Policy
-from helix.tools import ToolContext, ToolRegistry, ToolResult, tool
-
-
-@tool(read_only=True, idempotent=True, effect="none")
-async def read_file(ctx: ToolContext, path: str, offset: int = 0) -> ToolResult:
-    """Read a file."""
-    return ToolResult(ok=True, output="")
-
-
-@tool()
-async def write_file(ctx: ToolContext, path: str, content: str) -> ToolResult:
-    """Write a file."""
-    return ToolResult(ok=True, output="")
-
-
-@tool()
-async def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> ToolResult:
-    """Edit a file."""
-    return ToolResult(ok=True, output="")
-
-
-@tool(read_only=True, effect="none")
-async def list_files(ctx: ToolContext, path: str = ".") -> ToolResult:
-    """List files."""
-    return ToolResult(ok=True, output="")
-
-
-@tool(read_only=True, effect="none")
-async def search_files(ctx: ToolContext, pattern: str, path: str = ".") -> ToolResult:
-    """Search files."""
-    return ToolResult(ok=True, output="")
-
-
-@tool()
-async def run_command(ctx: ToolContext, command: str, timeout_s: float | None = None) -> ToolResult:
-    """Run a command."""
-    return ToolResult(ok=True, output="")
-
-
-@tool(effect="external-withhold")
-async def http_fetch(ctx: ToolContext, url: str, method: str = "GET") -> ToolResult:
-    """Fetch a URL."""
-    return ToolResult(ok=True, output="")
+from helix.tools import BUILTIN_TOOLS, ToolContext, ToolRegistry, ToolResult, tool
 
 
 @tool(effect="external-withhold")
@@ -59,18 +17,8 @@ async def send_email(ctx: ToolContext, to: str, body: str) -> ToolResult:
     return ToolResult(ok=True, output="")
 
 
-TOOLS = ToolRegistry(
-    [
-        read_file,
-        write_file,
-        edit_file,
-        list_files,
-        search_files,
-        run_command,
-        http_fetch,
-        send_email,
-    ]
-)
+TOOLS = ToolRegistry([*BUILTIN_TOOLS, send_email])
+"""The built-in tools as declared (the gates read their facets; none is run here)."""
 
 
 def make_call(name: str, **args: Any) -> GateCall:

@@ -66,9 +66,12 @@ class GateContext:
 class Gate(Protocol):
     """One check in the pipeline.
 
-    A gate may also have a ``tools`` attribute: the names of the only tools it rules
-    on (a frozenset). The pipeline does not ask it about any other call, so the log
-    holds no decision from a gate that had nothing to decide. Without one, a gate is
+    A gate may also have a ``facets`` attribute: a frozenset of facet names
+    (``helix.tools.FacetName``); it then rules only on calls of tools declaring at
+    least one of them (the commands gate on tools with a ``command``, say). A gate of
+    a user's own may instead (or also) have ``tools``: the names of the only tools it
+    rules on. The pipeline does not ask a gate about any other call, so the log holds
+    no decision from a gate that had nothing to decide. Without either, a gate is
     asked about every call.
     """
 

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import get_args
 
+from helix.tools import Facets
+
 from ._builtin import (
     ApprovalGate,
     ArgumentsGate,
@@ -34,7 +36,8 @@ _VERDICTS = frozenset(get_args(Verdict))
 class PipelineOutcome:
     """What the pipeline decided on one call, and how each gate that ran voted.
 
-    A gate scoped to other tools (``Gate.tools``) does not run, and is not listed.
+    A gate scoped to other tools (``Gate.facets``, ``Gate.tools``) does not run, and is
+    not listed.
     """
 
     verdict: Verdict
@@ -53,8 +56,13 @@ class GatePipeline:
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:
             raise ValueError(f"gate names must be distinct: {', '.join(duplicates)}")
+        for gate in gates:
+            for facet in getattr(gate, "facets", None) or ():
+                Facets().declares(facet)  # an unknown facet name fails here, not per call
         self._gates = tuple(gates)
-        self._scopes = tuple(getattr(gate, "tools", None) for gate in gates)
+        self._scopes = tuple(
+            (getattr(gate, "tools", None), getattr(gate, "facets", None)) for gate in gates
+        )
 
     @property
     def gates(self) -> tuple[Gate, ...]:
@@ -84,8 +92,8 @@ class GatePipeline:
         """
         decisions: list[tuple[str, Decision]] = []
         asking: list[str] = []
-        for gate, scope in zip(self._gates, self._scopes, strict=True):
-            if scope is not None and call.name not in scope:
+        for gate, (names, facets) in zip(self._gates, self._scopes, strict=True):
+            if not _in_scope(call, names, facets):
                 continue  # nothing for this gate to decide: no decision, no event
             decision = await _decide(gate, call, ctx)
             decisions.append((gate.name, decision))
@@ -98,6 +106,15 @@ class GatePipeline:
         if auto_approve:
             return PipelineOutcome("allow", decisions, "auto-approved")
         return PipelineOutcome("ask", decisions, "; ".join(asking))
+
+
+def _in_scope(call: GateCall, names: frozenset[str] | None, facets: frozenset[str] | None) -> bool:
+    """Whether a gate scoped to tool ``names`` and to ``facets`` rules on ``call``."""
+    if names is not None and call.name not in names:
+        return False
+    if facets is None:
+        return True
+    return call.tool is not None and any(call.tool.facets.declares(f) for f in facets)
 
 
 async def _decide(gate: Gate, call: GateCall, ctx: GateContext) -> Decision:

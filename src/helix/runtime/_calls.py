@@ -257,7 +257,7 @@ class CallRunner:
         return self.setup.tools.get(name) if name in self.setup.tools else None
 
     def _started(self, call_id: str, tool: ToolDef) -> ToolStarted:
-        if tool.name != "run_command":
+        if not tool.facets.sandboxed:
             return ToolStarted(call_id=call_id, sandbox="none")
         sandbox = self.setup.sandbox
         return ToolStarted(call_id=call_id, sandbox=sandbox.tier, reason=sandbox.reason or None)

@@ -2,7 +2,7 @@
 
 The sandbox's proxy asks a hook for each connection a command attempts. Here that
 hook applies the run's ``EgressPolicy`` (the same one the ``egress`` gate applies to
-``http_fetch``) and writes the decision into the run's log as ``gate.decided`` (gate
+a tool's ``url``) and writes the decision into the run's log as ``gate.decided`` (gate
 ``egress``, the command's ``call_id``), once per host and command: repeats reuse the
 first decision, and ``egress.counted`` records every attempt when the command ends
 (``EgressTally``). An unlisted host in an attended run becomes an approval request

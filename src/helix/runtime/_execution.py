@@ -117,7 +117,7 @@ class CallExecutor:
             world=setup.world,
             sandbox=setup.sandbox,
             command_timeout_s=setup.blueprint.sandbox.command_timeout_s,
-            egress=self.egress.hook(call.id) if tool.name == "run_command" else None,
+            egress=self.egress.hook(call.id) if tool.facets.sandboxed else None,
             delegator=self._children,
             tmp_bytes=setup.blueprint.sandbox.tmp_mb << 20,
             world_quota=self._quota,

@@ -43,7 +43,7 @@ class RunSetup:
     objects: ObjectStore | None = None
     """Where the world's snapshots keep content; ``None`` records no snapshots."""
     engine: Engine | None = None
-    """Creates and drives the run's children (``delegate``); ``None``: it cannot have any."""
+    """Creates and drives the run's children (delegation); ``None``: it cannot have any."""
     depth: int = 0
     """How many delegations lie above this run (0: a person started it)."""
     workspace: str = "default"

@@ -2,9 +2,9 @@
 
 The cost follows what the turn did. A turn with no tool call, or whose tools all
 declare ``effect="none"`` (or act outside the world), records nothing and reads
-nothing. A turn whose world tools report every change they make (``write_file``,
-``edit_file``) reads just those paths. A turn that ran a tool which may change
-anything (``run_command``, an unknown tool) reads the paths the world's inotify watcher
+nothing. A turn whose world tools report every change they make (``reports_changes``:
+the file tools) reads just those paths. A turn that ran a tool which may change
+anything (a command, an unknown tool) reads the paths the world's inotify watcher
 saw change, and walks the world (reusing the hashes of files whose size and mtime did
 not change) only when the watcher lost track of it.
 """

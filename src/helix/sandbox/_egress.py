@@ -1,6 +1,6 @@
 """Egress policy: which hosts a run may reach, decided in one place.
 
-``http_fetch`` (through the egress gate) and commands (through the filtering proxy)
+Tools reaching a URL (through the egress gate) and commands (through the filtering proxy)
 both ask ``EgressPolicy.decide`` and normalise hosts with ``normal_host``, so a name
 the gate refuses the proxy refuses too.
 """

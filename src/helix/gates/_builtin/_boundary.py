@@ -1,4 +1,4 @@
-"""The boundary gate: file tools stay inside the run's world."""
+"""The boundary gate: the paths a tool names stay inside the run's world."""
 
 from __future__ import annotations
 
@@ -8,41 +8,61 @@ from pathlib import Path
 
 from helix.gates._gate import Decision, GateCall, GateContext
 
-_LISTING_TOOLS = frozenset({"list_files", "search_files"})
-"""Tools whose ``path`` defaults to the world itself."""
+from ._arguments import arguments_with_defaults
 
 
 class BoundaryGate:
-    """Refuses a ``path`` that resolves outside the world.
+    """Refuses a path argument that resolves outside the world.
 
-    ``..``, absolute paths and symlinks are all resolved before the check, so a link
-    in the world pointing at ``/etc`` is outside. Commands are confined by the
-    sandbox instead: what a shell command touches cannot be read off its text.
+    The path arguments are those the tool declares (``Facets.paths``), read or
+    written, with their defaults (a listing of ``.`` by default is checked too); each
+    may be a string or a list of strings. ``..``, absolute paths and symlinks are all
+    resolved before the check, so a link in the world pointing at ``/etc`` is outside.
+    A tool running in the sandbox is confined by it instead: what a shell command
+    touches cannot be read off its text.
     """
 
     name: str = "boundary"
 
     async def __call__(self, call: GateCall, ctx: GateContext) -> Decision:
         """Decide on ``call``."""
-        if "path" in call.args:
-            path = call.args["path"]
-        elif call.name in _LISTING_TOOLS:
-            path = "."
-        elif call.name == "run_command":
-            return Decision("allow", "commands run in the world's sandbox")
-        else:
+        facets = call.tool.facets if call.tool is not None else None
+        if facets is None or not facets.paths:
+            if facets is not None and facets.sandboxed:
+                what = "commands run" if facets.command is not None else f"{call.name} runs"
+                return Decision("allow", f"{what} in the world's sandbox")
             return Decision("allow", "no path to check")
-        if not isinstance(path, str):
-            return Decision("deny", f"path must be a string, not {type(path).__name__}")
-        if _plainly_inside(ctx.world, path):
-            return Decision("allow", f"{path!r} is inside the world")
-        try:
-            resolved = (ctx.world / path).resolve()
-        except (OSError, ValueError, RuntimeError) as error:  # NUL bytes, link loops
-            return Decision("deny", f"path {path!r} cannot be resolved: {error}")
-        if _inside(resolved, ctx.world):
-            return Decision("allow", f"{path!r} is inside the world")
-        return Decision("deny", f"path {path!r} is outside the world ({resolved})")
+        args = arguments_with_defaults(call)
+        inside: list[str] = []
+        for argument in facets.paths:
+            value = args.get(argument)
+            if value is None:
+                continue  # an optional path left out
+            paths = value if isinstance(value, list | tuple) else [value]
+            for path in paths:
+                refusal = _outside(ctx.world, argument, path)
+                if refusal is not None:
+                    return Decision("deny", refusal)
+                inside.append(repr(path))
+        if not inside:
+            return Decision("allow", "no path to check")
+        verb = "is" if len(inside) == 1 else "are"
+        return Decision("allow", f"{', '.join(inside)} {verb} inside the world")
+
+
+def _outside(world: Path, argument: str, path: object) -> str | None:
+    """Why ``path`` (the value of ``argument``) is not inside ``world``, or ``None``."""
+    if not isinstance(path, str):
+        return f"{argument} must be a string, not {type(path).__name__}"
+    if _plainly_inside(world, path):
+        return None
+    try:
+        resolved = (world / path).resolve()
+    except (OSError, ValueError, RuntimeError) as error:  # NUL bytes, link loops
+        return f"{argument} {path!r} cannot be resolved: {error}"
+    if _inside(resolved, world):
+        return None
+    return f"{argument} {path!r} is outside the world ({resolved})"
 
 
 def _plainly_inside(world: Path, path: str) -> bool:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from helix.gates._gate import Decision, GateCall, GateContext
 
+from ._arguments import arguments_with_defaults
 from ._command_rules import ARGUMENT_RULES, TEXT_RULES
 from ._git_repo import repository_problem
 from ._read_only import readers, reads_only
@@ -41,7 +42,7 @@ _NETWORK = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "openssl"})
 
 
 class CommandsGate:
-    """Refuses catastrophic ``run_command`` commands; other tools pass.
+    """Refuses catastrophic command lines: those of tools declaring a ``command``.
 
     Refused: deleting or opening up ``/`` or a home directory, formatting or writing
     disks, fork bombs, reverse shells, piping downloads into a shell, reading
@@ -50,16 +51,17 @@ class CommandsGate:
 
     name: str = "commands"
 
-    tools = frozenset({"run_command"})
-    """The only tool this gate rules on (see ``Gate.tools``)."""
+    facets = frozenset({"command"})
+    """The only tools this gate rules on (see ``Gate.facets``)."""
 
     async def __call__(self, call: GateCall, ctx: GateContext) -> Decision:
         """Decide on ``call``."""
-        if call.name != "run_command":
+        argument = call.tool.facets.command if call.tool is not None else None
+        if argument is None:
             return Decision("allow", "not a shell command")
-        command = call.args.get("command")
+        command = arguments_with_defaults(call).get(argument)
         if not isinstance(command, str):
-            return Decision("deny", "command must be a string")
+            return Decision("deny", f"{argument} must be a string")
         problem = dangerous(command)
         if problem is not None:
             return Decision("deny", f"refused: the command {problem}")
@@ -93,7 +95,7 @@ def is_read_only_command(command: str, world: Path | None = None) -> bool:
     call, since the world changes; without a ``world``, ``git`` never counts.
 
     Args:
-        command: The shell command, as ``run_command`` would receive it.
+        command: The shell command line, as a command tool would receive it.
         world: The run's world (absolute, resolved), where the command would run.
 
     Returns:

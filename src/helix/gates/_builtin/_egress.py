@@ -1,30 +1,35 @@
-"""The egress gate: ``http_fetch`` reaches only the hosts the run may reach."""
+"""The egress gate: a tool reaching a URL reaches only the hosts the run may reach."""
 
 from __future__ import annotations
 
 from helix.gates._gate import Decision, GateCall, GateContext
 from helix.sandbox import url_host
 
+from ._arguments import arguments_with_defaults
+
 
 class EgressGate:
-    """Applies the run's egress lists to ``http_fetch``; other tools pass.
+    """Applies the run's egress lists to the URL of tools declaring a ``url``.
 
     The deny list wins; a listed host is allowed; an unlisted one is asked about
-    when someone is attending the run, and refused when nobody is.
+    when someone is attending the run, and refused when nobody is. (Connections a
+    command makes in the sandbox are decided by the same lists, in the sandbox's
+    egress proxy.)
     """
 
     name: str = "egress"
 
-    tools = frozenset({"http_fetch"})
-    """The only tool this gate rules on (see ``Gate.tools``)."""
+    facets = frozenset({"url"})
+    """The only tools this gate rules on (see ``Gate.facets``)."""
 
     async def __call__(self, call: GateCall, ctx: GateContext) -> Decision:
         """Decide on ``call``."""
-        if call.name != "http_fetch":
+        argument = call.tool.facets.url if call.tool is not None else None
+        if argument is None:
             return Decision("allow", "no network access")
-        url = call.args.get("url")
+        url = arguments_with_defaults(call).get(argument)
         if not isinstance(url, str):
-            return Decision("deny", "url must be a string")
+            return Decision("deny", f"{argument} must be a string")
         host, problem = url_host(url)
         if host is None:
             return Decision("deny", problem)

@@ -29,7 +29,7 @@ class ToolStarted(Payload):
     sandbox: str
     """The sandbox tier the call runs in."""
     reason: str | None = None
-    """Why that tier (for ``run_command``: e.g. the strongest this host can give)."""
+    """Why that tier (for a tool running in the sandbox: e.g. the strongest this host gives)."""
 
 
 class ToolCompleted(Payload):
