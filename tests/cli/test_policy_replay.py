@@ -96,7 +96,11 @@ def test_the_runs_own_policy_changes_nothing_and_a_looser_one_says_so(
     looser, summary = _lines(
         helix(home, "policy", "replay", demo, "--policy", str(loose), "--json").stdout
     )
-    assert (looser["tool"], looser["logged"], looser["candidate"]) == ("run_command", "ask", "allow")
+    assert (looser["tool"], looser["logged"], looser["candidate"]) == (
+        "run_command",
+        "ask",
+        "allow",
+    )
     assert looser["change"] == "looser"
     # The catastrophic command stays denied: approval rules cannot loosen the commands gate.
     assert summary["looser"] == 1
@@ -106,11 +110,12 @@ def test_a_workspace_replay_judges_each_call_once(home: Path, demo: str, tmp_pat
     policy = tmp_path / "strict.yaml"
     policy.write_text("approvals:\n  rules: [{tool: write_file, action: ask}]\n")
     found = _lines(
-        helix(home, "policy", "replay", "--workspace", "default", "--policy", str(policy), "--json")
-        .stdout
+        helix(
+            home, "policy", "replay", "--workspace", "default", "--policy", str(policy), "--json"
+        ).stdout
     )
     summaries = [line for line in found if line["kind"] == "summary"]
-    assert [s["run_id"] for s in summaries][0] == demo  # oldest first
+    assert summaries[0]["run_id"] == demo  # oldest first
     # The fork inherits turn 1's two writes; they are judged once, in the original.
     assert [(s["calls"], s["stricter"]) for s in summaries] == [(4, 2), (1, 1)]
     empty = helix(home, "policy", "replay", "--workspace", "nobody", "--policy", str(policy))
