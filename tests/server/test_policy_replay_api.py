@@ -109,6 +109,8 @@ def test_a_bad_policy_is_a_422_that_says_why(
         ({"policy": {}}, "the policy is empty"),
         ({"text": "policy: [unclosed"}, "does not parse"),
         ({"text": "a = 1", "format": "ini"}, "format"),
+        # A few lines of aliases can stand for a document too large to check.
+        ({"text": "x: &a [1, 1]\ny: &b [*a, *a]\npolicy: {tools: [*b, *b]}"}, "aliases"),
         ({}, "either policy or text"),
         ({"policy": STRICT, "text": "policy: {}"}, "either policy or text"),
     ]

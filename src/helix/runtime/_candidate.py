@@ -25,7 +25,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from helix._util import FileProblem, first_problem, parse_structured, read_structured
+from helix._util import FileProblem, first_problem, parse_structured
 from helix.errors import ConfigError
 from helix.gates import ApprovalRule, EgressPolicy, Policy
 
@@ -84,21 +84,25 @@ class CandidatePolicy(_Strict):
 
     @classmethod
     def load(cls, path: str | Path) -> CandidatePolicy:
-        """Read a YAML, TOML or JSON policy file."""
+        """Read a YAML, TOML or JSON policy file (by its suffix)."""
         path = Path(path)
         try:
-            data = read_structured(path, "policy")
-        except FileProblem as problem:
-            if problem.stage == "read":
-                raise ConfigError(f"{path}: cannot read the policy: {problem}") from None
-            raise ConfigError(f"{path}: does not parse: {problem}") from None
-        return cls.parse(data, source=str(path))
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ConfigError(f"{path}: cannot read the policy: {error}") from None
+        return cls.from_text(text, format=path.suffix.lstrip("."), source=str(path))
 
     @classmethod
     def from_text(
         cls, text: str, *, format: str = "yaml", source: str = "policy"
     ) -> CandidatePolicy:
-        """Parse a policy sent as text (``format``: ``yaml``, ``toml`` or ``json``)."""
+        """Parse a policy's text (``format``: ``yaml``/``yml``, ``toml`` or ``json``).
+
+        YAML anchors and aliases are refused: a few lines of them can stand for a
+        document too large to check (a server takes this text from its members).
+        """
+        if format.lower() in ("yaml", "yml"):
+            _refuse_aliases(text, source)
         try:
             data = parse_structured(text, f".{format}", "policy")
         except FileProblem as problem:
@@ -120,3 +124,15 @@ class CandidatePolicy(_Strict):
 
 
 _SECTIONS = ", ".join(CandidatePolicy.model_fields)
+
+
+def _refuse_aliases(text: str, source: str) -> None:
+    import yaml
+
+    try:
+        aliased = any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text))
+    except yaml.YAMLError as error:
+        lines = str(error).strip().splitlines() or [type(error).__name__]
+        raise ConfigError(f"{source}: does not parse: {lines[0]}") from None
+    if aliased:
+        raise ConfigError(f"{source}: YAML anchors and aliases are not accepted in a policy")
