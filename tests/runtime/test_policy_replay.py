@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helix.errors import ConfigError, RunNotFoundError
+from helix.errors import PolicyError, RunNotFoundError
 from helix.kernel.log import MemoryEventStore
 from helix.providers import ModelAdapter, Price, PriceBook, Scenario, ScriptedModel
 from helix.runtime import Blueprint, CandidatePolicy, Engine, RunSetup, replay_policy
@@ -160,12 +160,12 @@ async def test_unknown_runs_and_bad_policies(tmp_path: Path) -> None:
     candidate = CandidatePolicy.parse({"policy": {}}, source="test")
     with pytest.raises(RunNotFoundError):
         await replay_policy(engine.store, "run_nope", candidate, tools=engine.tools)
-    with pytest.raises(ConfigError, match=r"sandbox\.kind: unknown field"):
+    with pytest.raises(PolicyError, match=r"sandbox\.kind: unknown field"):
         CandidatePolicy.parse({"sandbox": {"kind": "bwrap"}}, source="test")
-    with pytest.raises(ConfigError, match="invalid regular expression"):
+    with pytest.raises(PolicyError, match="invalid regular expression"):
         CandidatePolicy.parse(
             {"approvals": {"rules": [{"tool": "x", "when": {"a": "("}, "action": "ask"}]}},
             source="test",
         )
-    with pytest.raises(ConfigError, match="a policy is a mapping"):
+    with pytest.raises(PolicyError, match="a policy is a mapping"):
         CandidatePolicy.from_text("- a\n- b\n")

@@ -103,6 +103,10 @@ def test_a_bad_policy_is_a_422_that_says_why(
 ) -> None:
     run_id = _finished_run(owner, model_server)
     url = f"/runs/{run_id}/policy-replay"
+    unknown_field = _error(owner.post(url, json={"policy": {"ceiling": {}}}), 422)
+    assert (unknown_field["code"], unknown_field["message"]) == (
+        "invalid_policy", "invalid policy: ceiling: unknown field"
+    )  # fmt: skip
     cases: list[tuple[dict[str, Any], str]] = [
         ({"policy": {"policy": {"deny_tool": ["x"]}}}, "policy.deny_tool: unknown field"),
         ({"policy": {"approvals": {"rules": [{"tool": "x"}]}}}, "approvals.rules.0.action"),

@@ -26,7 +26,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from helix._util import FileProblem, first_problem, parse_structured
-from helix.errors import ConfigError
+from helix.errors import PolicyError
 from helix.gates import ApprovalRule, EgressPolicy, Policy
 
 from ._blueprint import Blueprint
@@ -68,19 +68,19 @@ class CandidatePolicy(_Strict):
 
     @classmethod
     def parse(cls, data: object, *, source: str) -> CandidatePolicy:
-        """Validate a policy's settings; ``ConfigError`` names ``source``, field and reason."""
+        """Validate a policy's settings; ``PolicyError`` names ``source``, field and reason."""
         if not isinstance(data, dict):
-            raise ConfigError(f"{source}: a policy is a mapping with some of {_SECTIONS}")
+            raise PolicyError(f"{source}: a policy is a mapping with some of {_SECTIONS}")
         if not data:
-            raise ConfigError(f"{source}: the policy is empty: give some of {_SECTIONS}")
+            raise PolicyError(f"{source}: the policy is empty: give some of {_SECTIONS}")
         try:
             return cls.model_validate(data)
         except ValidationError as error:
             item = error.errors()[0]
             if item["type"] == "extra_forbidden":
                 where = ".".join(str(part) for part in item["loc"])
-                raise ConfigError(f"{source}: {where}: unknown field") from None
-            raise ConfigError(f"{source}: {first_problem(error)}") from None
+                raise PolicyError(f"{source}: {where}: unknown field") from None
+            raise PolicyError(f"{source}: {first_problem(error)}") from None
 
     @classmethod
     def load(cls, path: str | Path) -> CandidatePolicy:
@@ -89,7 +89,7 @@ class CandidatePolicy(_Strict):
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
-            raise ConfigError(f"{path}: cannot read the policy: {error}") from None
+            raise PolicyError(f"{path}: cannot read the policy: {error}") from None
         return cls.from_text(text, format=path.suffix.lstrip("."), source=str(path))
 
     @classmethod
@@ -106,7 +106,7 @@ class CandidatePolicy(_Strict):
         try:
             data = parse_structured(text, f".{format}", "policy")
         except FileProblem as problem:
-            raise ConfigError(f"{source}: does not parse: {problem}") from None
+            raise PolicyError(f"{source}: does not parse: {problem}") from None
         return cls.parse(data, source=source)
 
     def ceiling(self, blueprint: Blueprint, workspace: Policy) -> Policy:
@@ -133,6 +133,6 @@ def _refuse_aliases(text: str, source: str) -> None:
         aliased = any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text))
     except yaml.YAMLError as error:
         lines = str(error).strip().splitlines() or [type(error).__name__]
-        raise ConfigError(f"{source}: does not parse: {lines[0]}") from None
+        raise PolicyError(f"{source}: does not parse: {lines[0]}") from None
     if aliased:
-        raise ConfigError(f"{source}: YAML anchors and aliases are not accepted in a policy")
+        raise PolicyError(f"{source}: YAML anchors and aliases are not accepted in a policy")
