@@ -118,6 +118,19 @@ def test_a_workspace_replay_judges_each_call_once(home: Path, demo: str, tmp_pat
     assert summaries[0]["run_id"] == demo  # oldest first
     # The fork inherits turn 1's two writes; they are judged once, in the original.
     assert [(s["calls"], s["stricter"]) for s in summaries] == [(4, 2), (1, 1)]
+    # Alone, the fork is judged on its whole history: its parent's turn 1, then its own
+    # call (whose id, call_0_0, its model reused from the parent's first call).
+    fork = summaries[1]["run_id"]
+    alone = _lines(
+        helix(home, "policy", "replay", str(fork), "--policy", str(policy), "--json").stdout
+    )
+    *differences, summary = alone
+    assert [(d["run_id"], d["call_id"], d["args"]["path"]) for d in differences] == [
+        (demo, "call_0_0", "notes/todo.md"),
+        (demo, "call_0_1", "README.md"),
+        (fork, "call_0_0", "README.md"),
+    ]
+    assert (summary["calls"], summary["stricter"]) == (3, 3)
     empty = helix(home, "policy", "replay", "--workspace", "nobody", "--policy", str(policy))
     assert empty.returncode == 0
     assert "no runs to judge" in empty.stdout

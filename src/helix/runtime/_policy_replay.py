@@ -109,6 +109,7 @@ class _Call:
     seq: int
     turn: int | None
     run_id: str
+    call_id: str
     name: str
     args: dict[str, Any]
     candidate: tuple[Verdict, str | None, str]
@@ -117,7 +118,6 @@ class _Call:
     decisions: list[tuple[str, str, str]] = field(default_factory=list[tuple[str, str, str]])
     gated: bool = False
     ran: bool = False
-    request_id: str | None = None
     approval: ApprovalOutcome | None = None
 
 
@@ -146,21 +146,21 @@ async def replay_policy(
     world = await asyncio.to_thread(lambda: Path(record.world).resolve())
     judge: _Judge | None = None
     state = SessionState(run_id=run_id)
-    calls: dict[str, _Call] = {}
+    calls = _Calls()
     async for event in _events(store, run_id):
         if judge is None:
             judge = _Judge(event, candidate, tools, workspace_ceiling or Policy(), world, run_id)
         if event.type == "tool.requested" and not (own_only and event.run_id != run_id):
             data = event.data
-            calls[data["call_id"]] = _Call(
-                event.seq, event.turn, event.run_id, data["name"], data["args"],
+            calls.add(_Call(
+                event.seq, event.turn, event.run_id, data["call_id"], data["name"], data["args"],
                 await judge.decide(data["call_id"], data["name"], data["args"], state, event.ts),
                 data["name"] in tools,
-            )  # fmt: skip
+            ))  # fmt: skip
         else:
-            _note(calls, event)
+            calls.note(event)
         apply(state, event)
-    return _report(run_id, calls)
+    return _report(run_id, calls.all)
 
 
 async def replay_policy_workspace(
@@ -251,39 +251,56 @@ class _Judge:
         return outcome.verdict, gate, outcome.reason
 
 
-def _note(calls: dict[str, _Call], event: Event) -> None:
-    """Record what the log says happened to a call after it was requested."""
-    data = event.data
-    call = calls.get(data.get("call_id", ""))
-    if event.type == "approval.decided":
-        for waiting in calls.values():
-            if waiting.request_id == data["request_id"]:
+class _Calls:
+    """The calls requested so far, and what the log says happened to each.
+
+    A call id is unique only among the calls waiting at once (a fork's model may reuse
+    an id its parent used), so events are matched to the latest call with the id.
+    """
+
+    def __init__(self) -> None:
+        self.all: list[_Call] = []
+        self._by_id: dict[str, _Call] = {}
+        self._by_request: dict[str, _Call] = {}
+
+    def add(self, call: _Call) -> None:
+        self.all.append(call)
+        self._by_id[call.call_id] = call
+
+    def note(self, event: Event) -> None:
+        """Record what ``event`` says about a requested call (if anything)."""
+        data = event.data
+        if event.type == "approval.decided":
+            waiting = self._by_request.pop(data["request_id"], None)
+            if waiting is not None:
                 waiting.approval = ApprovalOutcome(
                     decision=data["decision"], by=data.get("by"), auto=bool(data.get("auto"))
                 )
-        return
-    if call is None:
-        return
-    if event.type == "gate.decided" and not call.gated:
-        call.decisions.append((data["gate"], data["verdict"], data["reason"]))
-    elif event.type in _CLOSING and not call.gated:
-        call.gated = True
-        if event.type == "approval.requested":
-            call.request_id = data["request_id"]
-            call.approval = ApprovalOutcome(decision=None)
-    if event.type == "tool.started":
-        call.ran = True
+            return
+        call = self._by_id.get(data.get("call_id", ""))
+        if call is None:
+            return
+        if event.type == "gate.decided" and not call.gated:
+            call.decisions.append((data["gate"], data["verdict"], data["reason"]))
+        elif event.type in _CLOSING and not call.gated:
+            call.gated = True
+            if event.type == "approval.requested":
+                self._by_request[data["request_id"]] = call
+                call.approval = ApprovalOutcome(decision=None)
+        if event.type == "tool.started":
+            call.ran = True
 
 
-def _report(run_id: str, calls: dict[str, _Call]) -> PolicyReplay:
+def _report(run_id: str, calls: list[_Call]) -> PolicyReplay:
     differences: list[ReplayedCall] = []
     unjudged: list[UnjudgedCall] = []
     judged = 0
-    for call_id, call in calls.items():
+    for call in calls:
         problem = _unjudgeable(call)
         if problem is not None:
             unjudged.append(UnjudgedCall(
-                run_id=call.run_id, seq=call.seq, call_id=call_id, tool=call.name, reason=problem
+                run_id=call.run_id, seq=call.seq, call_id=call.call_id, tool=call.name,
+                reason=problem,
             ))  # fmt: skip
             continue
         judged += 1
@@ -293,7 +310,7 @@ def _report(run_id: str, calls: dict[str, _Call]) -> PolicyReplay:
             continue
         differences.append(
             ReplayedCall(
-                run_id=call.run_id, seq=call.seq, turn=call.turn, call_id=call_id,
+                run_id=call.run_id, seq=call.seq, turn=call.turn, call_id=call.call_id,
                 tool=call.name, args=call.args, logged=logged, logged_reason=logged_reason,
                 approval=call.approval, ran=call.ran, candidate=verdict, candidate_gate=gate,
                 candidate_reason=reason,
