@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,7 +24,7 @@ def _tree(root: Path) -> dict[str, tuple[str, int]]:
     }
 
 
-def _lines(stdout: str) -> list[dict[str, object]]:
+def _lines(stdout: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in stdout.splitlines()]
 
 

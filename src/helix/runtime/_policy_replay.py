@@ -245,7 +245,8 @@ class _Judge:
                 elapsed_s=max(0.0, elapsed),
             ),
         )
-        outcome = await self.pipeline.evaluate(GateCall(call_id, name, args, tool), context)
+        call = GateCall(call_id=call_id, name=name, args=args, tool=tool)
+        outcome = await self.pipeline.evaluate(call, context)
         ruling = [(gate, d) for gate, d in outcome.decisions if d.verdict == outcome.verdict]
         gate = ruling[0][0] if outcome.verdict != "allow" and ruling else None
         return outcome.verdict, gate, outcome.reason
