@@ -8,6 +8,7 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     │   ├── ModelNameError       not ``provider:model``, or an unknown provider
     │   ├── MissingKeyError      the provider's API key variable is not set
     │   ├── BlueprintError       a blueprint file is malformed (file, field, reason)
+    │   ├── PolicyError          a candidate policy file is malformed (file, field, reason)
     │   └── ScenarioError        a scripted scenario file does not parse
     ├── StoreUnavailableError    the event store cannot be opened or reached
     │   └── StoreDamagedError    its file or a stored row is damaged (cannot be read back)
@@ -256,6 +257,12 @@ class BlueprintError(ConfigError):
     """A blueprint file does not parse or does not validate."""
 
     code = "invalid_blueprint"
+
+
+class PolicyError(ConfigError):
+    """A candidate policy (``helix policy replay``) does not parse or does not validate."""
+
+    code = "invalid_policy"
 
 
 class RunStateError(ConflictError):

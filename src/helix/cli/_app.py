@@ -14,6 +14,7 @@ from ._doctor import doctor
 from ._login import login, status
 from ._logs import export, import_, logs, replay
 from ._models import models_app
+from ._policy import policy_app
 from ._run import resume, run_command
 from ._runs import fork, runs, show
 from ._sandbox import sandbox_app
@@ -71,6 +72,7 @@ app.add_typer(schema_app, name="schema")
 app.add_typer(models_app, name="models")
 app.command()(doctor)
 app.add_typer(sandbox_app, name="sandbox")
+app.add_typer(policy_app, name="policy")
 app.command()(serve)
 app.command()(login)
 app.command()(status)

@@ -4,6 +4,10 @@ from ._blueprint import ApprovalSettings as ApprovalSettings
 from ._blueprint import Blueprint as Blueprint
 from ._blueprint import ModelPrice as ModelPrice
 from ._blueprint import SandboxSettings as SandboxSettings
+from ._candidate import CandidateApprovals as CandidateApprovals
+from ._candidate import CandidateBudget as CandidateBudget
+from ._candidate import CandidateEgress as CandidateEgress
+from ._candidate import CandidatePolicy as CandidatePolicy
 from ._control import cancel as cancel
 from ._control import decide as decide
 from ._control import pause as pause
@@ -14,6 +18,12 @@ from ._faults import Faults as Faults
 from ._faults import InjectedFault as InjectedFault
 from ._loop import TERMINAL as TERMINAL
 from ._loop import RunLoop as RunLoop
+from ._policy_replay import ApprovalOutcome as ApprovalOutcome
+from ._policy_replay import PolicyReplay as PolicyReplay
+from ._policy_replay import ReplayedCall as ReplayedCall
+from ._policy_replay import UnjudgedCall as UnjudgedCall
+from ._policy_replay import replay_policy as replay_policy
+from ._policy_replay import replay_policy_workspace as replay_policy_workspace
 from ._setup import RunSetup as RunSetup
 from ._supervisor import ChildSpec as ChildSpec
 from ._supervisor import Supervisor as Supervisor
@@ -26,18 +36,26 @@ from ._world_control import rollback as rollback
 
 __all__ = [
     "TERMINAL",
+    "ApprovalOutcome",
     "ApprovalSettings",
     "Blueprint",
+    "CandidateApprovals",
+    "CandidateBudget",
+    "CandidateEgress",
+    "CandidatePolicy",
     "ChildSpec",
     "Engine",
     "Faults",
     "InjectedFault",
     "Kept",
     "ModelPrice",
+    "PolicyReplay",
+    "ReplayedCall",
     "RunLoop",
     "RunSetup",
     "SandboxSettings",
     "Supervisor",
+    "UnjudgedCall",
     "cancel",
     "compare",
     "decide",
@@ -45,6 +63,8 @@ __all__ = [
     "keep",
     "open_supervisor",
     "pause",
+    "replay_policy",
+    "replay_policy_workspace",
     "resume",
     "rollback",
     "steer",

@@ -1,4 +1,6 @@
 // The Helix dashboard: plain ES modules, no build step. It speaks the public API only.
+import { policyReplay } from "./policy.js";
+
 const API = "/api/v1";
 const view = document.getElementById("view");
 let token = localStorage.getItem("helix.token");
@@ -295,6 +297,7 @@ async function runView(runId) {
     h("section", { class: "card stack" }, h("h2", {}, "Controls"), steer,
       h("div", { class: "row" }, act("Pause", "pause"), act("Resume", "resume"), act("Cancel", "cancel", "danger"))),
     world,
+    policyReplay(runId, { h, api }),
     h("section", { class: "card" }, h("h2", {}, "Timeline"), timeline));
   paint();
 
