@@ -293,8 +293,9 @@ _GATING = [
     *sorted(
         path
         for path in (SRC / "runtime").glob("*.py")
-        # A user's blueprint example, and the runtime half of delegation (its Delegator).
-        if path.name not in ("_blueprint.py", "_delegation.py")
+        # A user's blueprint and candidate-policy examples (their rules name tools, as a
+        # user's own rules may), and the runtime half of delegation (its Delegator).
+        if path.name not in ("_blueprint.py", "_candidate.py", "_delegation.py")
     ),
 ]
 

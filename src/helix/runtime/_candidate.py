@@ -43,7 +43,7 @@ class CandidateApprovals(_Strict):
 
 
 class CandidateEgress(_Strict):
-    """The domains ``http_fetch`` may reach (``*.example.com`` for subdomains)."""
+    """The domains a tool with a URL may reach (``*.example.com`` for subdomains)."""
 
     network: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
