@@ -4,6 +4,7 @@ from ._blueprint import ApprovalSettings as ApprovalSettings
 from ._blueprint import Blueprint as Blueprint
 from ._blueprint import ModelPrice as ModelPrice
 from ._blueprint import SandboxSettings as SandboxSettings
+from ._blueprint import blueprint_of as blueprint_of
 from ._control import cancel as cancel
 from ._control import decide as decide
 from ._control import pause as pause
@@ -38,6 +39,7 @@ __all__ = [
     "RunSetup",
     "SandboxSettings",
     "Supervisor",
+    "blueprint_of",
     "cancel",
     "compare",
     "decide",
