@@ -5,6 +5,9 @@ from ._blueprint import Blueprint as Blueprint
 from ._blueprint import ModelPrice as ModelPrice
 from ._blueprint import SandboxSettings as SandboxSettings
 from ._blueprint import blueprint_of as blueprint_of
+from ._clock import SYSTEM_CLOCK as SYSTEM_CLOCK
+from ._clock import Clock as Clock
+from ._clock import SystemClock as SystemClock
 from ._control import cancel as cancel
 from ._control import decide as decide
 from ._control import pause as pause
@@ -26,10 +29,12 @@ from ._world_control import keep as keep
 from ._world_control import rollback as rollback
 
 __all__ = [
+    "SYSTEM_CLOCK",
     "TERMINAL",
     "ApprovalSettings",
     "Blueprint",
     "ChildSpec",
+    "Clock",
     "Engine",
     "Faults",
     "InjectedFault",
@@ -39,6 +44,7 @@ __all__ = [
     "RunSetup",
     "SandboxSettings",
     "Supervisor",
+    "SystemClock",
     "blueprint_of",
     "cancel",
     "compare",

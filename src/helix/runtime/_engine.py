@@ -29,6 +29,7 @@ from helix.tools import ToolRegistry, builtin_registry
 from helix.world import ObjectStore, world_root
 
 from ._blueprint import Blueprint, blueprint_of
+from ._clock import SYSTEM_CLOCK, Clock
 from ._loop import TERMINAL, RunLoop
 from ._setup import RunSetup
 from ._supervisor import ChildSpec, open_supervisor
@@ -51,6 +52,7 @@ class Engine:
         policy: Policy | None = None,
         model_factory: ModelFactory | None = None,
         scripts: ScriptAccess = True,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.store = store
         self.home = home
@@ -63,6 +65,8 @@ class Engine:
         self._model_factory = model_factory
         self.scripts = scripts
         """Which scenario files ``scripted:PATH`` models may read (a server: a folder, or none)."""
+        self.clock = clock
+        """What every run's deadlines, time budget and durations are read on."""
         self.objects = ObjectStore(home / "objects")
         """The content of every run's world snapshots (shared: identical files cost once)."""
 
@@ -161,6 +165,7 @@ class Engine:
             depth=settings.depth,
             workspace=record.workspace,
             scripts=self.scripts,
+            clock=self.clock,
         )
         return setup
 
@@ -188,7 +193,7 @@ class Engine:
                 result[:] = [await loop.run()]
 
             async with open_supervisor(
-                on_restart=self._restarted, on_give_up=self._gave_up
+                on_restart=self._restarted, on_give_up=self._gave_up, clock=self.clock
             ) as supervisor:
                 supervisor.start_child(ChildSpec(id=run_id, start=incarnation))
             return result[0] if result else await replay_run(self.store, run_id)
