@@ -93,3 +93,41 @@ def test_no_bare_tasks_outside_their_owners() -> None:
             ):
                 offenders.append(f"{relative}:{node.lineno}")
     assert offenders == [], "use a supervisor or an asyncio.TaskGroup"
+
+
+# Runs read time through their engine's clock (runtime/_clock.py), so deadlines and
+# budgets can be tested by moving a manual clock and hold across machines later.
+CLOCKED = ("runtime", "gates")
+WALL_CLOCK = {
+    "time": {"time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns"},
+    "datetime": {"now", "utcnow", "today"},
+    "date": {"today"},
+    "asyncio": {"sleep", "timeout", "timeout_at", "wait_for"},
+    "loop": {"time"},
+}
+
+
+def test_runtime_and_gates_read_no_wall_clock_directly() -> None:
+    import ast
+
+    offenders = []
+    for folder in CLOCKED:
+        for path in (PACKAGE / folder).rglob("*.py"):
+            relative = str(path.relative_to(PACKAGE))
+            if relative == "runtime/_clock.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and node.module in ("time", "datetime"):
+                    names = {alias.name for alias in node.names}
+                    if node.module == "time" or names & {"datetime", "date"}:
+                        offenders.append(f"{relative}:{node.lineno}: from {node.module} import")
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.attr in WALL_CLOCK.get(node.func.value.id, ())
+                ):
+                    offenders.append(
+                        f"{relative}:{node.lineno}: {node.func.value.id}.{node.func.attr}"
+                    )
+    assert offenders == [], "read time through the run's Clock (RunSetup.clock)"

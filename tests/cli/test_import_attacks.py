@@ -84,3 +84,13 @@ def test_a_bad_snapshot_line_is_refused_by_number(
     assert said in line
     assert helix(home, "show", "stolen").returncode == 3  # nothing was written
     assert list((home / "worlds").glob("*/imported-*")) == []
+
+
+def test_a_bad_blueprint_in_the_settings_is_refused(home: Path) -> None:
+    events = _exported(home)
+    events[0]["data"]["settings"]["blueprint"]["sandbox"] = {"kind": "chroot"}
+    result = helix(home, "import", "-", "--as", "stolen", stdin=_text(events))
+    assert result.returncode == 1
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: line 1: run.created: settings.blueprint.sandbox.kind"), line
+    assert helix(home, "show", "stolen").returncode == 3  # nothing was written

@@ -260,3 +260,31 @@ def test_an_imported_run_is_paused_and_never_auto_approves(
         assert not (world / "pwned").exists()
         mallory.post("/runs/stolen/cancel")
         wait_until(lambda: "run.cancelled" in event_types(mallory, "stolen"), "cancel")
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        ({"auto_approve": "yes"}, "settings.auto_approve: Input should be a valid boolean"),
+        ({"surprise": 1}, "settings.surprise: Extra inputs are not permitted"),
+        ({"blueprint": {"approvals": {"timeout_s": -1}}}, "settings.blueprint.approvals.timeout_s"),
+    ],
+)
+def test_bad_run_settings_are_refused_by_line(
+    live: LiveServer,
+    admin: Admin,
+    model_server: MockModelServer,
+    edit: dict[str, Any],
+    said: str,
+) -> None:
+    with _member(live, admin) as mallory:
+        events = _export(mallory, _written_run(mallory, model_server, "mine\n"))
+        events[0]["data"]["settings"].update(edit)
+        refused = _import(mallory, events, "stolen")
+        assert refused.status_code == 422, refused.text
+        error = refused.json()["error"]
+        assert error["code"] == "invalid_event"
+        assert error["message"].startswith("line 1: run.created: "), error["message"]
+        assert said in error["message"], error["message"]
+        assert mallory.get("/runs/stolen").status_code == 404  # nothing was written
+        assert list(live.config.worlds.glob("*/imported-*")) == []

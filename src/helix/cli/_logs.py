@@ -14,6 +14,7 @@ from helix.config import Settings
 from helix.errors import RunExistsError
 from helix.kernel.events import TERMINAL_EVENTS
 from helix.kernel.log import EventStore, export_lines, import_lines
+from helix.runtime import blueprint_of
 
 from ._client import remotely
 from ._common import fail, print_json_line, run, with_store
@@ -121,7 +122,9 @@ def import_(
         world = Settings.from_env().home / "worlds" / "default" / f"imported-{token_hex(6)}"
         world.mkdir(parents=True)
         try:
-            record = await import_lines(store, lines, world=str(world.resolve()), run_id=as_id)
+            record = await import_lines(
+                store, lines, world=str(world.resolve()), run_id=as_id, check_settings=blueprint_of
+            )
         except BaseException as error:
             with contextlib.suppress(OSError):
                 world.rmdir()

@@ -4,10 +4,14 @@ from ._blueprint import ApprovalSettings as ApprovalSettings
 from ._blueprint import Blueprint as Blueprint
 from ._blueprint import ModelPrice as ModelPrice
 from ._blueprint import SandboxSettings as SandboxSettings
+from ._blueprint import blueprint_of as blueprint_of
 from ._candidate import CandidateApprovals as CandidateApprovals
 from ._candidate import CandidateBudget as CandidateBudget
 from ._candidate import CandidateEgress as CandidateEgress
 from ._candidate import CandidatePolicy as CandidatePolicy
+from ._clock import SYSTEM_CLOCK as SYSTEM_CLOCK
+from ._clock import Clock as Clock
+from ._clock import SystemClock as SystemClock
 from ._control import cancel as cancel
 from ._control import decide as decide
 from ._control import pause as pause
@@ -35,6 +39,7 @@ from ._world_control import keep as keep
 from ._world_control import rollback as rollback
 
 __all__ = [
+    "SYSTEM_CLOCK",
     "TERMINAL",
     "ApprovalOutcome",
     "ApprovalSettings",
@@ -44,6 +49,7 @@ __all__ = [
     "CandidateEgress",
     "CandidatePolicy",
     "ChildSpec",
+    "Clock",
     "Engine",
     "Faults",
     "InjectedFault",
@@ -55,7 +61,9 @@ __all__ = [
     "RunSetup",
     "SandboxSettings",
     "Supervisor",
+    "SystemClock",
     "UnjudgedCall",
+    "blueprint_of",
     "cancel",
     "compare",
     "decide",

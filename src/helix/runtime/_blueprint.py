@@ -24,9 +24,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from helix._util import FileProblem, first_problem, read_structured
-from helix.errors import BlueprintError, HelixError
+from helix.errors import BlueprintError, HelixError, InvalidPayloadError
 from helix.gates import ApprovalRule, Policy
-from helix.kernel.events import Budget
+from helix.kernel.events import Budget, RunSettings
 from helix.providers import ROLES, Price, PriceBook, parse_model_name
 from helix.tools import ToolRegistry
 
@@ -152,6 +152,21 @@ class Blueprint(_Strict):
             return cls.model_validate({"name": name, **data} if name is not None else data)
         except ValidationError as error:
             raise BlueprintError(f"{source}: {first_problem(error)}") from None
+
+
+def blueprint_of(settings: RunSettings) -> Blueprint:
+    """The run's blueprint, validated from its settings (the kernel keeps it as data).
+
+    ``InvalidPayloadError`` names the field and the reason: an imported log with a bad
+    blueprint is refused with it (``import_lines(check_settings=…)``), and a run whose
+    log holds one cannot be resumed.
+    """
+    try:
+        return Blueprint.model_validate(settings.blueprint)
+    except ValidationError as error:
+        raise InvalidPayloadError(
+            f"run.created: settings.blueprint.{first_problem(error)}"
+        ) from None
 
 
 def _check_model(name: str, field: str) -> None:

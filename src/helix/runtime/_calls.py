@@ -11,9 +11,7 @@ what the gates allowed, and turning results into events, is ``_execution.py``'s.
 
 from __future__ import annotations
 
-import time
 import uuid
-from datetime import UTC, datetime, timedelta
 
 from helix.gates import BudgetState, GateCall, GateContext
 from helix.kernel.events import (
@@ -27,12 +25,12 @@ from helix.kernel.events import (
     ToolInterrupted,
     ToolRequested,
     ToolStarted,
-    format_iso,
     parse_iso,
 )
 from helix.kernel.session import CallRequest, SessionState
 from helix.tools import ToolDef
 
+from ._clock import Clock, iso_after
 from ._execution import CallExecutor
 from ._session import LiveSession, halted
 from ._setup import RunSetup
@@ -144,7 +142,7 @@ class CallRunner:
                 cap_usd=budget.usd if budget else None,
                 spent_usd=spent,
                 max_seconds=budget.max_seconds if budget else None,
-                elapsed_s=elapsed_s(self.state),
+                elapsed_s=elapsed_s(self.state, setup.clock),
             ),
             attended=setup.attended,
         )
@@ -183,13 +181,12 @@ class CallRunner:
             return [*gate_events, NewEvent(refused, turn=turn)]
         request_id = f"apr_{uuid.uuid4().hex[:12]}"
         timeout = self.setup.blueprint.approvals.timeout_s
-        expires = datetime.now(UTC) + timedelta(seconds=timeout)
         asked = ApprovalRequested(
             request_id=request_id,
             call_id=call.id,
             name=call.name,
             args=call.args,
-            expires_at=format_iso(expires),
+            expires_at=iso_after(self.setup.clock, timeout),
         )
         events = [*gate_events, NewEvent(asked, turn=turn)]
         if self.setup.auto_approve:
@@ -214,7 +211,7 @@ class CallRunner:
         if pending is None:
             return
         expires = None if pending.expires_at is None else parse_iso(pending.expires_at)
-        remaining = None if expires is None else max(0.0, expires - time.time())
+        remaining = None if expires is None else max(0.0, expires - self.setup.clock.now())
 
         def settled(state: SessionState) -> bool:
             return request_id not in state.pending_approvals or state.status in TERMINAL_STATUSES
@@ -263,8 +260,8 @@ class CallRunner:
         return ToolStarted(call_id=call_id, sandbox=sandbox.tier, reason=sandbox.reason or None)
 
 
-def elapsed_s(state: SessionState) -> float:
-    """Seconds since the run was created (its wall-clock budget counts from there)."""
+def elapsed_s(state: SessionState, clock: Clock) -> float:
+    """Seconds since the run was created, on ``clock`` (its time budget counts from there)."""
     if state.started_at is None:
         return 0.0
-    return max(0.0, time.time() - parse_iso(state.started_at))
+    return max(0.0, clock.now() - parse_iso(state.started_at))

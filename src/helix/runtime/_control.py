@@ -8,7 +8,6 @@ checks again, so a decision can never land on an approval that was closed meanwh
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from helix.errors import ApprovalClosedError, RunStateError, SeqConflictError
@@ -25,6 +24,8 @@ from helix.kernel.events import (
 )
 from helix.kernel.log import EventStore
 from helix.kernel.session import SessionState, replay_run
+
+from ._clock import SYSTEM_CLOCK, Clock
 
 
 async def _append_checked(
@@ -68,11 +69,13 @@ async def decide(
     *,
     by: str,
     reason: str | None = None,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> str:
     """Allow or deny a pending approval; returns the request id decided.
 
     With no ``request_id``, the run's one pending request is meant (an error if there
-    are several). ``ApprovalClosedError`` if it was decided already or has expired.
+    are several). ``ApprovalClosedError`` if it was decided already or has expired (its
+    deadline passed on ``clock``).
     """
     if decision not in ("allow", "deny"):
         raise RunStateError(f"decision must be allow or deny, not {decision!r}")
@@ -97,7 +100,7 @@ async def decide(
                 f"approval {target!r} of run {run_id!r} is not pending: it was decided"
                 " already, expired, or never existed"
             )
-        if request.expires_at is not None and parse_iso(request.expires_at) <= time.time():
+        if request.expires_at is not None and parse_iso(request.expires_at) <= clock.now():
             raise ApprovalClosedError(f"approval {target!r} expired at {request.expires_at}")
         chosen[:] = [target]
         answer = ApprovalDecided(

@@ -20,10 +20,8 @@ asking, and the ``gate.decided`` says why.
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from helix.gates import Verdict
@@ -33,11 +31,11 @@ from helix.kernel.events import (
     ApprovalRequested,
     GateDecided,
     NewEvent,
-    format_iso,
 )
 from helix.kernel.session import SessionState
 from helix.sandbox import EgressDecision, EgressHook, policy_hook
 
+from ._clock import iso_after
 from ._egress_tally import EgressTally
 from ._session import LiveSession
 from ._setup import RunSetup
@@ -118,20 +116,21 @@ class CommandEgress:
             call_id=call_id,
             name="egress",
             args={"host": refusal.host, "port": refusal.port},
-            expires_at=format_iso(datetime.now(UTC) + timedelta(seconds=timeout)),
+            expires_at=iso_after(self.setup.clock, timeout),
         )
         events = [_gate(call_id, "ask", refusal, self.turn), NewEvent(asked, turn=self.turn)]
         if self.setup.auto_approve:
             events.append(_decided(request_id, "allow", "auto-approve", self.turn))
         first = self.state.head + 1
         await self.session.append(events)
-        deadline = time.monotonic() + timeout
+        clock = self.setup.clock
+        deadline = clock.monotonic() + timeout
 
         def settled(state: SessionState) -> bool:
             return request_id not in state.pending_approvals or state.status in TERMINAL_STATUSES
 
         try:
-            if not await self.session.wait_until(settled, max(0.0, deadline - time.monotonic())):
+            if not await self.session.wait_until(settled, max(0.0, deadline - clock.monotonic())):
                 closing = _decided(request_id, "deny", "no decision before the deadline", None)
                 await self.session.append([closing], unless=settled)
         except asyncio.CancelledError:

@@ -17,11 +17,10 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from helix.errors import ConfigError, RunStateError, SeqConflictError
 from helix.gates import Policy, build_gate_pipeline
-from helix.kernel.events import NewEvent, RunCreated, RunFailed, SupervisorRestarted
+from helix.kernel.events import NewEvent, RunCreated, RunFailed, RunSettings, SupervisorRestarted
 from helix.kernel.log import EventStore, RunRecord
 from helix.kernel.session import SessionState, replay_run
 from helix.providers import ModelAdapter, PriceBook, ScriptAccess, check_model, parse_model_name
@@ -29,7 +28,8 @@ from helix.sandbox import Sandbox, require_tier, resolve_sandbox
 from helix.tools import ToolRegistry, builtin_registry
 from helix.world import ObjectStore, world_root
 
-from ._blueprint import Blueprint
+from ._blueprint import Blueprint, blueprint_of
+from ._clock import SYSTEM_CLOCK, Clock
 from ._loop import TERMINAL, RunLoop
 from ._setup import RunSetup
 from ._supervisor import ChildSpec, open_supervisor
@@ -52,6 +52,7 @@ class Engine:
         policy: Policy | None = None,
         model_factory: ModelFactory | None = None,
         scripts: ScriptAccess = True,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.store = store
         self.home = home
@@ -64,6 +65,8 @@ class Engine:
         self._model_factory = model_factory
         self.scripts = scripts
         """Which scenario files ``scripted:PATH`` models may read (a server: a folder, or none)."""
+        self.clock = clock
+        """What every run's deadlines, time budget and durations are read on."""
         self.objects = ObjectStore(home / "objects")
         """The content of every run's world snapshots (shared: identical files cost once)."""
 
@@ -110,13 +113,12 @@ class Engine:
             _require_prices(blueprint.price_book(self.prices), names)
         blueprint = blueprint.model_copy(update={"model": spec, "budget": budget})
         world = world_root(world or Path.cwd())  # a folder, never /
-        settings: dict[str, Any] = {
-            "blueprint": blueprint.model_dump(mode="json"),
-            "auto_approve": auto_approve,
-            "attended": attended,
-        }
-        if depth:
-            settings["depth"] = depth
+        settings = RunSettings(
+            blueprint=blueprint.model_dump(mode="json"),
+            auto_approve=auto_approve,
+            attended=attended,
+            depth=depth,
+        )
         created = RunCreated(
             objective=objective,
             model=spec if isinstance(spec, str) else " | ".join(spec),
@@ -139,9 +141,8 @@ class Engine:
         the loop replays the log itself right after.
         """
         record = await self.store.get_run(run_id)
-        first = await self.store.event_at(run_id, 0)
-        settings = (first.data.get("settings") if first is not None else None) or {}
-        blueprint = Blueprint.model_validate(settings.get("blueprint") or {})
+        settings = await self._settings(run_id)
+        blueprint = blueprint_of(settings)
         if record.parent is not None and record.model != _joined(blueprint.model):
             blueprint = blueprint.model_copy(update={"model": record.model})  # a fork's own
         tools = self.tools.subset(blueprint.tools) if blueprint.tools is not None else self.tools
@@ -156,16 +157,26 @@ class Engine:
             world=await asyncio.to_thread(lambda: Path(record.world).resolve()),
             prices=blueprint.price_book(self.prices),
             policy=self.policy.intersect(blueprint.policy),
-            auto_approve=bool(settings.get("auto_approve", False)),
-            attended=bool(settings.get("attended", True)),
+            auto_approve=settings.auto_approve,
+            attended=settings.attended,
             env=self.env,
             objects=self.objects,
             engine=self,
-            depth=int(settings.get("depth", 0)),
+            depth=settings.depth,
             workspace=record.workspace,
             scripts=self.scripts,
+            clock=self.clock,
         )
         return setup
+
+    async def _settings(self, run_id: str) -> RunSettings:
+        """The settings ``run.created`` holds (upcast from whichever Helix wrote them)."""
+        first = await self.store.event_at(run_id, 0)
+        if first is None or first.type != "run.created":
+            return RunSettings()
+        created = self.store.registry.parse(first.type, first.data)
+        assert isinstance(created, RunCreated)
+        return created.settings
 
     async def drive(self, run_id: str) -> SessionState:
         """Drive the run in this process until it ends (or waits forever while paused).
@@ -182,7 +193,7 @@ class Engine:
                 result[:] = [await loop.run()]
 
             async with open_supervisor(
-                on_restart=self._restarted, on_give_up=self._gave_up
+                on_restart=self._restarted, on_give_up=self._gave_up, clock=self.clock
             ) as supervisor:
                 supervisor.start_child(ChildSpec(id=run_id, start=incarnation))
             return result[0] if result else await replay_run(self.store, run_id)

@@ -10,7 +10,6 @@ such tools are refused while it is over (docs/security.md, "Quotas and flooding"
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import replace
 
 from helix._util import redact, secret_values
@@ -125,7 +124,7 @@ class CallExecutor:
         # A tool that may change anything in the world (a command) is measured after,
         # and refused while the world is over its quota; file tools check their writes.
         sweeping = self._quota is not None and tool.effect == "world" and not tool.reports_changes
-        started = time.perf_counter()
+        started = self.setup.clock.monotonic()
         if sweeping and (over := await self._over_quota(fresh=False)):
             return ToolResult(ok=False, output=f"refused: {over}"), 0.0
         try:
@@ -139,7 +138,7 @@ class CallExecutor:
         if sweeping and (over := await self._over_quota(fresh=True)):
             separator = "" if result.output.endswith("\n") else "\n"
             result = replace(result, output=f"{result.output}{separator}[{over}]")
-        return result, (time.perf_counter() - started) * 1000
+        return result, (self.setup.clock.monotonic() - started) * 1000
 
     async def _over_quota(self, *, fresh: bool) -> str | None:
         """Why the world is over its quota (measured in a thread), or ``None``."""

@@ -66,7 +66,10 @@ class RunLoop:
         self._results = []  # a restarted incarnation trusts only the log
         faults = self.setup.faults
         session = await LiveSession.load(
-            self.setup.store, self.setup.run_id, on_append=faults.after if faults.armed else None
+            self.setup.store,
+            self.setup.run_id,
+            on_append=faults.after if faults.armed else None,
+            clock=self.setup.clock,
         )
         self._session = session
         self._world.reset()
@@ -171,7 +174,8 @@ class RunLoop:
             return None
         if budget.max_turns is not None and state.turn >= budget.max_turns:
             return "max_turns"
-        if budget.max_seconds is not None and elapsed_s(state) >= budget.max_seconds:
+        seconds = budget.max_seconds
+        if seconds is not None and elapsed_s(state, self.setup.clock) >= seconds:
             return "max_seconds"
         return None
 

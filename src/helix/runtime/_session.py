@@ -19,6 +19,8 @@ from helix.kernel.events import TERMINAL_STATUSES, Event, NewEvent
 from helix.kernel.log import EventStore, Subscription
 from helix.kernel.session import SessionState, apply, replay_run
 
+from ._clock import SYSTEM_CLOCK, Clock
+
 T = TypeVar("T")
 
 
@@ -31,10 +33,13 @@ class LiveSession:
         run_id: str,
         state: SessionState,
         on_append: Callable[[list[str]], None] | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.store = store
         self.run_id = run_id
         self.state = state
+        self.clock = clock
+        """What ``wait_until`` measures its time limit on."""
         self._changed = asyncio.Event()
         self._stoppers: set[Stopper] = set()
         self._on_append = on_append
@@ -46,9 +51,10 @@ class LiveSession:
         store: EventStore,
         run_id: str,
         on_append: Callable[[list[str]], None] | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> LiveSession:
         """Replay the run's log."""
-        return cls(store, run_id, await replay_run(store, run_id), on_append)
+        return cls(store, run_id, await replay_run(store, run_id), on_append, clock)
 
     def offer(self, event: Event) -> bool:
         """Fold ``event`` if it is the next one; return False if something is missing."""
@@ -106,14 +112,29 @@ class LiveSession:
     async def wait_until(
         self, ready: Callable[[SessionState], bool], within_s: float | None
     ) -> bool:
-        """Wait until ``ready(state)``; False if ``within_s`` seconds pass first."""
-        try:
-            async with asyncio.timeout(within_s):
+        """Wait until ``ready(state)``; False if ``within_s`` seconds pass first (on the clock)."""
+        if within_s is None:
+            while not ready(self.state):
+                await self._changed.wait()
+            return True
+        expired = False
+
+        async def alarm() -> None:
+            nonlocal expired
+            await self.clock.sleep(within_s)
+            expired = True
+            self._wake()
+
+        async with asyncio.TaskGroup() as group:
+            timer = group.create_task(alarm())
+            try:
                 while not ready(self.state):
+                    if expired:
+                        return False
                     await self._changed.wait()
-        except TimeoutError:
-            return False
-        return True
+                return True
+            finally:
+                timer.cancel()
 
     async def unless_stopped(self, work: Awaitable[T]) -> tuple[bool, T | None]:
         """Await ``work``, abandoning it if the run stops (is cancelled, ends) meanwhile.
@@ -134,9 +155,13 @@ class LiveSession:
                 task.uncancel()
             return True, None
 
-    async def _notify(self) -> None:
+    def _wake(self) -> None:
+        """Wake everyone waiting for a change (each checks again what it waits for)."""
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
+
+    async def _notify(self) -> None:
+        self._wake()
         if self.state.status in TERMINAL_STATUSES:
             for stopper in list(self._stoppers):
                 stopper.fire()

@@ -16,6 +16,7 @@ from helix.tools import ToolRegistry
 from helix.world import ObjectStore
 
 from ._blueprint import Blueprint
+from ._clock import SYSTEM_CLOCK, Clock
 from ._faults import Faults
 
 if TYPE_CHECKING:
@@ -50,6 +51,8 @@ class RunSetup:
     """The workspace the run belongs to (its children belong there too)."""
     scripts: ScriptAccess = True
     """Which scenario files a ``scripted:PATH`` model may read (``Engine.scripts``)."""
+    clock: Clock = SYSTEM_CLOCK
+    """What the run's deadlines, time budget and durations are read on (``Engine.clock``)."""
 
     @functools.cached_property
     def egress(self) -> EgressPolicy:

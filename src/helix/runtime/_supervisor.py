@@ -10,11 +10,12 @@ crash: a cancelled child just ends.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Literal, final
+
+from ._clock import SYSTEM_CLOCK, Clock
 
 Restart = Literal["permanent", "transient", "temporary"]
 """``permanent``: always restarted; ``transient``: only after a crash; ``temporary``: never."""
@@ -45,8 +46,15 @@ async def _nothing(*_args: object) -> None:
 class Supervisor:
     """Owns children in a task group; create it with ``open_supervisor()``."""
 
-    def __init__(self, group: asyncio.TaskGroup, on_restart: OnRestart, on_give_up: OnGiveUp):
+    def __init__(
+        self,
+        group: asyncio.TaskGroup,
+        on_restart: OnRestart,
+        on_give_up: OnGiveUp,
+        clock: Clock = SYSTEM_CLOCK,
+    ):
         self._group = group
+        self._clock = clock
         self._on_restart = on_restart
         self._on_give_up = on_give_up
         self._tasks: dict[str, asyncio.Task[None]] = {}
@@ -93,7 +101,7 @@ class Supervisor:
             except asyncio.CancelledError:
                 raise
             except Exception as error:
-                now = time.monotonic()
+                now = self._clock.monotonic()
                 crashes = [t for t in crashes if now - t < spec.period_s] + [now]
                 if spec.restart == "temporary" or len(crashes) > spec.max_restarts:
                     await self._on_give_up(spec.id, error)
@@ -106,8 +114,14 @@ class Supervisor:
 
 @asynccontextmanager
 async def open_supervisor(
-    *, on_restart: OnRestart = _nothing, on_give_up: OnGiveUp = _nothing
+    *,
+    on_restart: OnRestart = _nothing,
+    on_give_up: OnGiveUp = _nothing,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> AsyncIterator[Supervisor]:
-    """Open a supervisor; leaving the block waits for every child to end."""
+    """Open a supervisor; leaving the block waits for every child to end.
+
+    ``clock`` measures the restart intensity's period.
+    """
     async with asyncio.TaskGroup() as group:
-        yield Supervisor(group, on_restart, on_give_up)
+        yield Supervisor(group, on_restart, on_give_up, clock)

@@ -12,7 +12,7 @@ from fastapi.responses import StreamingResponse
 
 from helix.kernel.events import RunStatus
 from helix.kernel.log import export_lines, import_lines
-from helix.runtime import Blueprint
+from helix.runtime import Blueprint, blueprint_of
 
 from ._deps import CallerDep, State
 from ._errors import ApiError
@@ -172,6 +172,7 @@ async def import_run(
             run_id=as_id,
             workspace=target,
             by=caller.actor,
+            check_settings=blueprint_of,
         )
     except BaseException:
         with contextlib.suppress(OSError):  # a refused import leaves no empty world behind

@@ -37,6 +37,7 @@ from ._run import RunFailed as RunFailed
 from ._run import RunForked as RunForked
 from ._run import RunPaused as RunPaused
 from ._run import RunResumed as RunResumed
+from ._run import RunSettings as RunSettings
 from ._run import RunStarted as RunStarted
 from ._status import RUN_STATUSES as RUN_STATUSES
 from ._status import STATUS_AFTER as STATUS_AFTER
@@ -99,6 +100,7 @@ __all__ = [
     "RunForked",
     "RunPaused",
     "RunResumed",
+    "RunSettings",
     "RunStarted",
     "RunStatus",
     "SteerReceived",

@@ -123,18 +123,44 @@ class EventRegistry:
         return version, data
 
     def parse_envelope(self, obj: object) -> tuple[dict[str, Any], Payload]:
-        """Validate a whole event object (e.g. one exported line); return it and its payload."""
+        """Validate a whole event object (e.g. one exported line); return it and its payload.
+
+        An older version of its type is upcast first (the object returned is the current
+        version); a version newer than this registry knows is refused: it cannot be checked.
+        """
         if not isinstance(obj, dict):
             raise InvalidEventError("an event must be a JSON object")
         event_type = obj.get("type")
         if not isinstance(event_type, str):
             raise InvalidEventError("an event needs a string 'type'")
-        self.model(event_type)
+        obj = self._upcast_envelope(event_type, obj)
         try:
             envelope = self.envelope_adapter().validate_python(obj)
         except ValidationError as error:
             raise InvalidPayloadError(f"{event_type}: {_describe(error)}") from None
         return obj, envelope.data
+
+    def _upcast_envelope(self, event_type: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """``obj`` at its type's current version (an older one is upcast, a newer refused)."""
+        current = self.version(event_type)
+        version, data = obj.get("v"), obj.get("data")
+        if type(version) is not int or version == current or not isinstance(data, dict):
+            return obj  # validation says what is wrong, if anything
+        if version > current:
+            raise InvalidEventError(
+                f"{event_type}: version {version} is newer than this Helix reads ({current})"
+            )
+        if version < 1:
+            return obj
+        try:
+            version, data = self.upcast(event_type, version, dict(data))
+        except InvalidEventError:
+            raise
+        except Exception as error:  # an upcaster meeting data it cannot read
+            raise InvalidPayloadError(
+                f"{event_type}: version {version} cannot be read: {error}"
+            ) from None
+        return {**obj, "v": version, "data": data}
 
     def envelope_adapter(self) -> TypeAdapter[Any]:
         """Return a validator for whole events: one closed union discriminated by ``type``."""

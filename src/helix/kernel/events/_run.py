@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictBool, StrictInt
 
 from ._payload import ForkPoint, Payload
 
@@ -19,10 +19,33 @@ class Budget(BaseModel):
     max_seconds: float | None = Field(default=None, ge=0)
 
 
+class RunSettings(BaseModel):
+    """How a run was set up, so that any process (and any later Helix) can resume it.
+
+    Part of ``run.created`` since its version 2 (version 1 held an untyped mapping, or
+    nothing: ``upcast_run_created_v1`` reads both). Never holds secrets: keys stay in
+    the environment.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    blueprint: dict[str, JsonValue] = Field(default_factory=dict[str, JsonValue])
+    """The resolved blueprint as JSON. The kernel keeps it as data; the runtime validates
+    it (``helix.runtime.Blueprint``) when it creates, imports or resumes the run. Empty:
+    the default blueprint, with the run's ``model``."""
+    auto_approve: StrictBool = False
+    """Whether the run allows what the gates would ask a person about."""
+    attended: StrictBool = True
+    """Whether a person may answer questions (else a question is a denial)."""
+    depth: StrictInt = Field(default=0, ge=0)
+    """How many delegations lie above the run (0: a person started it)."""
+
+
 class RunCreated(Payload):
     """The first event of every run that is not a fork."""
 
     TYPE: ClassVar[str] = "run.created"
+    VERSION: ClassVar[int] = 2
 
     objective: str
     """What the person asked the agent to do."""
@@ -35,10 +58,19 @@ class RunCreated(Payload):
     parent: ForkPoint | None = None
     """For a child run started by delegation, where its parent was; else ``None``."""
     budget: Budget | None = None
-    settings: dict[str, JsonValue] | None = None
+    settings: RunSettings = Field(default_factory=RunSettings)
     """The resolved blueprint and run options (Helix's addition), so that any process
-    can resume the run from its log alone. Never holds secrets: keys stay in the
-    environment."""
+    can resume the run from its log alone."""
+
+
+def upcast_run_created_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """``run.created`` v1 → v2: ``settings`` was a mapping or ``null``; ``null`` is the defaults.
+
+    A v1 mapping written by Helix has exactly v2's keys (``depth`` only when not 0), so
+    it passes as it is; anything else in it is refused where the event is validated.
+    """
+    settings = data.get("settings")
+    return {**data, "settings": {} if settings is None else settings}
 
 
 class RunForked(Payload):

@@ -23,6 +23,7 @@ from ._run import (
     RunPaused,
     RunResumed,
     RunStarted,
+    upcast_run_created_v1,
 )
 from ._tool import FileChanged, ToolCompleted, ToolInterrupted, ToolRequested, ToolStarted
 from ._turn import TurnEnded, TurnStarted
@@ -75,7 +76,9 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
 
 def builtin_registry() -> EventRegistry:
     """Return a fresh registry of the contract's vocabulary, to extend without side effects."""
-    return EventRegistry(BUILTIN_PAYLOADS)
+    registry = EventRegistry(BUILTIN_PAYLOADS)
+    registry.register_upcaster("run.created", 1, upcast_run_created_v1)
+    return registry
 
 
 DEFAULT_REGISTRY = builtin_registry()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
 from pydantic_core import from_json
@@ -14,6 +14,7 @@ from helix.kernel.events import (
     NewEvent,
     RunCreated,
     RunPaused,
+    RunSettings,
     RunStatus,
 )
 
@@ -41,12 +42,17 @@ async def import_lines(
     run_id: str | None = None,
     workspace: str = "default",
     by: str = "system",
+    check_settings: Callable[[RunSettings], object] | None = None,
 ) -> RunRecord:
     """Import an exported log as a new run; every line is checked before anything is written.
 
     The file is not trusted. Each line is validated as its type's payload, so content
     hashes must be digests and world paths normalised relative paths (``WorldPath``);
-    a bad line is refused with its number. The run works in ``world``, which the caller
+    a bad line is refused with its number. A line of an older version of its type is
+    upcast first, as a read would (a log exported by an older Helix imports), and one
+    newer than this Helix knows is refused. ``check_settings`` checks what the kernel
+    keeps as data in ``run.created``'s settings (the runtime's blueprint); it raises
+    ``InvalidEventError`` to refuse them. The run works in ``world``, which the caller
     chooses (a fresh folder of its own): the file's ``run.created`` world is replaced,
     and its ``auto_approve`` setting is turned off. A run that had not ended is paused
     (``run.paused``, reason ``imported``, by ``by``): it never resumes by itself, and a
@@ -77,6 +83,11 @@ async def import_lines(
     first = events[0]
     if not isinstance(first.payload, RunCreated):
         raise InvalidEventError(f"line 1: a log starts with run.created, not {first.type}")
+    if check_settings is not None:
+        try:
+            check_settings(first.payload.settings)
+        except InvalidEventError as error:
+            raise InvalidEventError(f"line 1: {error}") from None
     if _status_after(events) not in (*TERMINAL_STATUSES, "paused"):
         events.append(NewEvent(RunPaused(reason=IMPORTED), actor=by))
     record = await store.create_run(
@@ -93,9 +104,7 @@ async def import_lines(
 
 def _rehomed(created: RunCreated, world: str) -> RunCreated:
     """``run.created`` as imported: the importer's world, and no auto-approval."""
-    settings = created.settings
-    if settings is not None and "auto_approve" in settings:
-        settings = {**settings, "auto_approve": False}
+    settings = created.settings.model_copy(update={"auto_approve": False})
     return created.model_copy(update={"world": world, "settings": settings})
 
 
