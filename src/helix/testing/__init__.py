@@ -1,9 +1,13 @@
-"""Helix's public test kit: realistic sessions, and a mock model server.
+"""Helix's public test kit: realistic sessions, a mock model server, host observers.
 
 The backend conformance suites live in ``helix.testing.conformance`` (they need
 pytest); third-party backends run them exactly as Helix's own do.
 """
 
+from ._host import alive as alive
+from ._host import kill_all as kill_all
+from ._host import processes_mentioning as processes_mentioning
+from ._host import wait_gone_now as wait_gone_now
 from ._mock_server import MockModelServer as MockModelServer
 from ._mock_server import RecordedRequest as RecordedRequest
 from ._sessions import run_created as run_created
@@ -13,7 +17,11 @@ from ._sessions import turn_events as turn_events
 __all__ = [
     "MockModelServer",
     "RecordedRequest",
+    "alive",
+    "kill_all",
+    "processes_mentioning",
     "run_created",
     "session_events",
     "turn_events",
+    "wait_gone_now",
 ]
