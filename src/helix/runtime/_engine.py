@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from helix.errors import ConfigError, RunStateError, SeqConflictError
+from helix.errors import ConfigError, RunStateError
 from helix.gates import Policy, build_gate_pipeline
 from helix.kernel.events import NewEvent, RunCreated, RunFailed, SupervisorRestarted
 from helix.kernel.log import EventStore, RunRecord
@@ -31,6 +31,7 @@ from helix.world import ObjectStore, world_root
 
 from ._blueprint import Blueprint
 from ._loop import TERMINAL, RunLoop
+from ._session import append_checked, finished
 from ._setup import RunSetup
 from ._supervisor import ChildSpec, open_supervisor
 
@@ -237,21 +238,12 @@ class Engine:
     async def _restarted(self, run_id: str, error: BaseException, attempt: int) -> None:
         reason = _describe(error)
         event = NewEvent(SupervisorRestarted(component="run loop", reason=reason, attempt=attempt))
-        await _append_retrying(self.store, run_id, [event])
+        await append_checked(self.store, run_id, lambda s: None if finished(s) else [event])
 
     async def _gave_up(self, run_id: str, error: BaseException) -> None:
         message = f"the run loop kept crashing: {_describe(error)}"
-        await _append_retrying(self.store, run_id, [NewEvent(RunFailed(error=message))])
-
-
-async def _append_retrying(store: EventStore, run_id: str, events: list[NewEvent]) -> None:
-    while True:
-        head = (await store.get_run(run_id)).next_seq
-        try:
-            await store.append(run_id, events, expected_seq=head)
-            return
-        except SeqConflictError:
-            continue
+        failed = [NewEvent(RunFailed(error=message))]
+        await append_checked(self.store, run_id, lambda s: None if finished(s) else failed)
 
 
 def _describe(error: BaseException) -> str:
