@@ -25,7 +25,7 @@ from helix.kernel.events import NewEvent, RunCreated, RunFailed, SupervisorResta
 from helix.kernel.log import EventStore, RunRecord
 from helix.kernel.session import SessionState, replay_run
 from helix.providers import ModelAdapter, PriceBook, ScriptAccess, check_model, parse_model_name
-from helix.sandbox import Sandbox, require_tier, resolve_sandbox
+from helix.sandbox import Sandbox, StrongestSandbox, require_sandbox
 from helix.tools import ToolRegistry, builtin_registry
 from helix.world import ObjectStore, world_root
 
@@ -70,9 +70,9 @@ class Engine:
 
     @property
     def sandbox(self) -> Sandbox:
-        """Where commands run: as given, else the strongest tier this host has (probed once)."""
+        """Where commands run: as given, else the strongest tier here (probed on first use)."""
         if self._sandbox is None:
-            self._sandbox = resolve_sandbox()
+            self._sandbox = StrongestSandbox()
         return self._sandbox
 
     async def create(
@@ -96,7 +96,7 @@ class Engine:
         if not objective.strip():
             raise ConfigError("the objective is empty: say what the agent should do")
         blueprint = (blueprint or Blueprint()).check(self.tools)
-        require_tier(self.sandbox.tier, blueprint.sandbox.kind)  # refuse before creating
+        require_sandbox(self.sandbox, blueprint.sandbox.kind)  # refuse before creating
         spec: str | tuple[str, ...] | None = blueprint.model
         if model:
             spec = model if isinstance(model, str) else tuple(model)
@@ -146,7 +146,7 @@ class Engine:
         if record.parent is not None and record.model != _joined(blueprint.model):
             blueprint = blueprint.model_copy(update={"model": record.model})  # a fork's own
         tools = self.tools.subset(blueprint.tools) if blueprint.tools is not None else self.tools
-        require_tier(self.sandbox.tier, blueprint.sandbox.kind)
+        require_sandbox(self.sandbox, blueprint.sandbox.kind)
         setup = RunSetup(
             pipeline=build_gate_pipeline(available_tools=tools.names),
             store=self.store,
