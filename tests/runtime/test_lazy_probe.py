@@ -68,19 +68,22 @@ def _run(tmp_path: Path, marks: Path, steps: list[dict[str, Any]], kind: str = "
     return done.stdout.strip()
 
 
-WRITE = {"name": "write_file", "args": {"path": "a.txt", "content": "a"}}
-COMMAND = {"name": "run_command", "args": {"command": "echo hi > b.txt"}}
+WRITE: dict[str, Any] = {"name": "write_file", "args": {"path": "a.txt", "content": "a"}}
+COMMAND: dict[str, Any] = {"name": "run_command", "args": {"command": "echo hi > b.txt"}}
 
 
 def test_a_run_that_runs_no_command_probes_no_tier(tmp_path: Path, marks: Path) -> None:
-    steps = [{"text": "writing", "tool_calls": [WRITE]}, {"text": "done"}]
+    steps: list[dict[str, Any]] = [{"text": "writing", "tool_calls": [WRITE]}, {"text": "done"}]
     assert _run(tmp_path, marks, steps) == "completed"
     assert (tmp_path / "world" / "a.txt").read_text() == "a"
     assert sorted(p.name for p in marks.iterdir()) == []
 
 
 def test_a_command_probes_the_tiers_once_and_runs(tmp_path: Path, marks: Path) -> None:
-    steps = [{"text": "running", "tool_calls": [COMMAND, COMMAND]}, {"text": "done"}]
+    steps: list[dict[str, Any]] = [
+        {"text": "running", "tool_calls": [COMMAND, COMMAND]},
+        {"text": "done"},
+    ]
     assert _run(tmp_path, marks, steps) == "completed"
     assert (tmp_path / "world" / "b.txt").read_text() == "hi\n"
     assert sorted(p.name for p in marks.iterdir()) == ["bwrap", "docker"]
