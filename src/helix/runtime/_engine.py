@@ -22,7 +22,7 @@ from typing import Any
 from helix.errors import ConfigError, RunStateError
 from helix.gates import Policy, build_gate_pipeline
 from helix.kernel.events import NewEvent, RunCreated, RunFailed, SupervisorRestarted
-from helix.kernel.log import EventStore, RunRecord
+from helix.kernel.log import EventStore, RunRecord, new_run_id
 from helix.kernel.session import SessionState, replay_run
 from helix.providers import ModelAdapter, PriceBook, ScriptAccess, check_model, parse_model_name
 from helix.sandbox import Sandbox, StrongestSandbox, require_sandbox
@@ -110,7 +110,11 @@ class Engine:
         if budget.usd is not None:
             _require_prices(blueprint.price_book(self.prices), names)
         blueprint = blueprint.model_copy(update={"model": spec, "budget": budget})
-        world = world_root(world or Path.cwd())  # a folder, never /
+        if world is None:  # a new folder of its own (as a fork gets), not the caller's cwd
+            fresh = new_run_id()
+            run_id, world = run_id or fresh, self.home / "worlds" / fresh
+            world.mkdir(parents=True)
+        world = world_root(world)  # a folder, never /
         settings: dict[str, Any] = {
             "blueprint": blueprint.model_dump(mode="json"),
             "auto_approve": auto_approve,

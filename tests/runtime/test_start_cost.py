@@ -1,12 +1,14 @@
-"""The sandbox tiers are probed when a command is about to run, not when a run starts.
+"""What starting a run costs: no sandbox probe before a command, no walk of the cwd.
 
-Probing runs ``bwrap`` and ``docker version``. Here both are stand-ins on ``PATH``
-that leave a mark when run (and fail, so the process tier is chosen); each run is its
-own Python process, since probes are remembered per process.
+The sandbox tiers are probed when a command is about to run, not when a run starts.
+Probing runs ``bwrap`` and ``docker version``; here both are stand-ins on ``PATH``
+that leave a mark when run (and fail, so the process tier is chosen), and each run is
+its own Python process, since probes are remembered per process.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -15,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from helix.kernel.log import MemoryEventStore
+from helix.runtime import Blueprint, Engine
 
 SCRIPT = """
 import asyncio, json, sys
@@ -97,3 +102,19 @@ def test_a_stronger_minimum_is_still_checked_before_the_run_is_created(
         _run(tmp_path, marks, [{"text": "done"}], kind="bwrap")
     assert bin_dir.exists()
     assert sorted(p.name for p in marks.iterdir()) == ["bwrap", "docker"]
+
+
+async def test_a_run_created_without_a_world_gets_a_new_folder_not_the_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "private.txt").write_text("not the run's")
+    monkeypatch.chdir(here)
+    engine = Engine(MemoryEventStore(), home=tmp_path / "home", env={})
+    record = await engine.create("o", blueprint=Blueprint(model="scripted:t"))
+    assert Path(record.world) == (tmp_path / "home" / "worlds" / record.id).resolve()
+    assert await asyncio.to_thread(os.listdir, record.world) == []
+    other = await engine.create("o", blueprint=Blueprint(model="scripted:t"), run_id="run_mine")
+    assert other.id == "run_mine"
+    assert Path(other.world).parent == Path(record.world).parent != Path(other.world)
