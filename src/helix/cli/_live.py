@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -13,15 +14,19 @@ from helix.errors import RunNotFoundError
 from helix.kernel.events import Event
 from helix.kernel.log import EventStore
 from helix.kernel.session import SessionState
-from helix.runtime import Engine, decide
 
 from ._control import who
 from ._follow import CHILD_WAIT_TRIES, COLOURS, stops_following
 from ._render import event_line
 
+if TYPE_CHECKING:  # the engine loads when a run is driven, not at --help or `helix runs`
+    from helix.runtime import Engine
+
 
 def engine_for(store: EventStore, env: dict[str, str] | None = None) -> Engine:
     """The engine of this process, on the store the environment names."""
+    from helix.runtime import Engine
+
     return Engine(store, home=Settings.from_env().home, env=env)
 
 
@@ -92,6 +97,8 @@ async def _show_child(store: EventStore, child_id: str, *, ask: bool, depth: int
 
 
 async def _ask(store: EventStore, run_id: str, event: Event) -> None:
+    from helix.runtime import decide
+
     data = event.data
     question = f"allow {data['name']} {data['args']}? [y/n] "
     answer = (await asyncio.to_thread(input, question)).strip().lower()
