@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -61,6 +62,27 @@ def test_no_heavy_imports(code: str) -> None:
     probe = f"{code}\nimport sys\nprint(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     result = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["runs"]])
+def test_commands_that_drive_nothing_load_no_engine(argv: list[str], tmp_path: Path) -> None:
+    """``helix --help`` and ``helix runs`` start without the runtime, providers, test kit.
+
+    They are what a person types most; loading the engine (gates, tools, sandbox,
+    providers) cost them about a third of their start-up time.
+    """
+    code = (
+        f"import sys; sys.argv = ['helix', *{argv!r}]\n"
+        "from helix.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('helix.runtime', 'helix.providers', 'helix.testing')"
+        " if m in sys.modules))"
+    )
+    env = {**os.environ, "HELIX_HOME": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "[]"

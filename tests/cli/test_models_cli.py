@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from helix.providers._provider import PROVIDERS
+from helix.providers import PROVIDERS
 from helix.testing import MockModelServer
 
 CLOSED = "http://127.0.0.1:1/v1"

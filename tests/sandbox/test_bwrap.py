@@ -19,7 +19,7 @@ from helix.sandbox import (
     default_hidden_paths,
     policy_hook,
 )
-from helix.testing._host import alive, kill_all, processes_mentioning, wait_gone_now
+from helix.testing import alive, kill_all, processes_mentioning, wait_gone_now
 
 from ._support import entries, write
 

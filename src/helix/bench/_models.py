@@ -16,8 +16,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from helix.providers import ModelAdapter, ModelRequest, Scenario, ToolSpec, UserMessage, collect
-from helix.providers._registry import open_model
+from helix.providers import (
+    ModelAdapter,
+    ModelRequest,
+    Scenario,
+    ToolSpec,
+    UserMessage,
+    collect,
+    open_model,
+)
 from helix.testing import MockModelServer
 
 from ._figure import Figure

@@ -16,22 +16,23 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from helix.config import Settings
 from helix.kernel.log import EventStore
 from helix.kernel.session import SessionState, replay_run, turn_boundary
-from helix.providers import Price, PriceBook, Scenario
-from helix.runtime import Engine, decide, fork_with_world
-from helix.testing import MockModelServer
 
 from ._common import run, with_store
 from ._live import exit_code, show
 
+if TYPE_CHECKING:  # the engine and the mock server load when the demo runs, not at --help
+    from helix.runtime import Engine
+
 _MODEL = "openai:scripted-demo"
 _BUILD = "mkdir -p build && wc -l notes/todo.md > build/lines.txt"
-_SCENARIO = Scenario.of(
+_STEPS: tuple[dict[str, Any], ...] = (
     {
         "text": "I'll start by writing the project notes.",
         "tool_calls": [
@@ -56,7 +57,7 @@ _SCENARIO = Scenario.of(
 )  # fmt: skip
 _FORK_MESSAGE = "Make the README a table of contents for notes/ instead."
 _TABLE = "# Demo project\n\n| file | what |\n|---|---|\n| notes/todo.md | the plan |\n"
-_FORK_SCENARIO = Scenario.of(
+_FORK_STEPS: tuple[dict[str, Any], ...] = (
     {
         "text": "A table of contents, then.",
         "tool_calls": [
@@ -69,12 +70,15 @@ _FORK_SCENARIO = Scenario.of(
 
 def demo() -> None:
     """Run a scripted agent end to end: writes, a denied command, an approval, done."""
+    from helix.providers import Price, PriceBook, Scenario
+    from helix.runtime import Engine, fork_with_world
+    from helix.testing import MockModelServer
 
     async def main(store: EventStore) -> int:
         settings = Settings.from_env()
         world = settings.home / "demo" / time.strftime("%Y%m%d-%H%M%S")
         world.mkdir(parents=True, exist_ok=True)
-        with MockModelServer(_SCENARIO) as server:
+        with MockModelServer(Scenario.of(*_STEPS)) as server:
             env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
             env |= {"OPENAI_API_KEY": "demo-no-key", "OPENAI_BASE_URL": server.openai_base_url}
             prices = PriceBook({_MODEL: Price(input=0.0, output=0.0)})  # scripted: free
@@ -92,7 +96,7 @@ def demo() -> None:
             if state.status != "completed":
                 return exit_code(state)
             typer.echo(f"\nfork: the session after turn 1, told: {_FORK_MESSAGE!r}")
-            server.play(_FORK_SCENARIO)
+            server.play(Scenario.of(*_FORK_STEPS))
             seq = await turn_boundary(store, record.id, 1)
             fork = await fork_with_world(
                 engine, record.id, 1, message=_FORK_MESSAGE, actor="user:demo"
@@ -133,6 +137,8 @@ async def _drive_shown(
 
 
 async def _approve_as_demo(store: EventStore, run_id: str) -> None:
+    from helix.runtime import decide
+
     async with store.subscribe(run_id) as events:
         async for event in events:
             if event.type == "approval.requested":

@@ -5,34 +5,28 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from helix.config import Settings
 from helix.errors import RunNotFoundError
-from helix.kernel.events import TERMINAL_EVENTS, Event
+from helix.kernel.events import Event
 from helix.kernel.log import EventStore
 from helix.kernel.session import SessionState
-from helix.runtime import Engine, decide
 
 from ._control import who
+from ._follow import CHILD_WAIT_TRIES, COLOURS, stops_following
 from ._render import event_line
 
-_COLOURS = {
-    "run.completed": "green",
-    "run.failed": "red",
-    "run.cancelled": "red",
-    "gate.decided": "dim",
-    "approval.requested": "yellow",
-    "budget.exceeded": "yellow",
-    "run.paused": "yellow",
-    "model.failed": "yellow",
-    "supervisor.restarted": "magenta",
-}
+if TYPE_CHECKING:  # the engine loads when a run is driven, not at --help or `helix runs`
+    from helix.runtime import Engine
 
 
 def engine_for(store: EventStore, env: dict[str, str] | None = None) -> Engine:
     """The engine of this process, on the store the environment names."""
+    from helix.runtime import Engine
+
     return Engine(store, home=Settings.from_env().home, env=env)
 
 
@@ -78,7 +72,7 @@ async def show(
                 line = event_line(event)
                 if event.type == "turn.ended":
                     line += f"   (spent ${spent:.4f})"
-                style = _COLOURS.get(event.type)
+                style = COLOURS.get(event.type)
                 console.print(indent + line, style=style, markup=False)
             if ask and event.type == "approval.requested":
                 await _ask(store, run_id, event)
@@ -102,19 +96,9 @@ async def _show_child(store: EventStore, child_id: str, *, ask: bool, depth: int
     await show(store, child_id, json=False, after=0, ask=ask, depth=depth)
 
 
-CHILD_WAIT_TRIES = 200
-"""Tries, 50 ms apart, to find a child whose id its parent logged just before creating it."""
-
-
-def stops_following(event: Event, depth: int) -> bool:
-    """Whether following a run ends at ``event``.
-
-    At its end; and a child's (``depth`` > 0) at its pause, which hands control back.
-    """
-    return event.type in TERMINAL_EVENTS or (depth > 0 and event.type == "run.paused")
-
-
 async def _ask(store: EventStore, run_id: str, event: Event) -> None:
+    from helix.runtime import decide
+
     data = event.data
     question = f"allow {data['name']} {data['args']}? [y/n] "
     answer = (await asyncio.to_thread(input, question)).strip().lower()

@@ -13,8 +13,7 @@ import typer
 from ._common import EXIT_FAILED, fail, print_json_line, run
 
 if TYPE_CHECKING:
-    from helix.providers._local import Hardware, LocalModel, Recommendation, ServerListing
-    from helix.providers._provider import ProviderSpec
+    from helix.providers import Hardware, LocalModel, ProviderSpec, Recommendation, ServerListing
 
 _JSON = typer.Option("--json", help="One JSON object per line.")
 
@@ -26,8 +25,7 @@ def models(ctx: typer.Context, json: Annotated[bool, _JSON] = False) -> None:
     """List the providers Helix knows and the models local servers offer."""
     if ctx.invoked_subcommand is not None:
         return
-    from helix.providers._local import list_servers
-    from helix.providers._provider import PROVIDERS
+    from helix.providers import PROVIDERS, list_servers
 
     env = dict(os.environ)
     servers = run(lambda: list_servers(env))
@@ -59,7 +57,7 @@ def recommend_command(json: Annotated[bool, _JSON] = False) -> None:
     """Detect this machine's hardware and pick the largest local model that fits it."""
     import asyncio
 
-    from helix.providers._local import detect_hardware, list_servers, recommend, why_no_pick
+    from helix.providers import detect_hardware, list_servers, recommend, why_no_pick
 
     env = dict(os.environ)
 

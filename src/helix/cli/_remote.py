@@ -21,7 +21,8 @@ from helix.kernel.session import SessionState
 
 from ._client import ServerClient, ServerLogin, current_login, remotely, until_finished
 from ._common import EXIT_FAILED, EXIT_OK, fail, print_json_line
-from ._render import event_line, run_lines
+from ._follow import CHILD_WAIT_TRIES, COLOURS, stops_following
+from ._render import event_line, record_dict, run_lines
 
 _ACTIVE: tuple[RunStatus, ...] = ("queued", "running", "waiting", "paused")
 
@@ -204,8 +205,6 @@ class Remote:
         """
         from rich.console import Console
 
-        from ._live import _COLOURS, stops_following
-
         console = Console(highlight=False, soft_wrap=True)
         mark = "│ " * depth
         spent = 0.0
@@ -222,7 +221,7 @@ class Remote:
                 line = event_line(event)
                 if event.type == "turn.ended":
                     line += f"   (spent ${spent:.4f})"
-                console.print(mark + line, style=_COLOURS.get(event.type), markup=False)
+                console.print(mark + line, style=COLOURS.get(event.type), markup=False)
             if ask and event.type == "approval.requested":
                 self._ask(run_id, event.data)
             if event.type == "agent.spawned" and not json:
@@ -236,8 +235,6 @@ class Remote:
         return EXIT_OK if final == ["run.completed"] else EXIT_FAILED
 
     def _show_child(self, child_id: str, *, ask: bool, depth: int) -> None:
-        from ._live import CHILD_WAIT_TRIES
-
         for _ in range(CHILD_WAIT_TRIES):  # the parent logs the id just before creating it
             try:
                 self.client.call("GET", f"/runs/{child_id}")
@@ -279,11 +276,9 @@ def _ask_here(json: bool) -> bool:
 
 def print_records(records: list[RunRecord], *, json: bool) -> None:
     """``helix runs`` output, whichever side the runs came from."""
-    from ._runs import _record_dict
-
     for record in records:
         if json:
-            print_json_line(_record_dict(record))
+            print_json_line(record_dict(record))
         else:
             typer.echo(
                 f"{record.id}  {record.status:<9}  t{record.turns:<3}"
@@ -295,10 +290,8 @@ def print_records(records: list[RunRecord], *, json: bool) -> None:
 
 def show_record(record: RunRecord, *, json: bool) -> None:
     """``helix show`` output."""
-    from ._runs import _record_dict
-
     if json:
-        print_json_line(_record_dict(record))
+        print_json_line(record_dict(record))
     else:
         typer.echo("\n".join(run_lines(record)))
 

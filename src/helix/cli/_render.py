@@ -127,3 +127,23 @@ def _world_summary(data: dict[str, Any]) -> str:
     removed = sum(1 for entry in changes.values() if entry is None)
     parts = [f"{len(changes) - removed} changed"] + ([f"{removed} removed"] if removed else [])
     return f"{', '.join(parts)} ({files} paths, {added:,} bytes new)"
+
+
+def record_dict(record: RunRecord) -> dict[str, object]:
+    """A run as ``helix runs --json`` and ``helix show --json`` print it."""
+    parent = None if record.parent is None else record.parent.model_dump()
+    return {
+        "id": record.id,
+        "status": record.status,
+        "objective": record.objective,
+        "model": record.model,
+        "parent": parent,
+        "workspace": record.workspace,
+        "turns": record.turns,
+        "cost_usd": record.cost_usd,
+        "input_tokens": record.input_tokens,
+        "output_tokens": record.output_tokens,
+        "events": record.next_seq,
+        "created_at": record.created_at,
+        "updated_at": record.updated_at,
+    }

@@ -7,30 +7,12 @@ from typing import Annotated
 import typer
 
 from helix.kernel.events import RUN_STATUSES
-from helix.kernel.log import EventStore, RunRecord
+from helix.kernel.log import EventStore
 
 from ._client import remotely
 from ._common import fail, print_json_line, run, with_store
 from ._remote import connected, print_records, show_record
-
-
-def _record_dict(record: RunRecord) -> dict[str, object]:
-    parent = None if record.parent is None else record.parent.model_dump()
-    return {
-        "id": record.id,
-        "status": record.status,
-        "objective": record.objective,
-        "model": record.model,
-        "parent": parent,
-        "workspace": record.workspace,
-        "turns": record.turns,
-        "cost_usd": record.cost_usd,
-        "input_tokens": record.input_tokens,
-        "output_tokens": record.output_tokens,
-        "events": record.next_seq,
-        "created_at": record.created_at,
-        "updated_at": record.updated_at,
-    }
+from ._render import record_dict
 
 
 def runs(
@@ -89,7 +71,7 @@ def fork(
         seq = record.parent.seq if record.parent is not None else -1
         if detach:
             if json:
-                print_json_line(_record_dict(record))
+                print_json_line(record_dict(record))
             else:
                 typer.echo(record.id)
             return 0

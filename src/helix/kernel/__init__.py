@@ -3,3 +3,5 @@
 It imports nothing from Helix above it (only ``helix.errors``); every other layer
 builds on it.
 """
+
+__all__: list[str] = []

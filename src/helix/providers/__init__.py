@@ -12,6 +12,15 @@ from ._cost import PriceBook as PriceBook
 from ._events import failed as failed_event
 from ._events import responded as responded_event
 from ._fallback import FallbackModel as FallbackModel
+from ._local import Hardware as Hardware
+from ._local import LocalModel as LocalModel
+from ._local import Recommendation as Recommendation
+from ._local import ServerListing as ServerListing
+from ._local import detect_hardware as detect_hardware
+from ._local import list_servers as list_servers
+from ._local import recommend as recommend
+from ._local import why_no_pick as why_no_pick
+from ._provider import LOCAL_KEY as LOCAL_KEY
 from ._provider import PROVIDERS as PROVIDERS
 from ._provider import Connection as Connection
 from ._provider import ProviderSpec as ProviderSpec
@@ -31,6 +40,7 @@ from ._scenario import ScenarioHttpError as ScenarioHttpError
 from ._scenario import ScenarioStep as ScenarioStep
 from ._scenario import ScenarioToolCall as ScenarioToolCall
 from ._scenario import ScenarioUsage as ScenarioUsage
+from ._scenario import estimate_tokens as estimate_tokens
 from ._scripted import ScriptedModel as ScriptedModel
 from ._scripts import ScriptAccess as ScriptAccess
 from ._types import AssistantMessage as AssistantMessage
@@ -49,6 +59,7 @@ from ._types import ToolSpec as ToolSpec
 from ._types import UserMessage as UserMessage
 
 __all__ = [
+    "LOCAL_KEY",
     "PROVIDERS",
     "ROLES",
     "AssistantMessage",
@@ -56,6 +67,8 @@ __all__ = [
     "Connection",
     "FailureHook",
     "FallbackModel",
+    "Hardware",
+    "LocalModel",
     "ModelAdapter",
     "ModelFailure",
     "ModelRequest",
@@ -64,6 +77,7 @@ __all__ = [
     "Price",
     "PriceBook",
     "ProviderSpec",
+    "Recommendation",
     "RetryPolicy",
     "RetryingModel",
     "Scenario",
@@ -73,6 +87,7 @@ __all__ = [
     "ScenarioUsage",
     "ScriptAccess",
     "ScriptedModel",
+    "ServerListing",
     "StopReason",
     "StreamDelta",
     "StreamEnd",
@@ -86,9 +101,14 @@ __all__ = [
     "build_model",
     "check_model",
     "collect",
+    "detect_hardware",
+    "estimate_tokens",
     "failed_event",
+    "list_servers",
     "model_for_role",
     "open_model",
     "parse_model_name",
+    "recommend",
     "responded_event",
+    "why_no_pick",
 ]

@@ -3,14 +3,13 @@
 These work from any process: the process driving the run sees the append through the
 log's subscriptions. Each reads the run's state, checks the action still makes sense,
 and appends at the seq it read; if someone else appended first, it reads again and
-checks again, so a decision can never land on an approval that was closed meanwhile.
+checks again, so a decision can never land on an approval that was closed meanwhile
+(``append_checked``, the runtime's one optimistic append).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from helix.errors import ApprovalClosedError, RunStateError, SeqConflictError
+from helix.errors import ApprovalClosedError, RunStateError
 from helix.kernel.events import (
     TERMINAL_STATUSES,
     ApprovalDecided,
@@ -23,25 +22,10 @@ from helix.kernel.events import (
     parse_iso,
 )
 from helix.kernel.log import EventStore
-from helix.kernel.session import SessionState, replay_run
+from helix.kernel.session import SessionState
 
 from ._clock import SYSTEM_CLOCK, Clock
-
-
-async def _append_checked(
-    store: EventStore,
-    run_id: str,
-    build: Callable[[SessionState], list[NewEvent]],
-) -> SessionState:
-    """Append what ``build`` makes of the current state (it raises if nothing fits)."""
-    while True:
-        state = await replay_run(store, run_id)
-        events = build(state)
-        try:
-            await store.append(run_id, events, expected_seq=state.head + 1)
-            return state
-        except SeqConflictError:
-            continue
+from ._session import append_checked
 
 
 def _not_finished(state: SessionState, run_id: str, action: str) -> None:
@@ -58,7 +42,7 @@ async def steer(store: EventStore, run_id: str, message: str, *, by: str) -> Non
         _not_finished(state, run_id, "steered")
         return [NewEvent(SteerReceived(message=message), actor=by)]
 
-    await _append_checked(store, run_id, build)
+    await append_checked(store, run_id, build)
 
 
 async def decide(
@@ -115,7 +99,7 @@ async def decide(
             events.append(NewEvent(RunPaused(reason="user"), actor=by))
         return events
 
-    await _append_checked(store, run_id, build)
+    await append_checked(store, run_id, build)
     return chosen[0]
 
 
@@ -128,7 +112,7 @@ async def pause(store: EventStore, run_id: str, *, by: str) -> None:
             raise RunStateError(f"run {run_id!r} is already paused")
         return [NewEvent(RunPaused(reason="user"), actor=by)]
 
-    await _append_checked(store, run_id, build)
+    await append_checked(store, run_id, build)
 
 
 async def resume(store: EventStore, run_id: str, *, by: str, budget: Budget | None = None) -> bool:
@@ -142,8 +126,8 @@ async def resume(store: EventStore, run_id: str, *, by: str, budget: Budget | No
             return []
         return [NewEvent(RunResumed(budget=budget, by=by), actor=by)]
 
-    state = await _append_checked(store, run_id, build)
-    return bool(resumed and resumed[0]) and state is not None
+    await append_checked(store, run_id, build)
+    return bool(resumed and resumed[0])
 
 
 async def cancel(store: EventStore, run_id: str, *, by: str) -> None:
@@ -153,4 +137,4 @@ async def cancel(store: EventStore, run_id: str, *, by: str) -> None:
         _not_finished(state, run_id, "cancelled")
         return [NewEvent(RunCancelled(by=by), actor=by)]
 
-    await _append_checked(store, run_id, build)
+    await append_checked(store, run_id, build)

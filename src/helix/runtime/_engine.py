@@ -18,19 +18,20 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from helix.errors import ConfigError, RunStateError, SeqConflictError
+from helix.errors import ConfigError, RunStateError
 from helix.gates import Policy, build_gate_pipeline
 from helix.kernel.events import NewEvent, RunCreated, RunFailed, RunSettings, SupervisorRestarted
-from helix.kernel.log import EventStore, RunRecord
+from helix.kernel.log import EventStore, RunRecord, new_run_id
 from helix.kernel.session import SessionState, replay_run
 from helix.providers import ModelAdapter, PriceBook, ScriptAccess, check_model, parse_model_name
-from helix.sandbox import Sandbox, require_tier, resolve_sandbox
+from helix.sandbox import Sandbox, StrongestSandbox, require_sandbox
 from helix.tools import ToolRegistry, builtin_registry
 from helix.world import ObjectStore, world_root
 
 from ._blueprint import Blueprint, blueprint_of
 from ._clock import SYSTEM_CLOCK, Clock
 from ._loop import TERMINAL, RunLoop
+from ._session import append_checked, finished
 from ._setup import RunSetup
 from ._supervisor import ChildSpec, open_supervisor
 
@@ -72,9 +73,9 @@ class Engine:
 
     @property
     def sandbox(self) -> Sandbox:
-        """Where commands run: as given, else the strongest tier this host has (probed once)."""
+        """Where commands run: as given, else the strongest tier here (probed on first use)."""
         if self._sandbox is None:
-            self._sandbox = resolve_sandbox()
+            self._sandbox = StrongestSandbox()
         return self._sandbox
 
     async def create(
@@ -98,7 +99,7 @@ class Engine:
         if not objective.strip():
             raise ConfigError("the objective is empty: say what the agent should do")
         blueprint = (blueprint or Blueprint()).check(self.tools)
-        require_tier(self.sandbox.tier, blueprint.sandbox.kind)  # refuse before creating
+        require_sandbox(self.sandbox, blueprint.sandbox.kind)  # refuse before creating
         spec: str | tuple[str, ...] | None = blueprint.model
         if model:
             spec = model if isinstance(model, str) else tuple(model)
@@ -112,7 +113,11 @@ class Engine:
         if budget.usd is not None:
             _require_prices(blueprint.price_book(self.prices), names)
         blueprint = blueprint.model_copy(update={"model": spec, "budget": budget})
-        world = world_root(world or Path.cwd())  # a folder, never /
+        if world is None:  # a new folder of its own (as a fork gets), not the caller's cwd
+            fresh = new_run_id()
+            run_id, world = run_id or fresh, self.home / "worlds" / fresh
+            world.mkdir(parents=True)
+        world = world_root(world)  # a folder, never /
         settings = RunSettings(
             blueprint=blueprint.model_dump(mode="json"),
             auto_approve=auto_approve,
@@ -146,7 +151,7 @@ class Engine:
         if record.parent is not None and record.model != _joined(blueprint.model):
             blueprint = blueprint.model_copy(update={"model": record.model})  # a fork's own
         tools = self.tools.subset(blueprint.tools) if blueprint.tools is not None else self.tools
-        require_tier(self.sandbox.tier, blueprint.sandbox.kind)
+        require_sandbox(self.sandbox, blueprint.sandbox.kind)
         setup = RunSetup(
             pipeline=build_gate_pipeline(available_tools=tools.names),
             store=self.store,
@@ -248,21 +253,12 @@ class Engine:
     async def _restarted(self, run_id: str, error: BaseException, attempt: int) -> None:
         reason = _describe(error)
         event = NewEvent(SupervisorRestarted(component="run loop", reason=reason, attempt=attempt))
-        await _append_retrying(self.store, run_id, [event])
+        await append_checked(self.store, run_id, lambda s: None if finished(s) else [event])
 
     async def _gave_up(self, run_id: str, error: BaseException) -> None:
         message = f"the run loop kept crashing: {_describe(error)}"
-        await _append_retrying(self.store, run_id, [NewEvent(RunFailed(error=message))])
-
-
-async def _append_retrying(store: EventStore, run_id: str, events: list[NewEvent]) -> None:
-    while True:
-        head = (await store.get_run(run_id)).next_seq
-        try:
-            await store.append(run_id, events, expected_seq=head)
-            return
-        except SeqConflictError:
-            continue
+        failed = [NewEvent(RunFailed(error=message))]
+        await append_checked(self.store, run_id, lambda s: None if finished(s) else failed)
 
 
 def _describe(error: BaseException) -> str:

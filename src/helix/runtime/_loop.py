@@ -34,10 +34,10 @@ from helix.providers import (
     ModelResponse,
     TokenUsage,
     build_model,
+    estimate_tokens,
     failed_event,
     responded_event,
 )
-from helix.providers._scenario import estimate_tokens
 
 from ._calls import CallRunner, elapsed_s
 from ._request import RequestBuilder, tool_specs

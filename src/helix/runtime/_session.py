@@ -23,6 +23,9 @@ from ._clock import SYSTEM_CLOCK, Clock
 
 T = TypeVar("T")
 
+Build = Callable[[SessionState], Sequence[NewEvent] | None]
+"""What to append given the run's state: events, ``None`` if pointless now, or raise."""
+
 
 class LiveSession:
     """The state of one run, folded from its log and advanced by every append."""
@@ -78,9 +81,23 @@ class LiveSession:
         unless: Callable[[SessionState], bool] | None = None,
     ) -> bool:
         """Append ``events`` after everything in the log; False if ``unless`` became true."""
+        return await self.append_built(
+            lambda state: None if unless is not None and unless(state) else events
+        )
+
+    async def append_built(self, build: Build) -> bool:
+        """Append what ``build`` makes of the current state, after everything in the log.
+
+        On a conflict (someone appended first), what they wrote is folded and ``build``
+        asked again: it returns ``None`` when the append became pointless (then False),
+        or raises when the state refuses it. The one optimistic append of the runtime.
+        """
         while True:
-            if unless is not None and unless(self.state):
+            events = build(self.state)
+            if events is None:
                 return False
+            if not events:
+                return True
             first = self.state.head + 1
             if self._watching is not None:  # our own events need not wake our watcher
                 self._watching.skip_through(first + len(events) - 1)
@@ -165,6 +182,21 @@ class LiveSession:
         if self.state.status in TERMINAL_STATUSES:
             for stopper in list(self._stoppers):
                 stopper.fire()
+
+
+async def append_checked(store: EventStore, run_id: str, build: Build) -> SessionState:
+    """Append to a run this process does not drive: folded from its log, then ``append_built``.
+
+    Returns the run's state after the append (or after finding it pointless).
+    """
+    session = await LiveSession.load(store, run_id)
+    await session.append_built(build)
+    return session.state
+
+
+def finished(state: SessionState) -> bool:
+    """Cancelled or ended: nothing may be appended for it any more."""
+    return state.status in TERMINAL_STATUSES
 
 
 def halted(state: SessionState) -> bool:

@@ -40,7 +40,8 @@ from helix.world import (
     world_at,
 )
 
-from ._engine import Engine, _append_retrying
+from ._engine import Engine
+from ._session import append_checked
 
 
 @dataclass
@@ -98,7 +99,7 @@ async def rollback(engine: Engine, run_id: str, to: Point, *, by: str) -> WorldR
         )
         events = [*before, NewEvent(marker, actor=by, turn=turn)]
         events += [NewEvent(s, actor=by, turn=turn) for s in effects.settled]
-        await _append_retrying(store, run_id, events)
+        await append_checked(store, run_id, lambda _: events)
     return marker
 
 
@@ -199,14 +200,11 @@ async def keep(engine: Engine, run_id: str, *, by: str) -> Kept:
             )
 
         performed, settled = await _perform_withheld(engine, branch)
-        await _append_retrying(
-            store,
-            original.id,
-            [*theirs_before, NewEvent(kept(True), actor=by, turn=original.turns)],
-        )
+        theirs_kept = [*theirs_before, NewEvent(kept(True), actor=by, turn=original.turns)]
+        await append_checked(store, original.id, lambda _: theirs_kept)
         mine: list[NewEvent] = [*ours_before, NewEvent(kept(False), actor=by, turn=branch.turns)]
         mine += [NewEvent(s, actor=by, turn=branch.turns) for s in settled]
-        await _append_retrying(store, run_id, mine)
+        await append_checked(store, run_id, lambda _: mine)
     return Kept(
         original.id, original.world, done.restored, done.removed, performed, _conflicts(done)
     )

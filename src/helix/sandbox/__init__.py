@@ -16,8 +16,10 @@ from ._sandbox import DEFAULT_TMP_BYTES as DEFAULT_TMP_BYTES
 from ._sandbox import CommandResult as CommandResult
 from ._sandbox import Sandbox as Sandbox
 from ._tiers import TIERS as TIERS
+from ._tiers import StrongestSandbox as StrongestSandbox
 from ._tiers import TierStatus as TierStatus
 from ._tiers import check_tier as check_tier
+from ._tiers import require_sandbox as require_sandbox
 from ._tiers import require_tier as require_tier
 from ._tiers import resolve_sandbox as resolve_sandbox
 from ._tiers import sandbox_facts as sandbox_facts
@@ -36,11 +38,13 @@ __all__ = [
     "EgressProxy",
     "ProcessSandbox",
     "Sandbox",
+    "StrongestSandbox",
     "TierStatus",
     "check_tier",
     "default_hidden_paths",
     "normal_host",
     "policy_hook",
+    "require_sandbox",
     "require_tier",
     "resolve_sandbox",
     "sandbox_facts",

@@ -7,7 +7,9 @@ can create namespaces here), ``docker`` (a Docker engine answers). A blueprint's
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
+from pathlib import Path
 
 from helix.errors import ConfigError
 
@@ -15,8 +17,9 @@ from . import _bwrap, _docker
 from ._bwrap import BwrapSandbox
 from ._cgroup import pids_parent
 from ._docker import DockerSandbox
+from ._egress import EgressHook
 from ._process import ProcessSandbox
-from ._sandbox import Sandbox
+from ._sandbox import DEFAULT_MAX_OUTPUT, CommandResult, Sandbox
 from ._seccomp import program
 
 TIERS = ("process", "bwrap", "docker")
@@ -87,6 +90,72 @@ def require_tier(tier: str, minimum: str) -> None:
         why = f": {problems[minimum]}" if minimum in problems else ""
         raise ConfigError(
             f"the sandbox must be at least {minimum!r} but this host gives {tier!r}{why}"
+        )
+
+
+def require_sandbox(sandbox: Sandbox, minimum: str) -> None:
+    """``require_tier`` of a sandbox, without asking its tier when any tier will do.
+
+    The weakest minimum (``process``) is met everywhere, so a run that asks no more
+    never makes a ``StrongestSandbox`` probe the host.
+    """
+    if check_tier(minimum) != TIERS[0]:
+        require_tier(sandbox.tier, minimum)
+
+
+class StrongestSandbox(Sandbox):
+    """The strongest tier this host has, chosen on first use (``resolve_sandbox``).
+
+    Probing starts a process or two (``bwrap``, ``docker version``: tens of
+    milliseconds, more where Docker hangs), once per process; a process that runs no
+    command (most runs' turns, ``helix runs``, a server resuming paused runs) never
+    pays it.
+    """
+
+    def __init__(self) -> None:
+        self._chosen: Sandbox | None = None
+
+    def chosen(self) -> Sandbox:
+        """The tier's sandbox, probing for it the first time."""
+        if self._chosen is None:
+            self._chosen = resolve_sandbox()
+        return self._chosen
+
+    @property
+    def tier(self) -> str:
+        return self.chosen().tier
+
+    @tier.setter
+    def tier(self, value: str) -> None:
+        raise AttributeError("a StrongestSandbox's tier is the one it finds")
+
+    @property
+    def reason(self) -> str:
+        return self.chosen().reason
+
+    @reason.setter
+    def reason(self, value: str) -> None:
+        self.chosen().reason = value
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        timeout_s: float,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+        egress: EgressHook | None = None,
+        tmp_bytes: int | None = None,
+    ) -> CommandResult:
+        if self._chosen is None:
+            await asyncio.to_thread(self.chosen)  # the probe blocks: not on the loop
+        return await self.chosen().run(
+            command,
+            cwd=cwd,
+            timeout_s=timeout_s,
+            max_output=max_output,
+            egress=egress,
+            tmp_bytes=tmp_bytes,
         )
 
 

@@ -17,7 +17,7 @@ from helix.runtime import Blueprint, blueprint_of
 from ._deps import CallerDep, State
 from ._errors import ApiError
 from ._routes_blueprints import checked_blueprint, stored_blueprint
-from ._schemas import EventPage, ImportOut, RunCreate, RunCreated, RunList, RunOut
+from ._schemas import EventPage, ImportOut, NewRunOut, RunCreate, RunList, RunOut
 
 router = APIRouter(tags=["runs"])
 
@@ -25,8 +25,8 @@ _MAX_SCANNED_PAGES = 20
 """A caller in some workspaces only: pages of other runs skipped before answering."""
 
 
-@router.post("/runs", response_model=RunCreated, status_code=201)
-async def start_run(body: RunCreate, caller: CallerDep, state: State) -> RunCreated:
+@router.post("/runs", response_model=NewRunOut, status_code=201)
+async def start_run(body: RunCreate, caller: CallerDep, state: State) -> NewRunOut:
     """Create a run and drive it in the server (it resumes if the server restarts)."""
     workspace = body.workspace or caller.default_workspace()
     if workspace not in caller.roles:
@@ -57,7 +57,7 @@ async def start_run(body: RunCreate, caller: CallerDep, state: State) -> RunCrea
                 world.rmdir()
         raise
     state.drive(record.id)
-    return RunCreated(id=record.id, status=record.status)
+    return NewRunOut(id=record.id, status=record.status)
 
 
 @router.get("/runs", response_model=RunList)

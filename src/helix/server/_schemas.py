@@ -52,7 +52,7 @@ class RunCreate(_Body):
     """Default: the caller's personal workspace, else the first they may act in."""
 
 
-class RunCreated(BaseModel):
+class NewRunOut(BaseModel):
     """A new run."""
 
     id: str

@@ -10,8 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from helix.providers import ScenarioStep
-from helix.providers._scenario import estimate_tokens
+from helix.providers import ScenarioStep, estimate_tokens
 
 
 @dataclass(frozen=True, slots=True)

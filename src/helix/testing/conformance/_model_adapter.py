@@ -15,9 +15,13 @@ import pytest
 
 from helix.errors import ModelAuthError, ModelRateLimitedError, ModelUnavailableError
 from helix.providers import (
+    LOCAL_KEY,
     AssistantMessage,
     ModelAdapter,
+    ModelFailure,
     ModelRequest,
+    RetryingModel,
+    RetryPolicy,
     Scenario,
     TextDelta,
     ToolCall,
@@ -26,8 +30,6 @@ from helix.providers import (
     UserMessage,
     collect,
 )
-from helix.providers._provider import LOCAL_KEY
-from helix.providers._retry import ModelFailure, RetryingModel, RetryPolicy
 from helix.testing._mock_server import MockModelServer
 
 MakeAdapter = Callable[[str, str], ModelAdapter]

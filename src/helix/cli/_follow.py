@@ -1,0 +1,29 @@
+"""Following a run, the same whether it is driven here or by a server: colours, the end."""
+
+from __future__ import annotations
+
+from helix.kernel.events import TERMINAL_EVENTS, Event
+
+COLOURS = {
+    "run.completed": "green",
+    "run.failed": "red",
+    "run.cancelled": "red",
+    "gate.decided": "dim",
+    "approval.requested": "yellow",
+    "budget.exceeded": "yellow",
+    "run.paused": "yellow",
+    "model.failed": "yellow",
+    "supervisor.restarted": "magenta",
+}
+"""The style of an event's line, by type (rich's names); the rest are plain."""
+
+CHILD_WAIT_TRIES = 200
+"""Tries, 50 ms apart, to find a child whose id its parent logged just before creating it."""
+
+
+def stops_following(event: Event, depth: int) -> bool:
+    """Whether following a run ends at ``event``.
+
+    At its end; and a child's (``depth`` > 0) at its pause, which hands control back.
+    """
+    return event.type in TERMINAL_EVENTS or (depth > 0 and event.type == "run.paused")
