@@ -14,7 +14,6 @@ from helix.config import Settings
 from helix.errors import RunExistsError
 from helix.kernel.events import TERMINAL_EVENTS
 from helix.kernel.log import EventStore, export_lines, import_lines
-from helix.runtime import blueprint_of
 
 from ._client import remotely
 from ._common import fail, print_json_line, run, with_store
@@ -118,6 +117,8 @@ def import_(
         return
 
     async def main(store: EventStore) -> None:
+        from helix.runtime import blueprint_of  # the engine only when a run is imported
+
         # Never the file's world: a new, empty folder under HELIX_HOME/worlds/default.
         world = Settings.from_env().home / "worlds" / "default" / f"imported-{token_hex(6)}"
         world.mkdir(parents=True)
