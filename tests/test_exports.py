@@ -9,6 +9,7 @@ import pytest
 
 PUBLIC = [
     "helix",
+    "helix.api",
     "helix.bench",
     "helix.config",
     "helix.kernel.events",
