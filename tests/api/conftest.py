@@ -35,6 +35,7 @@ class Door:
     env: dict[str, str]
     url: str | None = None
     token: str | None = None
+    live: LiveServer | None = None
 
     def client(self) -> AsyncClient:
         if self.url is not None:
@@ -71,7 +72,7 @@ def open_door(kind: str, tmp_path: Path, model_server: MockModelServer) -> Itera
         return
     live = LiveServer(make_config(tmp_path, model_server)).start()
     try:
-        yield Door("http", live.config.home, env, live.url, _owner_token(live))
+        yield Door("http", live.config.home, env, live.url, _owner_token(live), live)
     finally:
         live.stop()
 

@@ -17,7 +17,7 @@ from helix.errors import (
     StoreUnavailableError,
 )
 from helix.testing import MockModelServer
-from tests.server.conftest import free_port
+from tests.server.conftest import Admin, free_port
 
 from .conftest import MODEL, Door, play, raw_client
 
@@ -118,3 +118,25 @@ async def test_http_auth_and_reachability(server_door: Door) -> None:
     async with AsyncClient(f"http://127.0.0.1:{free_port()}") as nowhere:
         with pytest.raises(StoreUnavailableError):
             await nowhere.get("r")
+
+
+async def test_http_roles_and_visibility(server_door: Door) -> None:
+    live = server_door.live
+    assert live is not None
+    admin = Admin(live.config.db_url)
+    admin.user("vic", password="pw-vic-12345", workspace="default", role="viewer")
+    admin.user("olga", password="pw-olga-12345")
+    async with server_door.client() as owner:
+        run = await owner.create("x", model=MODEL)
+    async with AsyncClient(live.url, token=live.login("vic", "pw-vic-12345")) as viewer:
+        assert (await viewer.get(run.id)).id == run.id
+        for refused in (viewer.pause(run.id), viewer.keep(run.id), viewer.steer(run.id, "hi")):
+            with pytest.raises(HelixError) as forbidden:
+                await refused
+            assert forbidden.value.code == "forbidden"
+    async with AsyncClient(live.url, token=live.login("olga", "pw-olga-12345")) as stranger:
+        with pytest.raises(RunNotFoundError):  # another workspace's run is not there at all
+            await stranger.get(run.id)
+        with pytest.raises(RunNotFoundError):
+            await stranger.compare(run.id, run.id)
+        assert (await stranger.spend()).runs == 0

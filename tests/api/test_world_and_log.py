@@ -50,6 +50,11 @@ async def test_files_diff_rollback(client: AsyncClient, model_server: MockModelS
     assert {f.path for f in await client.files(run.id)} == {"a.txt"}
     events = [e async for e in client.events(run.id)]
     assert events[-1].type == "world.rolled_back"
+    # Following an ended run stops at its last event, even one logged after its end.
+    assert [e.seq async for e in client.events(run.id, after=events[-3].seq, follow=True)] == [
+        e.seq for e in events[-2:]
+    ]
+    assert [e async for e in client.events(run.id, after=events[-1].seq, follow=True)] == []
 
 
 async def test_fork_compare_keep(client: AsyncClient, model_server: MockModelServer) -> None:

@@ -5,8 +5,9 @@ It is a ``HelixApi``: every operation is the chosen implementation's, unchanged.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncGenerator, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -169,14 +170,17 @@ class AsyncClient:
         """One run."""
         return await self.api.get(run_id)
 
-    def events(self, run_id: str, *, after: int = -1, follow: bool = False) -> AsyncIterator[Event]:
+    def events(
+        self, run_id: str, *, after: int = -1, follow: bool = False
+    ) -> AsyncGenerator[Event, None]:
         """The run's events after ``after``; with ``follow``, live ones until it ends."""
         return self.api.events(run_id, after=after, follow=follow)
 
     async def wait(self, run_id: str) -> Run:
         """Wait until the run ends; the run as it ended."""
-        async for _event in self.events(run_id, follow=True):
-            pass
+        async with contextlib.aclosing(self.events(run_id, follow=True)) as events:
+            async for _event in events:
+                pass
         return await self.get(run_id)
 
     async def approvals(self, run_id: str) -> list[Approval]:
@@ -244,7 +248,7 @@ class AsyncClient:
         """Make the original directory hold this branch's world."""
         return await self.api.keep(run_id)
 
-    def export(self, run_id: str) -> AsyncIterator[str]:
+    def export(self, run_id: str) -> AsyncGenerator[str, None]:
         """The run's log as JSON Lines."""
         return self.api.export(run_id)
 

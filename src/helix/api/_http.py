@@ -7,13 +7,14 @@ it uses; a server that cannot be reached is a ``StoreUnavailableError``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, Iterable
 from typing import TYPE_CHECKING, Any
 
 from helix.errors import ConfigError, NotFoundError, StoreUnavailableError
-from helix.kernel.events import TERMINAL_EVENTS, RunStatus
+from helix.kernel.events import RunStatus
 from helix.runtime import Blueprint
 
 from ._errors import error_of
@@ -126,7 +127,7 @@ class HttpApi:
 
     async def events(
         self, run_id: str, *, after: int = -1, follow: bool = False
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         """The run's events after ``after`` (pages); with ``follow``, the live stream."""
         if not follow:
             while True:
@@ -138,15 +139,19 @@ class HttpApi:
                 if not page.events:
                     return
                 after = page.next_after
-        async for event in self._stream(run_id, after):
-            yield event
+        async with contextlib.aclosing(self._stream(run_id, after)) as stream:
+            async for event in stream:
+                yield event
 
-    async def _stream(self, run_id: str, after: int) -> AsyncIterator[Event]:
+    async def _stream(self, run_id: str, after: int) -> AsyncGenerator[Event, None]:
         """``WS /runs/{id}/stream`` from ``after``; a drop for being slow reconnects."""
         from websockets.asyncio.client import connect
         from websockets.exceptions import ConnectionClosed
 
-        await self.get(run_id)  # not found: the 404, as a RunNotFoundError
+        run = await self.get(run_id)  # not found: the 404, as a RunNotFoundError
+        ended = run.finished  # an ended run never runs again: its head is the end
+        if ended and after >= run.head:
+            return
         base = "ws" + self.url.removeprefix("http")
         while True:
             token = (await self._json("POST", "/auth/ws-token"))["token"]
@@ -160,7 +165,8 @@ class HttpApi:
                         event = Event.model_validate(raw)
                         after = event.seq
                         yield event
-                        if event.type in TERMINAL_EVENTS and (await self.get(run_id)).head <= after:
+                        ended = ended or event.terminal
+                        if ended and (await self.get(run_id)).head <= after:
                             return
             except ConnectionClosed as closed:
                 code = closed.rcvd.code if closed.rcvd is not None else None
@@ -261,7 +267,7 @@ class HttpApi:
 
     # -- the log as a file, and spend -------------------------------------------------
 
-    async def export(self, run_id: str) -> AsyncIterator[str]:
+    async def export(self, run_id: str) -> AsyncGenerator[str, None]:
         """The run's log as JSON Lines, as the server streams it."""
         import httpx
 

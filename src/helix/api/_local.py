@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from contextlib import AsyncExitStack
 from functools import partial
 from pathlib import Path
@@ -21,7 +21,7 @@ from typing import Any, Self
 
 import helix.runtime as runtime
 from helix.errors import ConfigError, RunStateError
-from helix.kernel.events import TERMINAL_EVENTS, Budget, RunStatus
+from helix.kernel.events import TERMINAL_EVENTS, TERMINAL_STATUSES, Budget, RunStatus
 from helix.kernel.log import export_lines, import_lines
 from helix.kernel.session import replay_run, spend
 from helix.runtime import Blueprint, ChildSpec, Engine, Supervisor, open_supervisor
@@ -210,23 +210,28 @@ class LocalApi:
 
     async def events(
         self, run_id: str, *, after: int = -1, follow: bool = False
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         """The run's events after ``after``; with ``follow``, live ones until it ends."""
-        await self.store.get_run(run_id)
+        record = await self.store.get_run(run_id)
         if not follow:
             while page := await self.store.read(run_id, after=after, limit=_PAGE):
                 for event in page:
                     yield Event.of(event)
                 after = page[-1].seq
             return
+        # An ended run never runs again: once it has ended, its head is the end.
+        ended = record.status in TERMINAL_STATUSES
+        if ended and after >= record.head:
+            return
         async with self.store.subscribe(run_id, after=after) as live:
             async for event in live:
                 yield Event.of(event)
-                if event.type in TERMINAL_EVENTS and await self._at_head(run_id, event.seq):
+                ended = ended or event.type in TERMINAL_EVENTS
+                if ended and await self._at_head(run_id, event.seq):
                     return
 
     async def _at_head(self, run_id: str, seq: int) -> bool:
-        return (await self.store.get_run(run_id)).next_seq <= seq + 1
+        return (await self.store.get_run(run_id)).head <= seq
 
     # -- control ----------------------------------------------------------------------
 
@@ -342,7 +347,7 @@ class LocalApi:
 
     # -- the log as a file, and spend -------------------------------------------------
 
-    async def export(self, run_id: str) -> AsyncIterator[str]:
+    async def export(self, run_id: str) -> AsyncGenerator[str, None]:
         """The run's log as JSON Lines."""
         async for line in export_lines(self.store, run_id):
             yield line

@@ -9,7 +9,7 @@ runs unchanged against the other (one test suite checks both).
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, Iterable
 from typing import Any, Protocol, runtime_checkable
 
 from helix.kernel.events import RunStatus
@@ -71,11 +71,14 @@ class HelixApi(Protocol):
         """One run; ``RunNotFoundError`` if there is none (or it is not visible)."""
         ...
 
-    def events(self, run_id: str, *, after: int = -1, follow: bool = False) -> AsyncIterator[Event]:
+    def events(
+        self, run_id: str, *, after: int = -1, follow: bool = False
+    ) -> AsyncGenerator[Event, None]:
         """The run's events with seq > ``after``, in order.
 
         With ``follow``, then live ones as they are logged, with no gap or duplicate,
-        until the run ends (a terminal event that is the log's last).
+        until the run has ended and its last event is delivered (at once for a run
+        that ended before ``after``). A paused or waiting run is followed until it ends.
         """
         ...
 
@@ -147,7 +150,7 @@ class HelixApi(Protocol):
         """Make the original directory hold this branch's world."""
         ...
 
-    def export(self, run_id: str) -> AsyncIterator[str]:
+    def export(self, run_id: str) -> AsyncGenerator[str, None]:
         """The run's log as JSON Lines (one line per event, without the newline)."""
         ...
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Coroutine, Iterable, Iterator, Mapping
 from concurrent.futures import Future
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -118,7 +118,7 @@ class Client:
     ) -> None:
         self.close()
 
-    def _iterate(self, source: AsyncIterator[T]) -> Iterator[T]:
+    def _iterate(self, source: AsyncGenerator[T, None]) -> Iterator[T]:
         try:
             while True:
                 try:
@@ -255,11 +255,9 @@ class Client:
         return self._call(self._async.spend(workspace=workspace))
 
 
-async def _next(source: AsyncIterator[T]) -> T:
+async def _next(source: AsyncGenerator[T, None]) -> T:
     return await anext(source)
 
 
-async def _close(source: AsyncIterator[Any]) -> None:
-    close = getattr(source, "aclose", None)
-    if close is not None:
-        await close()
+async def _close(source: AsyncGenerator[Any, None]) -> None:
+    await source.aclose()
