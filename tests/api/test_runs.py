@@ -85,7 +85,7 @@ async def test_steer_pause_resume_cancel(
     assert paused.status == "paused"
     with pytest.raises(RunStateError):
         await client.pause(run.id)
-    resumed = await client.resume(run.id)
+    resumed = await client.resume(run.id, budget_usd=5.0)
     assert resumed.status != "paused"
     cancelled = await client.cancel(run.id)
     assert cancelled.status == "cancelled"
@@ -93,6 +93,7 @@ async def test_steer_pause_resume_cancel(
     types = [e.type for e in events]
     assert "steer.received" in types
     assert types.index("run.paused") < types.index("run.resumed") < types.index("run.cancelled")
+    assert next(e for e in events if e.type == "run.resumed").data["budget"]["usd"] == 5.0
     assert events[-1].type == "run.cancelled"
     with pytest.raises(RunStateError) as refused:
         await client.steer(run.id, "too late")
@@ -114,3 +115,38 @@ async def test_errors_are_helix_errors(client: AsyncClient, door: Door) -> None:
         await client.create("a run", model="nonsense")
     with pytest.raises(ConfigError):
         await client.create("a run", model=MODEL, world="../elsewhere", workspace="default")
+
+
+async def test_worlds_blueprints_and_pages(
+    client: AsyncClient, model_server: MockModelServer
+) -> None:
+    play(model_server, {"text": "One."}, {"text": "Two."})
+    first = await client.create(
+        "one", model=MODEL, world="shared", blueprint={"name": "tiny", "system": "Be brief."}
+    )
+    await follow(client, first.id)
+    second = await client.create("two", model=MODEL, world="shared")
+    await follow(client, second.id)
+    assert first.world == second.world  # a named world is one folder of the workspace
+    assert first.world.endswith("/shared")
+    assert (first.blueprint, second.blueprint) == ("tiny", "default")
+    page = await client.runs(limit=1)
+    assert [r.id for r in page.runs] == [second.id]  # newest first
+    assert page.next_cursor is not None
+    rest = await client.runs(limit=1, cursor=page.next_cursor)
+    assert [r.id for r in rest.runs] == [first.id]
+
+
+async def test_a_local_path_world(door: Door, model_server: MockModelServer) -> None:
+    play(model_server, {"text": "Looked."})
+    folder = door.home.parent / "project"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine\n")
+    async with door.client() as client:
+        if door.kind == "http":  # a path means nothing to a server: refused, not guessed
+            with pytest.raises(ConfigError):
+                await client.create("look", model=MODEL, world=folder)
+            return
+        run = await client.create("look", model=MODEL, world=folder)
+        await follow(client, run.id)
+        assert await client.read(run.id, "notes.txt") == b"mine\n"
