@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import helix
@@ -140,3 +142,18 @@ async def test_http_roles_and_visibility(server_door: Door) -> None:
         with pytest.raises(RunNotFoundError):
             await stranger.compare(run.id, run.id)
         assert (await stranger.spend()).runs == 0
+
+
+def test_an_embedded_client_keeps_everything_under_its_home(
+    tmp_path: Path, model_server: MockModelServer
+) -> None:
+    play(model_server, {"text": "Done."})
+    home = tmp_path / "elsewhere"
+    env = {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": model_server.openai_base_url,
+           "HELIX_HOME": str(tmp_path / "not-this-one")}  # fmt: skip
+    with Client(home=home, env=env, user="tester") as client:
+        run = client.create("finish", model=MODEL)
+        assert client.wait(run.id).status == "completed"
+    assert (home / "helix.db").is_file()
+    assert Path(run.world).parent.parent == home / "worlds"
+    assert not (tmp_path / "not-this-one").exists()

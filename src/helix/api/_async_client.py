@@ -61,8 +61,10 @@ class AsyncClient:
             token: The server's bearer token (an API token or a login's).
             store: Embedded: this store (it stays yours to close); default: the
                 environment's (``HELIX_DB``), opened on entering and closed on leaving.
-            home: Embedded: ``HELIX_HOME`` (objects, worlds, locks); default: the environment's.
-            env: Embedded: the variables runs see (model keys); default: ``os.environ``.
+            home: Embedded: ``HELIX_HOME`` (the store, unless ``HELIX_DB`` names one; objects,
+                worlds, locks); default: the environment's.
+            env: Embedded: the settings (``HELIX_HOME``, ``HELIX_DB``, ``HELIX_USER``) and the
+                variables models are opened with (keys, base URLs); default: ``os.environ``.
             user: Embedded: who the appends are by (``user:NAME``); default: ``HELIX_USER``
                 or the login name.
             api: Any ``HelixApi`` to wrap instead (tests, other transports).
@@ -108,12 +110,13 @@ class AsyncClient:
 
         from ._local import LocalApi
 
-        settings = Settings.from_env(self._env)
+        overlay = {} if self._home is None else {"HELIX_HOME": str(self._home)}
+        settings = Settings.from_env({**self._env, **overlay})  # the store under ``home``
         store = self._store
         if store is None:
             store = await open_store(settings.db_url, durability=settings.durability)
             self._owned_store = store
-        engine = Engine(store, home=self._home or settings.home, env=self._env)
+        engine = Engine(store, home=settings.home, env=self._env)
         user = self._user or self._env.get("HELIX_USER") or _login_name()
         return await LocalApi(engine, actor=f"user:{user}").__aenter__()
 
