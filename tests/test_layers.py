@@ -22,7 +22,8 @@ _TOOLS = _KERNEL | {"helix.sandbox"}
 _GATES = _TOOLS | {"helix.tools"}
 _RUNTIME = _GATES | {"helix.gates", "helix.providers", "helix.world"}
 _TESTING = _RUNTIME | {"helix.runtime"}
-_SERVER = _TESTING | {"helix._version", "helix.accounts", "helix.config"}
+_API = _TESTING | {"helix.config"}
+_SERVER = _API | {"helix._version", "helix.accounts", "helix.api"}
 
 ALLOWED: dict[str, set[str]] = {
     "helix.errors": {"helix._version"},
@@ -39,7 +40,8 @@ ALLOWED: dict[str, set[str]] = {
     "helix.world": set(_KERNEL),
     "helix.runtime": set(_RUNTIME),
     "helix.testing": set(_TESTING),
-    "helix.bench": _TESTING | {"helix.testing", "helix.accounts", "helix.server"},
+    "helix.api": set(_API),
+    "helix.bench": _TESTING | {"helix.testing", "helix.accounts", "helix.api", "helix.server"},
     "helix.config": set(_KERNEL),
     "helix.accounts": _KERNEL | {"helix.gates"},
     "helix.server": set(_SERVER),

@@ -12,11 +12,33 @@ enforces this, and docs/architecture.md draws it):
 6. ``helix.accounts``: users, workspaces, roles, tokens (the gates' policy ceilings).
 7. ``helix.runtime``: the run loop, the engine, run control (everything above but 6).
 8. ``helix.testing``: the public test kit (mock model server, conformance suites).
-9. ``helix.bench``: benchmark suites.
-10. ``helix.server``: ``helix serve``: the API, live streams, the dashboard.
-11. ``helix.cli``: the ``helix`` command.
+9. ``helix.api``: the one door to runs (``HelixApi``: local or over HTTP) and the SDK,
+   ``helix.Client`` and ``helix.AsyncClient`` (the runtime and config below it).
+10. ``helix.bench``: benchmark suites.
+11. ``helix.server``: ``helix serve``: the API, live streams, the dashboard.
+12. ``helix.cli``: the ``helix`` command.
+
+``Client`` and ``AsyncClient`` are imported on first use, so ``import helix`` stays light.
 """
+
+import typing as _typing
 
 from helix._version import __version__ as __version__
 
-__all__ = ["__version__"]
+if _typing.TYPE_CHECKING:
+    from helix.api import AsyncClient as AsyncClient
+    from helix.api import Client as Client
+
+__all__ = ["AsyncClient", "Client", "__version__"]
+
+_LAZY = {"AsyncClient", "Client"}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    if name in _LAZY:
+        import helix.api
+
+        value = getattr(helix.api, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'helix' has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""``helix bench server``: live delivery over WebSocket, and REST pages of a long log.
+"""``helix bench server``: WebSocket delivery, REST pages of a long log, the SDK's cost.
 
 The server is the real app on uvicorn (in a thread of this process, on its own event
 loop) over a SQLite store. Events are appended in the server's process, as a run the
@@ -28,6 +28,7 @@ from helix.kernel.log import EventStore, SqliteEventStore
 from helix.testing import run_created, session_events
 
 from ._figure import Figure, percentile
+from ._sdk import sdk_call_overhead
 
 SUITE = "server"
 T = TypeVar("T")
@@ -45,13 +46,14 @@ class ServerSizes:
     page_limit: int = 100
     page_seconds: float = 3.0
     page_concurrency: int = 8
+    sdk_calls: int = 2_000
 
     @classmethod
     def quick(cls) -> ServerSizes:
         """A smoke test's sizes."""
         return cls(
             clients=10, runs=2, events_per_run=20, log_events=2_000, page_seconds=0.5,
-            page_concurrency=2,
+            page_concurrency=2, sdk_calls=40,
         )  # fmt: skip
 
 
@@ -85,6 +87,9 @@ async def run_server_bench(
             for figure in await _delivery(served, token, sizes):
                 yield figure
             yield await _pages(served, token, long_run, sizes)
+            yield await asyncio.to_thread(
+                sdk_call_overhead, served.port, token, long_run, sizes.sdk_calls
+            )
         finally:
             served.server.should_exit = True
             await asyncio.to_thread(served.thread.join, 30)

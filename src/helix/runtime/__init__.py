@@ -32,7 +32,7 @@ from ._setup import RunSetup as RunSetup
 from ._supervisor import ChildSpec as ChildSpec
 from ._supervisor import Supervisor as Supervisor
 from ._supervisor import open_supervisor as open_supervisor
-from ._world_control import Kept as Kept
+from ._world_control import KeepOutcome as KeepOutcome
 from ._world_control import compare as compare
 from ._world_control import fork_with_world as fork_with_world
 from ._world_control import keep as keep
@@ -53,7 +53,7 @@ __all__ = [
     "Engine",
     "Faults",
     "InjectedFault",
-    "Kept",
+    "KeepOutcome",
     "ModelPrice",
     "PolicyReplay",
     "ReplayedCall",

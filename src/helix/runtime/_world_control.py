@@ -154,7 +154,7 @@ async def fork_with_world(
 
 
 @dataclass(frozen=True)
-class Kept:
+class KeepOutcome:
     """What ``keep`` did."""
 
     original: str
@@ -167,7 +167,7 @@ class Kept:
     """Paths of the original directory left as they were (a link where a folder was due)."""
 
 
-async def keep(engine: Engine, run_id: str, *, by: str) -> Kept:
+async def keep(engine: Engine, run_id: str, *, by: str) -> KeepOutcome:
     """Make the original directory hold this branch's world; perform its withheld effects."""
     store, objects = engine.store, engine.objects
     branch = await store.get_run(run_id)
@@ -205,7 +205,7 @@ async def keep(engine: Engine, run_id: str, *, by: str) -> Kept:
         mine: list[NewEvent] = [*ours_before, NewEvent(kept(False), actor=by, turn=branch.turns)]
         mine += [NewEvent(s, actor=by, turn=branch.turns) for s in settled]
         await append_checked(store, run_id, lambda _: mine)
-    return Kept(
+    return KeepOutcome(
         original.id, original.world, done.restored, done.removed, performed, _conflicts(done)
     )
 

@@ -30,6 +30,7 @@ from . import (
     _links,
     _routes_auth,
     _routes_blueprints,
+    _routes_branches,
     _routes_control,
     _routes_policy,
     _routes_runs,
@@ -122,6 +123,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
     api.include_router(_routes_runs.router)
     api.include_router(_routes_control.router)
     api.include_router(_routes_world.router)
+    api.include_router(_routes_branches.router)
     api.include_router(_routes_blueprints.router)
     api.include_router(_routes_policy.router)
     api.include_router(_stream.router)

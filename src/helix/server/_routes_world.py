@@ -7,11 +7,13 @@ Thin on purpose: the world package answers (``WorldBrowser``) and the runtime ac
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
-from pydantic import BaseModel, Field
 
+from helix.api import FileEntry as FileOut
+from helix.api import FileList, RollbackBody
+from helix.api import Rollback as RollbackOut
 from helix.runtime import rollback as rollback_world
 from helix.world import WorldBrowser, parse_point
 
@@ -23,44 +25,6 @@ router = APIRouter(tags=["world"])
 PointQuery = Annotated[
     str | None, Query(max_length=20, description="start, now (the default) or a turn number")
 ]
-
-
-class FileOut(BaseModel):
-    """One path of the world."""
-
-    path: str
-    kind: str = Field(description="file, dir or link")
-    size: int
-    mode: str = Field(description="permission bits, octal")
-    hash: str = Field(description="SHA-256 of the content (empty for a folder)")
-
-
-class FileList(BaseModel):
-    """A listing of the world (or of one folder of it) at a point."""
-
-    files: list[FileOut]
-
-
-class RollbackBody(BaseModel):
-    """Where to roll the world back to."""
-
-    to: str | int = Field(default="start", description='"start" or a turn number')
-
-
-class RollbackOut(BaseModel):
-    """What the rollback did: the marker event's data."""
-
-    to_turn: int
-    restored: list[str]
-    removed: list[str]
-    reverted: list[dict[str, Any]]
-    compensated: list[dict[str, Any]]
-    dropped: list[dict[str, Any]]
-    cannot_undo: list[dict[str, Any]]
-    conflicts: list[dict[str, Any]] = Field(
-        default_factory=list[dict[str, Any]],
-        description="{path, detail}: left as they were (a link where a folder was due)",
-    )
 
 
 def _browser(state: ServerState) -> WorldBrowser:

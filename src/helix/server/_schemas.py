@@ -1,13 +1,36 @@
-"""Request and response bodies: the OpenAPI document is generated from these."""
+"""Request and response bodies: the OpenAPI document is generated from these.
+
+The wire models of runs live in ``helix.api`` (one definition for the server, the SDK
+and the CLI); they are re-exported here under the names the routes use. What is left
+here is the server's own: accounts and health.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from helix.kernel.events import RunStatus
-from helix.kernel.log import RunRecord
+from helix.api import Accepted as Accepted
+from helix.api import Approval, CreatedRun, Decided, Forked, Imported, Parent, Run, RunEvent
+from helix.api import ApprovalList as ApprovalList
+from helix.api import DecisionBody as DecisionBody
+from helix.api import EventPage as EventPage
+from helix.api import ForkBody as ForkBody
+from helix.api import ResumeBody as ResumeBody
+from helix.api import RunCreate as RunCreate
+from helix.api import RunList as RunList
+from helix.api import SteerBody as SteerBody
+
+# The names the routes knew them by (to be replaced by helix.api's own as they move).
+ApprovalOut = Approval
+DecisionOut = Decided
+EventOut = RunEvent
+ForkOut = Forked
+ForkPointOut = Parent
+ImportOut = Imported
+NewRunOut = CreatedRun
+RunOut = Run
 
 Text = Field(min_length=1, max_length=100_000)
 
@@ -36,167 +59,6 @@ class TokenOut(BaseModel):
     expires_at: str
 
 
-class RunCreate(_Body):
-    """``POST /runs``."""
-
-    objective: str = Field(min_length=1, max_length=100_000)
-    blueprint: dict[str, Any] | str | None = Field(default=None)
-    """A blueprint: inline (the fields of a blueprint file), or the name of one stored in
-    the workspace (``PUT /workspaces/{workspace}/blueprints/{name}``)."""
-    model: str | None = Field(default=None, min_length=1, max_length=500)
-    world: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-    """A folder name under the workspace's worlds (created if missing); default: a new one."""
-    budget_usd: float | None = Field(default=None, ge=0, le=1e9)
-    auto_approve: bool = False
-    workspace: str | None = Field(default=None, max_length=64)
-    """Default: the caller's personal workspace, else the first they may act in."""
-
-
-class NewRunOut(BaseModel):
-    """A new run."""
-
-    id: str
-    status: RunStatus
-
-
-class ForkPointOut(BaseModel):
-    """Where a fork branched off."""
-
-    run_id: str
-    seq: int
-
-
-class RunOut(BaseModel):
-    """A run, as ``GET /runs/{id}`` shows it."""
-
-    id: str
-    status: RunStatus
-    objective: str
-    model: str
-    blueprint: str | None
-    world: str
-    parent: ForkPointOut | None
-    workspace: str
-    turns: int
-    cost_usd: float
-    input_tokens: int
-    output_tokens: int
-    events: int
-    created_at: str
-    updated_at: str
-
-    @classmethod
-    def of(cls, record: RunRecord) -> RunOut:
-        """From the run registry's row."""
-        parent = record.parent
-        return cls(
-            id=record.id,
-            status=record.status,
-            objective=record.objective,
-            model=record.model,
-            blueprint=record.blueprint,
-            world=record.world,
-            parent=None if parent is None else ForkPointOut(run_id=parent.run_id, seq=parent.seq),
-            workspace=record.workspace,
-            turns=record.turns,
-            cost_usd=record.cost_usd,
-            input_tokens=record.input_tokens,
-            output_tokens=record.output_tokens,
-            events=record.next_seq,
-            created_at=record.created_at,
-            updated_at=record.updated_at,
-        )
-
-
-class RunList(BaseModel):
-    """A page of runs, newest first."""
-
-    runs: list[RunOut]
-    next_cursor: str | None
-
-
-class EventOut(BaseModel):
-    """One event: the contract's JSON object."""
-
-    run_id: str
-    seq: int
-    type: str
-    v: int
-    ts: str
-    turn: int | None
-    actor: str
-    data: dict[str, Any]
-
-
-class EventPage(BaseModel):
-    """Events with seq > after, and the ``after`` of the next page."""
-
-    events: list[EventOut]
-    next_after: int
-
-
-class SteerBody(_Body):
-    """``POST /runs/{id}/steer``."""
-
-    message: str = Field(min_length=1, max_length=100_000)
-
-
-class Accepted(BaseModel):
-    """The request was recorded in the run's log."""
-
-    status: Literal["accepted"] = "accepted"
-
-
-class ApprovalOut(BaseModel):
-    """A pending approval request."""
-
-    request_id: str
-    call_id: str
-    name: str
-    args: dict[str, Any]
-    expires_at: str | None
-
-
-class ApprovalList(BaseModel):
-    """The run's pending approval requests."""
-
-    approvals: list[ApprovalOut]
-
-
-class DecisionBody(_Body):
-    """``POST /runs/{id}/approvals/{request_id}``."""
-
-    decision: Literal["allow", "deny"]
-    reason: str | None = Field(default=None, max_length=10_000)
-
-
-class DecisionOut(BaseModel):
-    """A recorded decision."""
-
-    request_id: str
-    decision: Literal["allow", "deny"]
-
-
-class ResumeBody(_Body):
-    """``POST /runs/{id}/resume``: optionally with a new USD cap."""
-
-    budget_usd: float | None = Field(default=None, ge=0, le=1e9)
-
-
-class ForkBody(_Body):
-    """``POST /runs/{id}/fork``."""
-
-    turn: int = Field(ge=0, le=10_000_000)
-    message: str | None = Field(default=None, max_length=100_000)
-    model: str | None = Field(default=None, min_length=1, max_length=500)
-
-
-class ForkOut(BaseModel):
-    """A new fork."""
-
-    id: str
-
-
 class Health(BaseModel):
     """``GET /health``."""
 
@@ -215,11 +77,3 @@ class Me(BaseModel):
 
     user: str
     workspaces: dict[str, str]
-
-
-class ImportOut(BaseModel):
-    """An imported run."""
-
-    id: str
-    status: RunStatus
-    events: int

@@ -1,0 +1,82 @@
+"""One door to runs: the ``HelixApi`` protocol, its wire models, and its implementations.
+
+``LocalApi`` works on the engine and the store in this process; ``HttpApi`` talks to
+``helix serve``. ``AsyncClient`` and ``Client`` (``helix.AsyncClient``, ``helix.Client``)
+are the public SDK over either. See docs/sdk.md.
+"""
+
+from ._async_client import AsyncClient as AsyncClient
+from ._errors import error_of as error_of
+from ._http import HttpApi as HttpApi
+from ._local import BlueprintLookup as BlueprintLookup
+from ._local import LocalApi as LocalApi
+from ._models import Accepted as Accepted
+from ._models import Approval as Approval
+from ._models import ApprovalList as ApprovalList
+from ._models import Comparison as Comparison
+from ._models import CreatedRun as CreatedRun
+from ._models import Decided as Decided
+from ._models import Decision as Decision
+from ._models import DecisionBody as DecisionBody
+from ._models import EventPage as EventPage
+from ._models import FileEntry as FileEntry
+from ._models import FileList as FileList
+from ._models import ForkBody as ForkBody
+from ._models import Forked as Forked
+from ._models import Imported as Imported
+from ._models import Kept as Kept
+from ._models import Parent as Parent
+from ._models import Point as Point
+from ._models import ResumeBody as ResumeBody
+from ._models import Rollback as Rollback
+from ._models import RollbackBody as RollbackBody
+from ._models import Run as Run
+from ._models import RunCreate as RunCreate
+from ._models import RunEvent as RunEvent
+from ._models import RunList as RunList
+from ._models import Spend as Spend
+from ._models import SteerBody as SteerBody
+from ._models import Usage as Usage
+from ._protocol import HelixApi as HelixApi
+from ._sync_client import Client as Client
+from ._worlds import WORLD_NAME as WORLD_NAME
+from ._worlds import is_world_name as is_world_name
+
+__all__ = [
+    "WORLD_NAME",
+    "Accepted",
+    "Approval",
+    "ApprovalList",
+    "AsyncClient",
+    "BlueprintLookup",
+    "Client",
+    "Comparison",
+    "CreatedRun",
+    "Decided",
+    "Decision",
+    "DecisionBody",
+    "EventPage",
+    "FileEntry",
+    "FileList",
+    "ForkBody",
+    "Forked",
+    "HelixApi",
+    "HttpApi",
+    "Imported",
+    "Kept",
+    "LocalApi",
+    "Parent",
+    "Point",
+    "ResumeBody",
+    "Rollback",
+    "RollbackBody",
+    "Run",
+    "RunCreate",
+    "RunEvent",
+    "RunList",
+    "Spend",
+    "SteerBody",
+    "Usage",
+    "error_of",
+    "is_world_name",
+]

@@ -1,0 +1,275 @@
+"""``helix.AsyncClient``: the SDK, embedded (a store on this machine) or against a server.
+
+It is a ``HelixApi``: every operation is the chosen implementation's, unchanged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import AsyncGenerator, Iterable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from helix.kernel.events import RunStatus
+from helix.kernel.log import EventStore
+from helix.runtime import Blueprint
+
+from ._models import (
+    Approval,
+    Comparison,
+    Decided,
+    Decision,
+    FileEntry,
+    Imported,
+    Kept,
+    Point,
+    Rollback,
+    Run,
+    RunEvent,
+    RunList,
+    Spend,
+)
+from ._protocol import HelixApi
+
+
+class AsyncClient:
+    """Runs, from Python (async). Use it in ``async with``.
+
+    ``AsyncClient()`` works embedded on the store ``HELIX_DB``/``HELIX_HOME`` name (runs
+    are driven in this process while the client is open); ``AsyncClient(url, token=…)``
+    talks to ``helix serve``; ``AsyncClient(store=…)`` uses a store you opened.
+    ``AsyncClient.from_env()`` picks the server ``HELIX_SERVER`` names, if any.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        token: str | None = None,
+        store: EventStore | None = None,
+        home: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        user: str | None = None,
+        api: HelixApi | None = None,
+    ) -> None:
+        """Choose the door.
+
+        Args:
+            url: A server's root URL (``http://127.0.0.1:8000``); None: embedded.
+            token: The server's bearer token (an API token or a login's).
+            store: Embedded: this store (it stays yours to close); default: the
+                environment's (``HELIX_DB``), opened on entering and closed on leaving.
+            home: Embedded: ``HELIX_HOME`` (the store, unless ``HELIX_DB`` names one; objects,
+                worlds, locks); default: the environment's.
+            env: Embedded: the settings (``HELIX_HOME``, ``HELIX_DB``, ``HELIX_USER``) and the
+                variables models are opened with (keys, base URLs); default: ``os.environ``.
+            user: Embedded: who the appends are by (``user:NAME``); default: ``HELIX_USER``
+                or the login name.
+            api: Any ``HelixApi`` to wrap instead (tests, other transports).
+        """
+        if url is not None and store is not None:
+            raise ValueError("pass a server url or a store, not both")
+        self._url, self._token, self._store = url, token, store
+        self._home = None if home is None else Path(home)
+        self._env = dict(os.environ if env is None else env)
+        self._user = user
+        self._api = api
+        self._owned_store: EventStore | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> AsyncClient:
+        """The server ``HELIX_SERVER`` (+ ``HELIX_TOKEN``) names, else embedded."""
+        env = os.environ if env is None else env
+        url = env.get("HELIX_SERVER")
+        if url:
+            return cls(url, token=env.get("HELIX_TOKEN"))
+        return cls(env=env)
+
+    @property
+    def api(self) -> HelixApi:
+        """The implementation in use (``LocalApi`` or ``HttpApi``); open the client first."""
+        if self._api is None:
+            raise RuntimeError("open the client first: async with AsyncClient(…) as client")
+        return self._api
+
+    async def __aenter__(self) -> Self:
+        if self._api is None:
+            self._api = await self._open()
+        return self
+
+    async def _open(self) -> HelixApi:
+        if self._url is not None:
+            from ._http import HttpApi
+
+            return HttpApi(self._url, token=self._token)
+        from helix.config import Settings
+        from helix.kernel.log import open_store
+        from helix.runtime import Engine
+
+        from ._local import LocalApi
+
+        overlay = {} if self._home is None else {"HELIX_HOME": str(self._home)}
+        settings = Settings.from_env({**self._env, **overlay})  # the store under ``home``
+        store = self._store
+        if store is None:
+            store = await open_store(settings.db_url, durability=settings.durability)
+            self._owned_store = store
+        engine = Engine(store, home=settings.home, env=self._env)
+        user = self._user or self._env.get("HELIX_USER") or _login_name()
+        return await LocalApi(engine, actor=f"user:{user}").__aenter__()
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop driving runs here (their logs keep them), close what the client opened."""
+        api, self._api = self._api, None
+        try:
+            if api is not None:
+                await api.aclose()
+        finally:
+            store, self._owned_store = self._owned_store, None
+            if store is not None:
+                await store.close()
+
+    # -- the operations: HelixApi's, documented there ---------------------------------
+
+    async def create(
+        self,
+        objective: str,
+        *,
+        model: str | None = None,
+        blueprint: Blueprint | dict[str, Any] | str | None = None,
+        world: str | os.PathLike[str] | None = None,
+        workspace: str | None = None,
+        budget_usd: float | None = None,
+        auto_approve: bool = False,
+    ) -> Run:
+        """Start a run; it is driven in the background (here, or by the server)."""
+        return await self.api.create(
+            objective, model=model, blueprint=blueprint, world=world, workspace=workspace,
+            budget_usd=budget_usd, auto_approve=auto_approve,
+        )  # fmt: skip
+
+    async def runs(
+        self,
+        *,
+        status: RunStatus | None = None,
+        workspace: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> RunList:
+        """A page of runs, newest first."""
+        return await self.api.runs(status=status, workspace=workspace, limit=limit, cursor=cursor)
+
+    async def get(self, run_id: str) -> Run:
+        """One run."""
+        return await self.api.get(run_id)
+
+    def events(
+        self, run_id: str, *, after: int = -1, follow: bool = False
+    ) -> AsyncGenerator[RunEvent, None]:
+        """The run's events after ``after``; with ``follow``, live ones until it ends."""
+        return self.api.events(run_id, after=after, follow=follow)
+
+    async def wait(self, run_id: str) -> Run:
+        """Wait until the run ends; the run as it ended."""
+        async with contextlib.aclosing(self.events(run_id, follow=True)) as events:
+            async for _event in events:
+                pass
+        return await self.get(run_id)
+
+    async def approvals(self, run_id: str) -> list[Approval]:
+        """The run's pending approval requests."""
+        return await self.api.approvals(run_id)
+
+    async def decide(
+        self,
+        run_id: str,
+        request_id: str | None,
+        decision: Decision,
+        *,
+        reason: str | None = None,
+    ) -> Decided:
+        """Allow or deny a pending request (``None``: the run's only one)."""
+        return await self.api.decide(run_id, request_id, decision, reason=reason)
+
+    async def steer(self, run_id: str, message: str) -> None:
+        """Tell the agent something before its next model call."""
+        await self.api.steer(run_id, message)
+
+    async def pause(self, run_id: str) -> Run:
+        """Pause at the next safe point."""
+        return await self.api.pause(run_id)
+
+    async def resume(self, run_id: str, *, budget_usd: float | None = None) -> Run:
+        """Resume (with a new USD cap, if given) and drive the run."""
+        return await self.api.resume(run_id, budget_usd=budget_usd)
+
+    async def cancel(self, run_id: str) -> Run:
+        """Cancel the run."""
+        return await self.api.cancel(run_id)
+
+    async def fork(
+        self, run_id: str, *, turn: int, message: str | None = None, model: str | None = None
+    ) -> Run:
+        """Fork where a turn ended, with its own world; the fork is driven too."""
+        return await self.api.fork(run_id, turn=turn, message=message, model=model)
+
+    async def files(
+        self, run_id: str, path: str | None = None, *, turn: Point = "now"
+    ) -> list[FileEntry]:
+        """The world's paths at or under ``path``, now or at a turn."""
+        return await self.api.files(run_id, path, turn=turn)
+
+    async def read(self, run_id: str, path: str, *, turn: Point = "now") -> bytes:
+        """A file's content, now or at a turn."""
+        return await self.api.read(run_id, path, turn=turn)
+
+    async def diff(
+        self, run_id: str, *, start: Point = "start", end: Point = "now", path: str | None = None
+    ) -> str:
+        """A unified diff of the world between two points."""
+        return await self.api.diff(run_id, start=start, end=end, path=path)
+
+    async def rollback(self, run_id: str, *, to: Point = "start") -> Rollback:
+        """Restore the world to its start or a turn's end."""
+        return await self.api.rollback(run_id, to=to)
+
+    async def compare(self, run_a: str, run_b: str) -> Comparison:
+        """Both runs and the diff from A's last world to B's."""
+        return await self.api.compare(run_a, run_b)
+
+    async def keep(self, run_id: str) -> Kept:
+        """Make the original directory hold this branch's world."""
+        return await self.api.keep(run_id)
+
+    def export(self, run_id: str) -> AsyncGenerator[str, None]:
+        """The run's log as JSON Lines."""
+        return self.api.export(run_id)
+
+    async def import_run(
+        self, lines: Iterable[str], *, as_id: str | None = None, workspace: str | None = None
+    ) -> Imported:
+        """Import an exported log as a new run."""
+        return await self.api.import_run(lines, as_id=as_id, workspace=workspace)
+
+    async def spend(self, *, workspace: str | None = None) -> Spend:
+        """What runs' own model calls cost."""
+        return await self.api.spend(workspace=workspace)
+
+
+def _login_name() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "local"

@@ -1,0 +1,310 @@
+"""``HttpApi``: the protocol against ``helix serve``, over HTTP (httpx) and WebSocket.
+
+The server's error bodies become Helix's own exceptions (``_errors.py``), so a caller
+handles ``RunNotFoundError`` or ``ApprovalClosedError`` the same way whichever door
+it uses; a server that cannot be reached is a ``StoreUnavailableError``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import AsyncGenerator, Iterable
+from typing import TYPE_CHECKING, Any
+
+from helix.errors import ConfigError, NotFoundError, StoreUnavailableError
+from helix.kernel.events import RunStatus
+from helix.runtime import Blueprint
+
+from ._errors import error_of
+from ._models import (
+    Approval,
+    ApprovalList,
+    Comparison,
+    Decided,
+    Decision,
+    EventPage,
+    FileEntry,
+    FileList,
+    Forked,
+    Imported,
+    Kept,
+    Point,
+    Rollback,
+    Run,
+    RunEvent,
+    RunList,
+    Spend,
+)
+from ._worlds import is_world_name
+
+if TYPE_CHECKING:
+    import httpx
+
+CLOSE_TOO_SLOW = 4008
+CLOSE_NOT_FOUND = 4404
+_PAGE = 1000
+
+
+class HttpApi:
+    """A Helix server behind ``HelixApi``: ``url`` is its root, ``token`` a bearer token."""
+
+    def __init__(self, url: str, *, token: str | None = None, timeout: float = 30.0) -> None:
+        import httpx
+
+        self.url = url.rstrip("/")
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.AsyncClient(
+            base_url=f"{self.url}/api/v1", headers=headers, timeout=timeout
+        )
+
+    async def aclose(self) -> None:
+        """Close the connections (the server keeps driving its runs)."""
+        await self._http.aclose()
+
+    async def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        import httpx
+
+        try:
+            answer = await self._http.request(method, path, **kwargs)
+        except httpx.TransportError as error:
+            raise StoreUnavailableError(f"cannot reach the server at {self.url}: {error}") from None
+        if answer.status_code >= 400:
+            raise error_of(answer.status_code, answer.content)
+        return answer
+
+    async def _json(self, method: str, path: str, **kwargs: Any) -> Any:
+        return (await self._send(method, path, **kwargs)).json()
+
+    # -- runs -------------------------------------------------------------------------
+
+    async def create(
+        self,
+        objective: str,
+        *,
+        model: str | None = None,
+        blueprint: Blueprint | dict[str, Any] | str | None = None,
+        world: str | os.PathLike[str] | None = None,
+        workspace: str | None = None,
+        budget_usd: float | None = None,
+        auto_approve: bool = False,
+    ) -> Run:
+        """Start a run; the server drives it."""
+        if world is not None and not is_world_name(world):
+            raise ConfigError(
+                f"world {os.fspath(world)!r}: with a server, name a folder of the workspace's"
+                " worlds on the server (letters, digits, _ . -), not a local path"
+            )
+        if isinstance(blueprint, Blueprint):
+            blueprint = blueprint.model_dump(mode="json", exclude_defaults=True)
+        body: dict[str, Any] = {"objective": objective, "auto_approve": auto_approve}
+        for key, value in (("model", model), ("blueprint", blueprint), ("world", world),
+                           ("workspace", workspace), ("budget_usd", budget_usd)):  # fmt: skip
+            if value is not None:
+                body[key] = value
+        created = await self._json("POST", "/runs", json=body)
+        return await self.get(str(created["id"]))
+
+    async def runs(
+        self,
+        *,
+        status: RunStatus | None = None,
+        workspace: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> RunList:
+        """A page of runs the caller may see, newest first."""
+        params: dict[str, Any] = {"limit": limit}
+        for key, value in (("status", status), ("workspace", workspace), ("cursor", cursor)):
+            if value is not None:
+                params[key] = value
+        return RunList.model_validate(await self._json("GET", "/runs", params=params))
+
+    async def get(self, run_id: str) -> Run:
+        """One run."""
+        return Run.model_validate(await self._json("GET", f"/runs/{run_id}"))
+
+    async def events(
+        self, run_id: str, *, after: int = -1, follow: bool = False
+    ) -> AsyncGenerator[RunEvent, None]:
+        """The run's events after ``after`` (pages); with ``follow``, the live stream."""
+        if not follow:
+            while True:
+                params = {"after": after, "limit": _PAGE}
+                raw = await self._json("GET", f"/runs/{run_id}/events", params=params)
+                page = EventPage.model_validate(raw)
+                for event in page.events:
+                    yield event
+                if not page.events:
+                    return
+                after = page.next_after
+        async with contextlib.aclosing(self._stream(run_id, after)) as stream:
+            async for event in stream:
+                yield event
+
+    async def _stream(self, run_id: str, after: int) -> AsyncGenerator[RunEvent, None]:
+        """``WS /runs/{id}/stream`` from ``after``; a drop for being slow reconnects."""
+        from websockets.asyncio.client import connect
+        from websockets.exceptions import ConnectionClosed
+
+        run = await self.get(run_id)  # not found: the 404, as a RunNotFoundError
+        ended = run.finished  # an ended run never runs again: its head is the end
+        if ended and after >= run.head:
+            return
+        base = "ws" + self.url.removeprefix("http")
+        while True:
+            token = (await self._json("POST", "/auth/ws-token"))["token"]
+            url = f"{base}/api/v1/runs/{run_id}/stream?token={token}&after={after}"
+            try:
+                async with connect(url, max_size=None) as socket:
+                    async for message in socket:
+                        raw = json.loads(message)
+                        if "seq" not in raw:
+                            continue  # an answer to a message we did not send
+                        event = RunEvent.model_validate(raw)
+                        after = event.seq
+                        yield event
+                        ended = ended or event.terminal
+                        if ended and (await self.get(run_id)).head <= after:
+                            return
+            except ConnectionClosed as closed:
+                code = closed.rcvd.code if closed.rcvd is not None else None
+                if code == CLOSE_NOT_FOUND:
+                    raise NotFoundError(f"run {run_id!r} not found") from None
+                if code != CLOSE_TOO_SLOW:
+                    raise StoreUnavailableError(f"the server closed the stream: {closed}") from None
+            except OSError as error:
+                raise StoreUnavailableError(f"cannot reach the server: {error}") from None
+
+    # -- control ----------------------------------------------------------------------
+
+    async def approvals(self, run_id: str) -> list[Approval]:
+        """The run's pending approval requests."""
+        raw = await self._json("GET", f"/runs/{run_id}/approvals")
+        return ApprovalList.model_validate(raw).approvals
+
+    async def decide(
+        self,
+        run_id: str,
+        request_id: str | None,
+        decision: Decision,
+        *,
+        reason: str | None = None,
+    ) -> Decided:
+        """Allow or deny a pending request (``None``: the only one)."""
+        if request_id is None:
+            request_id = _only(run_id, await self.approvals(run_id))
+        body = {"decision": decision, "reason": reason}
+        raw = await self._json("POST", f"/runs/{run_id}/approvals/{request_id}", json=body)
+        return Decided.model_validate(raw)
+
+    async def steer(self, run_id: str, message: str) -> None:
+        """Tell the agent something before its next model call."""
+        await self._send("POST", f"/runs/{run_id}/steer", json={"message": message})
+
+    async def pause(self, run_id: str) -> Run:
+        """Pause at the next safe point."""
+        return Run.model_validate(await self._json("POST", f"/runs/{run_id}/pause"))
+
+    async def resume(self, run_id: str, *, budget_usd: float | None = None) -> Run:
+        """Resume (with a new USD cap, if given); the server drives it."""
+        body = None if budget_usd is None else {"budget_usd": budget_usd}
+        return Run.model_validate(await self._json("POST", f"/runs/{run_id}/resume", json=body))
+
+    async def cancel(self, run_id: str) -> Run:
+        """Cancel the run."""
+        return Run.model_validate(await self._json("POST", f"/runs/{run_id}/cancel"))
+
+    async def fork(
+        self, run_id: str, *, turn: int, message: str | None = None, model: str | None = None
+    ) -> Run:
+        """Fork where a turn ended; the server drives the fork."""
+        body = {"turn": turn, "message": message, "model": model}
+        forked = Forked.model_validate(await self._json("POST", f"/runs/{run_id}/fork", json=body))
+        return await self.get(forked.id)
+
+    # -- the world --------------------------------------------------------------------
+
+    async def files(
+        self, run_id: str, path: str | None = None, *, turn: Point = "now"
+    ) -> list[FileEntry]:
+        """The world's paths at or under ``path`` at a point."""
+        params: dict[str, Any] = {"turn": str(turn)}
+        if path is not None:
+            params["path"] = path
+        raw = await self._json("GET", f"/runs/{run_id}/files", params=params)
+        return FileList.model_validate(raw).files
+
+    async def read(self, run_id: str, path: str, *, turn: Point = "now") -> bytes:
+        """A file's content at a point."""
+        from urllib.parse import quote
+
+        where = f"/runs/{run_id}/files/{quote(path.lstrip('/'))}"
+        return (await self._send("GET", where, params={"turn": str(turn)})).content
+
+    async def diff(
+        self, run_id: str, *, start: Point = "start", end: Point = "now", path: str | None = None
+    ) -> str:
+        """A unified diff of the world between two points."""
+        params: dict[str, Any] = {"from": str(start), "to": str(end)}
+        if path is not None:
+            params["path"] = path
+        return (await self._send("GET", f"/runs/{run_id}/diff", params=params)).text
+
+    async def rollback(self, run_id: str, *, to: Point = "start") -> Rollback:
+        """Restore the world to its start or a turn's end."""
+        raw = await self._json("POST", f"/runs/{run_id}/rollback", json={"to": to})
+        return Rollback.model_validate(raw)
+
+    async def compare(self, run_a: str, run_b: str) -> Comparison:
+        """Both runs and the diff from A's last world to B's."""
+        return Comparison.model_validate(await self._json("GET", f"/runs/{run_a}/compare/{run_b}"))
+
+    async def keep(self, run_id: str) -> Kept:
+        """Make the original directory hold this branch's world."""
+        return Kept.model_validate(await self._json("POST", f"/runs/{run_id}/keep"))
+
+    # -- the log as a file, and spend -------------------------------------------------
+
+    async def export(self, run_id: str) -> AsyncGenerator[str, None]:
+        """The run's log as JSON Lines, as the server streams it."""
+        import httpx
+
+        try:
+            async with self._http.stream("GET", f"/runs/{run_id}/export") as answer:
+                if answer.status_code >= 400:
+                    raise error_of(answer.status_code, await answer.aread())
+                async for line in answer.aiter_lines():
+                    if line:
+                        yield line
+        except httpx.TransportError as error:
+            raise StoreUnavailableError(f"cannot reach the server at {self.url}: {error}") from None
+
+    async def import_run(
+        self, lines: Iterable[str], *, as_id: str | None = None, workspace: str | None = None
+    ) -> Imported:
+        """Import an exported log as a new run (on the server, in a new empty world)."""
+        params = {k: v for k, v in (("as", as_id), ("workspace", workspace)) if v is not None}
+        body = "\n".join(line.rstrip("\n") for line in lines).encode()
+        headers = {"Content-Type": "application/x-ndjson"}
+        raw = await self._json("POST", "/runs/import", params=params, content=body, headers=headers)
+        return Imported.model_validate(raw)
+
+    async def spend(self, *, workspace: str | None = None) -> Spend:
+        """What runs' own model calls cost (one workspace, or every one visible)."""
+        params = {} if workspace is None else {"workspace": workspace}
+        return Spend.model_validate(await self._json("GET", "/spend", params=params))
+
+
+def _only(run_id: str, pending: list[Approval]) -> str:
+    from helix.errors import ApprovalClosedError, RunStateError
+
+    if not pending:
+        raise ApprovalClosedError(f"run {run_id!r} has no pending approval")
+    if len(pending) > 1:
+        names = ", ".join(sorted(p.request_id for p in pending))
+        raise RunStateError(
+            f"run {run_id!r} has {len(pending)} pending approvals: name one of {names}"
+        )
+    return pending[0].request_id

@@ -1,0 +1,379 @@
+"""``LocalApi``: the protocol over the engine and the store, in this process.
+
+Every operation is the runtime's own function (``Engine.create``/``drive``,
+``runtime.decide``/``steer``/…, ``fork_with_world``, ``rollback``, ``keep``), so this
+door adds no behaviour of its own: the CLI's embedded mode and the server's routes are
+meant to be thin adapters over it. Runs it starts are driven by a supervisor it owns
+(use it in ``async with``), or by the ``drive`` callback it is given (a server's).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
+from contextlib import AsyncExitStack
+from functools import partial
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import helix.runtime as runtime
+from helix.errors import ConfigError, RunStateError
+from helix.kernel.events import TERMINAL_EVENTS, TERMINAL_STATUSES, Budget, RunStatus
+from helix.kernel.log import export_lines, import_lines
+from helix.kernel.session import replay_run, spend
+from helix.runtime import Blueprint, ChildSpec, Engine, Supervisor, open_supervisor
+from helix.world import WorldBrowser, parse_point
+
+from ._models import (
+    Approval,
+    Comparison,
+    Decided,
+    Decision,
+    FileEntry,
+    Imported,
+    Kept,
+    Point,
+    Rollback,
+    Run,
+    RunEvent,
+    RunList,
+    Spend,
+)
+from ._worlds import is_world_name
+
+BlueprintLookup = Callable[[str, str], Awaitable[Blueprint]]
+"""(workspace, name) → the workspace's stored blueprint (a server's accounts hold them)."""
+BlueprintArg = Blueprint | dict[str, Any] | str | None
+
+_PAGE = 1000
+
+
+class LocalApi:
+    """The engine and its store behind ``HelixApi``, acting as ``actor``."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        actor: str = "user:local",
+        workspace: str = "default",
+        worlds: Path | None = None,
+        world_paths: bool = True,
+        blueprints: BlueprintLookup | None = None,
+        drive: Callable[[str], None] | None = None,
+    ) -> None:
+        """An API over ``engine``.
+
+        Args:
+            engine: Creates and drives runs; its store is the log.
+            actor: Who the appends are by (``user:NAME``).
+            workspace: Where runs go when a call names none.
+            worlds: The folder of named worlds (``worlds/WORKSPACE/NAME``); default
+                ``HELIX_HOME/worlds``.
+            world_paths: Whether ``world`` may also be a path on this machine (a server
+                says no: its callers name folders under their workspace's worlds).
+            blueprints: Finds a blueprint by name; default: a name is a file's path.
+            drive: Drives a run in the background; default: this object's supervisor.
+        """
+        self.engine = engine
+        self.store = engine.store
+        self.actor = actor
+        self.workspace = workspace
+        self.worlds = worlds if worlds is not None else engine.home / "worlds"
+        self.world_paths = world_paths
+        self._blueprints = blueprints
+        self._drive = drive
+        self._stack: AsyncExitStack | None = None
+        self._supervisor: Supervisor | None = None
+
+    async def __aenter__(self) -> Self:
+        if self._drive is None and self._supervisor is None:
+            self._stack = AsyncExitStack()
+            self._supervisor = await self._stack.enter_async_context(open_supervisor())
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop driving the runs this object started (their logs keep them)."""
+        supervisor, stack = self._supervisor, self._stack
+        self._supervisor = self._stack = None
+        if supervisor is not None and stack is not None:
+            for child in supervisor.children:
+                supervisor.cancel_child(child)
+            await stack.aclose()
+
+    def drive(self, run_id: str) -> None:
+        """Drive the run in the background, unless this object drives it already."""
+        if self._drive is not None:
+            self._drive(run_id)
+            return
+        if self._supervisor is None:
+            raise RunStateError("LocalApi drives runs only inside `async with LocalApi(…)`")
+        child = f"run:{run_id}"
+        if child not in self._supervisor.children:
+            start = partial(self._drive_run, run_id)
+            self._supervisor.start_child(ChildSpec(id=child, start=start, restart="temporary"))
+
+    async def _drive_run(self, run_id: str) -> None:
+        with contextlib.suppress(RunStateError):  # another process drives it
+            await self.engine.drive(run_id)
+
+    # -- runs -------------------------------------------------------------------------
+
+    async def create(
+        self,
+        objective: str,
+        *,
+        model: str | None = None,
+        blueprint: BlueprintArg = None,
+        world: str | os.PathLike[str] | None = None,
+        workspace: str | None = None,
+        budget_usd: float | None = None,
+        auto_approve: bool = False,
+    ) -> Run:
+        """Start a run and drive it in the background."""
+        workspace = workspace or self.workspace
+        loaded = await self._blueprint(blueprint, workspace)
+        folder, made = self._world(world, workspace)
+        try:
+            record = await self.engine.create(
+                objective,
+                blueprint=loaded,
+                model=model,
+                world=folder,
+                budget_usd=budget_usd,
+                auto_approve=auto_approve,
+                attended=True,
+                workspace=workspace,
+            )
+        except BaseException:
+            if made:  # a refused run leaves no empty world behind
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+            raise
+        self.drive(record.id)
+        return Run.of(record)
+
+    async def _blueprint(self, blueprint: BlueprintArg, workspace: str) -> Blueprint | None:
+        if blueprint is None or isinstance(blueprint, Blueprint):
+            return blueprint
+        if isinstance(blueprint, dict):
+            return Blueprint.parse(blueprint, source="invalid blueprint")
+        if self._blueprints is not None:
+            return await self._blueprints(workspace, blueprint)
+        return Blueprint.load(blueprint)
+
+    def _world(self, world: str | os.PathLike[str] | None, workspace: str) -> tuple[Path, bool]:
+        """The run's folder, and whether it was made for it."""
+        if world is None:
+            folder = self.worlds / workspace / secrets.token_hex(6)
+        elif is_world_name(world):
+            folder = self.worlds / workspace / os.fspath(world)
+        elif self.world_paths:
+            return Path(world).expanduser(), False
+        else:
+            raise ConfigError(
+                f"world {os.fspath(world)!r}: name a folder of the workspace's worlds"
+                " (letters, digits, _ . -), not a path"
+            )
+        made = not folder.exists()
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder, made
+
+    async def runs(
+        self,
+        *,
+        status: RunStatus | None = None,
+        workspace: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> RunList:
+        """A page of runs, newest first."""
+        page = await self.store.list_runs(
+            status=status, workspace=workspace, limit=limit, cursor=cursor
+        )
+        return RunList(runs=[Run.of(r) for r in page.runs], next_cursor=page.next_cursor)
+
+    async def get(self, run_id: str) -> Run:
+        """One run."""
+        return Run.of(await self.store.get_run(run_id))
+
+    async def events(
+        self, run_id: str, *, after: int = -1, follow: bool = False
+    ) -> AsyncGenerator[RunEvent, None]:
+        """The run's events after ``after``; with ``follow``, live ones until it ends."""
+        record = await self.store.get_run(run_id)
+        if not follow:
+            while page := await self.store.read(run_id, after=after, limit=_PAGE):
+                for event in page:
+                    yield RunEvent.of(event)
+                after = page[-1].seq
+            return
+        # An ended run never runs again: once it has ended, its head is the end.
+        ended = record.status in TERMINAL_STATUSES
+        if ended and after >= record.head:
+            return
+        async with self.store.subscribe(run_id, after=after) as live:
+            async for event in live:
+                yield RunEvent.of(event)
+                ended = ended or event.type in TERMINAL_EVENTS
+                if ended and await self._at_head(run_id, event.seq):
+                    return
+
+    async def _at_head(self, run_id: str, seq: int) -> bool:
+        return (await self.store.get_run(run_id)).head <= seq
+
+    # -- control ----------------------------------------------------------------------
+
+    async def approvals(self, run_id: str) -> list[Approval]:
+        """The run's pending approval requests."""
+        folded = await replay_run(self.store, run_id)
+        return [
+            Approval(
+                request_id=p.request_id,
+                call_id=p.call_id,
+                name=p.name,
+                args=p.args,
+                expires_at=p.expires_at,
+            )
+            for p in folded.pending_approvals.values()
+        ]
+
+    async def decide(
+        self,
+        run_id: str,
+        request_id: str | None,
+        decision: Decision,
+        *,
+        reason: str | None = None,
+    ) -> Decided:
+        """Allow or deny a pending request (``None``: the only one)."""
+        decided = await runtime.decide(
+            self.store, run_id, request_id, decision, by=self.actor, reason=reason
+        )
+        return Decided(request_id=decided, decision=decision)
+
+    async def steer(self, run_id: str, message: str) -> None:
+        """Tell the agent something before its next model call."""
+        await runtime.steer(self.store, run_id, message, by=self.actor)
+
+    async def pause(self, run_id: str) -> Run:
+        """Pause at the next safe point."""
+        await runtime.pause(self.store, run_id, by=self.actor)
+        return await self.get(run_id)
+
+    async def resume(self, run_id: str, *, budget_usd: float | None = None) -> Run:
+        """Resume (with a new USD cap, if given) and drive the run."""
+        folded = await replay_run(self.store, run_id)
+        budget = None
+        if budget_usd is not None:
+            budget = (folded.budget or Budget()).model_copy(update={"usd": budget_usd})
+        elif folded.status == "paused" and folded.pause_reason == "budget":
+            raise RunStateError(
+                f"run {run_id!r} is paused at its budget cap: resume it with a higher budget_usd"
+            )
+        await runtime.resume(self.store, run_id, by=self.actor, budget=budget)
+        self.drive(run_id)
+        return await self.get(run_id)
+
+    async def cancel(self, run_id: str) -> Run:
+        """Cancel the run."""
+        await runtime.cancel(self.store, run_id, by=self.actor)
+        return await self.get(run_id)
+
+    async def fork(
+        self, run_id: str, *, turn: int, message: str | None = None, model: str | None = None
+    ) -> Run:
+        """Fork where a turn ended, with its own world, and drive the fork."""
+        record = await runtime.fork_with_world(
+            self.engine, run_id, turn, message=message, model=model, actor=self.actor
+        )
+        self.drive(record.id)
+        return Run.of(record)
+
+    # -- the world --------------------------------------------------------------------
+
+    def _browser(self) -> WorldBrowser:
+        return WorldBrowser(self.store, self.engine.objects)
+
+    async def files(
+        self, run_id: str, path: str | None = None, *, turn: Point = "now"
+    ) -> list[FileEntry]:
+        """The world's paths at or under ``path`` at a point."""
+        listing = await self._browser().files(run_id, path, parse_point(turn))
+        return [FileEntry.of(info) for info in listing]
+
+    async def read(self, run_id: str, path: str, *, turn: Point = "now") -> bytes:
+        """A file's content at a point."""
+        return await self._browser().read(run_id, path, parse_point(turn))
+
+    async def diff(
+        self, run_id: str, *, start: Point = "start", end: Point = "now", path: str | None = None
+    ) -> str:
+        """A unified diff of the world between two points."""
+        return await self._browser().diff(run_id, parse_point(start), parse_point(end), path)
+
+    async def rollback(self, run_id: str, *, to: Point = "start") -> Rollback:
+        """Restore the world to its start or a turn's end."""
+        marker = await runtime.rollback(self.engine, run_id, parse_point(to), by=self.actor)
+        return Rollback.model_validate(marker.model_dump(mode="json"))
+
+    async def compare(self, run_a: str, run_b: str) -> Comparison:
+        """Both runs and the diff from A's last world to B's."""
+        first, second, text = await runtime.compare(self.engine, run_a, run_b)
+        return Comparison(runs=[Run.of(first), Run.of(second)], diff=text)
+
+    async def keep(self, run_id: str) -> Kept:
+        """Make the original directory hold this branch's world."""
+        kept = await runtime.keep(self.engine, run_id, by=self.actor)
+        return Kept(
+            original=kept.original,
+            target=kept.target,
+            restored=kept.restored,
+            removed=kept.removed,
+            performed=[o.model_dump(mode="json") for o in kept.performed],
+            conflicts=[c.model_dump(mode="json") for c in kept.conflicts],
+        )
+
+    # -- the log as a file, and spend -------------------------------------------------
+
+    async def export(self, run_id: str) -> AsyncGenerator[str, None]:
+        """The run's log as JSON Lines."""
+        async for line in export_lines(self.store, run_id):
+            yield line
+
+    async def import_run(
+        self, lines: Iterable[str], *, as_id: str | None = None, workspace: str | None = None
+    ) -> Imported:
+        """Import an exported log as a new run, in a new empty world under the worlds."""
+        target = workspace or self.workspace
+        world = self.worlds / target / f"imported-{secrets.token_hex(6)}"
+        world.mkdir(parents=True)
+        try:
+            record = await import_lines(
+                self.store,
+                list(lines),
+                world=str(world.resolve()),
+                run_id=as_id,
+                workspace=target,
+                by=self.actor,
+            )
+        except BaseException:
+            with contextlib.suppress(OSError):  # a refused import leaves no empty world
+                world.rmdir()
+            raise
+        return Imported(id=record.id, status=record.status, events=record.next_seq)
+
+    async def spend(self, *, workspace: str | None = None) -> Spend:
+        """What runs' own model calls cost (one workspace, or all)."""
+        return Spend.of(await spend(self.store, workspace=workspace))

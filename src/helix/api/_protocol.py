@@ -1,0 +1,169 @@
+"""``HelixApi``: everything a client can do with runs, whichever door it comes through.
+
+Two implementations: ``LocalApi`` (the engine and the store, in this process) and
+``HttpApi`` (a ``helix serve`` over HTTP and WebSocket). Both take and return the wire
+models of ``_models.py`` and raise Helix's own exceptions, so code written against one
+runs unchanged against the other (one test suite checks both).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncGenerator, Iterable
+from typing import Any, Protocol, runtime_checkable
+
+from helix.kernel.events import RunStatus
+from helix.runtime import Blueprint
+
+from ._models import (
+    Approval,
+    Comparison,
+    Decided,
+    Decision,
+    FileEntry,
+    Imported,
+    Kept,
+    Point,
+    Rollback,
+    Run,
+    RunEvent,
+    RunList,
+    Spend,
+)
+
+
+@runtime_checkable
+class HelixApi(Protocol):
+    """What a client can do with runs (async). Errors are Helix's exception tree."""
+
+    async def create(
+        self,
+        objective: str,
+        *,
+        model: str | None = None,
+        blueprint: Blueprint | dict[str, Any] | str | None = None,
+        world: str | os.PathLike[str] | None = None,
+        workspace: str | None = None,
+        budget_usd: float | None = None,
+        auto_approve: bool = False,
+    ) -> Run:
+        """Start a run; it is driven in the background (locally, or by the server).
+
+        ``blueprint``: a ``Blueprint``, its fields, or a name: of one stored in the
+        workspace (server), of a blueprint file (local). ``world``: a folder name under
+        the workspace's worlds (created if missing); locally, also a path to a folder.
+        Default: a new, empty folder under the workspace's worlds.
+        """
+        ...
+
+    async def runs(
+        self,
+        *,
+        status: RunStatus | None = None,
+        workspace: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> RunList:
+        """A page of runs, newest first."""
+        ...
+
+    async def get(self, run_id: str) -> Run:
+        """One run; ``RunNotFoundError`` if there is none (or it is not visible)."""
+        ...
+
+    def events(
+        self, run_id: str, *, after: int = -1, follow: bool = False
+    ) -> AsyncGenerator[RunEvent, None]:
+        """The run's events with seq > ``after``, in order.
+
+        With ``follow``, then live ones as they are logged, with no gap or duplicate,
+        until the run has ended and its last event is delivered (at once for a run
+        that ended before ``after``). A paused or waiting run is followed until it ends.
+        """
+        ...
+
+    async def approvals(self, run_id: str) -> list[Approval]:
+        """The run's pending approval requests."""
+        ...
+
+    async def decide(
+        self,
+        run_id: str,
+        request_id: str | None,
+        decision: Decision,
+        *,
+        reason: str | None = None,
+    ) -> Decided:
+        """Allow or deny a pending request (``None``: the run's only one).
+
+        ``ApprovalClosedError`` (a ``ConflictError``) if it was decided or has expired.
+        """
+        ...
+
+    async def steer(self, run_id: str, message: str) -> None:
+        """Tell the agent something; it reads it before its next model call."""
+        ...
+
+    async def pause(self, run_id: str) -> Run:
+        """Pause at the next safe point (a running tool finishes first)."""
+        ...
+
+    async def resume(self, run_id: str, *, budget_usd: float | None = None) -> Run:
+        """Resume a paused or interrupted run (with a new USD cap, if given) and drive it."""
+        ...
+
+    async def cancel(self, run_id: str) -> Run:
+        """Cancel: a running command is killed and the run ends ``cancelled``."""
+        ...
+
+    async def fork(
+        self, run_id: str, *, turn: int, message: str | None = None, model: str | None = None
+    ) -> Run:
+        """Fork where a turn ended (0: the start), with its own world; it is driven too."""
+        ...
+
+    async def files(
+        self, run_id: str, path: str | None = None, *, turn: Point = "now"
+    ) -> list[FileEntry]:
+        """The world's paths at or under ``path``, now or as they were at a turn."""
+        ...
+
+    async def read(self, run_id: str, path: str, *, turn: Point = "now") -> bytes:
+        """A file's content, now or as it was at a turn."""
+        ...
+
+    async def diff(
+        self, run_id: str, *, start: Point = "start", end: Point = "now", path: str | None = None
+    ) -> str:
+        """A unified diff of the world between two points (binary files as sizes)."""
+        ...
+
+    async def rollback(self, run_id: str, *, to: Point = "start") -> Rollback:
+        """Restore the world to its start or a turn's end; refused while the run runs."""
+        ...
+
+    async def compare(self, run_a: str, run_b: str) -> Comparison:
+        """Both runs, and the diff from A's last world to B's."""
+        ...
+
+    async def keep(self, run_id: str) -> Kept:
+        """Make the original directory hold this branch's world."""
+        ...
+
+    def export(self, run_id: str) -> AsyncGenerator[str, None]:
+        """The run's log as JSON Lines (one line per event, without the newline)."""
+        ...
+
+    async def import_run(
+        self, lines: Iterable[str], *, as_id: str | None = None, workspace: str | None = None
+    ) -> Imported:
+        """Import an exported log as a new run, in a new empty world; paused unless it ended."""
+        ...
+
+    async def spend(self, *, workspace: str | None = None) -> Spend:
+        """What runs' own model calls cost (one workspace, or every one visible)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Stop driving runs (their logs keep them) and release connections."""
+        ...

@@ -1,0 +1,263 @@
+"""``helix.Client``: the SDK without ``async``: ``AsyncClient`` on a loop of its own.
+
+The client owns one event loop in a background thread (embedded runs are driven there
+while the client is open); each call hands its coroutine to that loop and waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import AsyncGenerator, Coroutine, Iterable, Iterator, Mapping
+from concurrent.futures import Future
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+from helix.kernel.events import RunStatus
+from helix.runtime import Blueprint
+
+from ._async_client import AsyncClient
+from ._models import (
+    Approval,
+    Comparison,
+    Decided,
+    Decision,
+    FileEntry,
+    Imported,
+    Kept,
+    Point,
+    Rollback,
+    Run,
+    RunEvent,
+    RunList,
+    Spend,
+)
+
+T = TypeVar("T")
+
+
+class Client:
+    """Runs, from Python. Use it in ``with`` (or call ``close``).
+
+    The same arguments and operations as ``AsyncClient``, without ``await``. ``store``
+    is not taken: a store belongs to the loop that opened it, and this client's loop is
+    its own (give ``HELIX_DB`` in ``env`` instead).
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        token: str | None = None,
+        home: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        user: str | None = None,
+    ) -> None:
+        """Open the client (see ``AsyncClient`` for the arguments)."""
+        self._async = AsyncClient(url, token=token, home=home, env=env, user=user)
+        self._ready = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._failed: list[BaseException] = []
+        self._thread = threading.Thread(target=self._main, name="helix-client", daemon=True)
+        self._thread.start()
+        self._ready.wait()
+        if self._failed:
+            self._thread.join()
+            raise self._failed[0]
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Client:
+        """The server ``HELIX_SERVER`` (+ ``HELIX_TOKEN``) names, else embedded."""
+        env = os.environ if env is None else env
+        url = env.get("HELIX_SERVER")
+        return cls(url, token=env.get("HELIX_TOKEN")) if url else cls(env=env)
+
+    def _main(self) -> None:
+        async def serve() -> None:
+            self._loop = asyncio.get_running_loop()
+            self._stop = asyncio.Event()
+            try:
+                await self._async.__aenter__()
+            except BaseException as error:
+                self._failed.append(error)
+                self._ready.set()
+                return
+            self._ready.set()
+            try:
+                await self._stop.wait()
+            finally:
+                await self._async.aclose()
+
+        asyncio.run(serve())
+
+    def _call(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        loop = self._loop
+        if loop is None or not self._thread.is_alive():
+            coroutine.close()
+            raise RuntimeError("the client is closed")
+        future: Future[T] = asyncio.run_coroutine_threadsafe(coroutine, loop)
+        return future.result()
+
+    def close(self) -> None:
+        """Stop driving runs here (their logs keep them) and close the client."""
+        loop, stop = self._loop, self._stop
+        if loop is not None and stop is not None and self._thread.is_alive():
+            loop.call_soon_threadsafe(stop.set)
+            self._thread.join()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _iterate(self, source: AsyncGenerator[T, None]) -> Iterator[T]:
+        try:
+            while True:
+                try:
+                    yield self._call(_next(source))
+                except StopAsyncIteration:
+                    return
+        finally:
+            if self._thread.is_alive():
+                self._call(_close(source))
+
+    # -- the operations ---------------------------------------------------------------
+
+    def create(
+        self,
+        objective: str,
+        *,
+        model: str | None = None,
+        blueprint: Blueprint | dict[str, Any] | str | None = None,
+        world: str | os.PathLike[str] | None = None,
+        workspace: str | None = None,
+        budget_usd: float | None = None,
+        auto_approve: bool = False,
+    ) -> Run:
+        """Start a run; it is driven in the background (here, or by the server)."""
+        return self._call(
+            self._async.create(
+                objective, model=model, blueprint=blueprint, world=world, workspace=workspace,
+                budget_usd=budget_usd, auto_approve=auto_approve,
+            )
+        )  # fmt: skip
+
+    def runs(
+        self,
+        *,
+        status: RunStatus | None = None,
+        workspace: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> RunList:
+        """A page of runs, newest first."""
+        return self._call(
+            self._async.runs(status=status, workspace=workspace, limit=limit, cursor=cursor)
+        )
+
+    def get(self, run_id: str) -> Run:
+        """One run."""
+        return self._call(self._async.get(run_id))
+
+    def events(self, run_id: str, *, after: int = -1, follow: bool = False) -> Iterator[RunEvent]:
+        """The run's events after ``after``; with ``follow``, live ones until it ends."""
+        return self._iterate(self._async.events(run_id, after=after, follow=follow))
+
+    def wait(self, run_id: str) -> Run:
+        """Wait until the run ends; the run as it ended."""
+        return self._call(self._async.wait(run_id))
+
+    def approvals(self, run_id: str) -> list[Approval]:
+        """The run's pending approval requests."""
+        return self._call(self._async.approvals(run_id))
+
+    def decide(
+        self,
+        run_id: str,
+        request_id: str | None,
+        decision: Decision,
+        *,
+        reason: str | None = None,
+    ) -> Decided:
+        """Allow or deny a pending request (``None``: the run's only one)."""
+        return self._call(self._async.decide(run_id, request_id, decision, reason=reason))
+
+    def steer(self, run_id: str, message: str) -> None:
+        """Tell the agent something before its next model call."""
+        self._call(self._async.steer(run_id, message))
+
+    def pause(self, run_id: str) -> Run:
+        """Pause at the next safe point."""
+        return self._call(self._async.pause(run_id))
+
+    def resume(self, run_id: str, *, budget_usd: float | None = None) -> Run:
+        """Resume (with a new USD cap, if given) and drive the run."""
+        return self._call(self._async.resume(run_id, budget_usd=budget_usd))
+
+    def cancel(self, run_id: str) -> Run:
+        """Cancel the run."""
+        return self._call(self._async.cancel(run_id))
+
+    def fork(
+        self, run_id: str, *, turn: int, message: str | None = None, model: str | None = None
+    ) -> Run:
+        """Fork where a turn ended, with its own world; the fork is driven too."""
+        return self._call(self._async.fork(run_id, turn=turn, message=message, model=model))
+
+    def files(
+        self, run_id: str, path: str | None = None, *, turn: Point = "now"
+    ) -> list[FileEntry]:
+        """The world's paths at or under ``path``, now or at a turn."""
+        return self._call(self._async.files(run_id, path, turn=turn))
+
+    def read(self, run_id: str, path: str, *, turn: Point = "now") -> bytes:
+        """A file's content, now or at a turn."""
+        return self._call(self._async.read(run_id, path, turn=turn))
+
+    def diff(
+        self, run_id: str, *, start: Point = "start", end: Point = "now", path: str | None = None
+    ) -> str:
+        """A unified diff of the world between two points."""
+        return self._call(self._async.diff(run_id, start=start, end=end, path=path))
+
+    def rollback(self, run_id: str, *, to: Point = "start") -> Rollback:
+        """Restore the world to its start or a turn's end."""
+        return self._call(self._async.rollback(run_id, to=to))
+
+    def compare(self, run_a: str, run_b: str) -> Comparison:
+        """Both runs and the diff from A's last world to B's."""
+        return self._call(self._async.compare(run_a, run_b))
+
+    def keep(self, run_id: str) -> Kept:
+        """Make the original directory hold this branch's world."""
+        return self._call(self._async.keep(run_id))
+
+    def export(self, run_id: str) -> Iterator[str]:
+        """The run's log as JSON Lines."""
+        return self._iterate(self._async.export(run_id))
+
+    def import_run(
+        self, lines: Iterable[str], *, as_id: str | None = None, workspace: str | None = None
+    ) -> Imported:
+        """Import an exported log as a new run."""
+        return self._call(self._async.import_run(list(lines), as_id=as_id, workspace=workspace))
+
+    def spend(self, *, workspace: str | None = None) -> Spend:
+        """What runs' own model calls cost."""
+        return self._call(self._async.spend(workspace=workspace))
+
+
+async def _next(source: AsyncGenerator[T, None]) -> T:
+    return await anext(source)
+
+
+async def _close(source: AsyncGenerator[Any, None]) -> None:
+    await source.aclose()

@@ -1,0 +1,27 @@
+"""The server's door to runs: ``LocalApi`` over its engine, acting as the caller.
+
+Routes check who may see or change what (``Caller``), then call this; the API does the
+work exactly as it does embedded. (Today the keep, compare and spend routes go through
+it; the older routes call the runtime directly and are to become adapters like them.)
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from helix.api import LocalApi
+
+from ._routes_blueprints import stored_blueprint
+from ._state import ServerState
+
+
+def local_api(state: ServerState, actor: str) -> LocalApi:
+    """``LocalApi`` with the server's rules: named worlds only, stored blueprints, its driver."""
+    return LocalApi(
+        state.engine,
+        actor=actor,
+        worlds=state.config.worlds,
+        world_paths=False,
+        blueprints=partial(stored_blueprint, state.accounts),
+        drive=state.drive,
+    )

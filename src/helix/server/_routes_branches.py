@@ -1,0 +1,49 @@
+"""Branches and spend: compare two runs, keep a branch, what runs cost.
+
+Thin adapters over ``LocalApi`` (``_api.py``): the caller's rights are checked here,
+the work is the API's.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from helix.api import Comparison, Kept, Spend
+
+from ._api import local_api
+from ._deps import CallerDep, State
+
+router = APIRouter(tags=["branches"])
+
+
+@router.get("/runs/{run_id}/compare/{other_id}", response_model=Comparison)
+async def compare(run_id: str, other_id: str, caller: CallerDep, state: State) -> Comparison:
+    """Both runs (outcome, turns, cost) and a diff from the first's last world to the other's."""
+    await caller.run(state.store, run_id)
+    await caller.run(state.store, other_id)
+    return await local_api(state, caller.actor).compare(run_id, other_id)
+
+
+@router.post("/runs/{run_id}/keep", response_model=Kept)
+async def keep(run_id: str, caller: CallerDep, state: State) -> Kept:
+    """Make the original run's folder hold this branch's world; 409 while either runs."""
+    await caller.run(state.store, run_id, act="keep branches")
+    return await local_api(state, caller.actor).keep(run_id)
+
+
+@router.get("/spend", response_model=Spend)
+async def spend(
+    caller: CallerDep,
+    state: State,
+    workspace: Annotated[str | None, Query(max_length=64)] = None,
+) -> Spend:
+    """What runs' own model calls cost, in one workspace or every one the caller is in."""
+    if workspace is not None and workspace not in caller.roles:
+        return Spend()
+    api = local_api(state, caller.actor)
+    total = Spend()
+    for each in [workspace] if workspace is not None else sorted(caller.roles):
+        total += await api.spend(workspace=each)
+    return total
