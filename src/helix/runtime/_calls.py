@@ -11,13 +11,8 @@ what the gates allowed, and turning results into events, is ``_execution.py``'s.
 
 from __future__ import annotations
 
-import uuid
-
 from helix.gates import BudgetState, GateCall, GateContext
 from helix.kernel.events import (
-    TERMINAL_STATUSES,
-    ApprovalDecided,
-    ApprovalRequested,
     GateDecided,
     NewEvent,
     RunPaused,
@@ -30,7 +25,8 @@ from helix.kernel.events import (
 from helix.kernel.session import CallRequest, SessionState
 from helix.tools import ToolDef
 
-from ._clock import Clock, iso_after
+from ._asking import DEADLINE_PASSED, answered_in_time, ask, settled, system_decision
+from ._clock import Clock
 from ._execution import CallExecutor
 from ._session import LiveSession, halted
 from ._setup import RunSetup
@@ -179,56 +175,18 @@ class CallRunner:
                 call_id=call.id, ok=False, output=f"denied: {note}", duration_ms=0
             )
             return [*gate_events, NewEvent(refused, turn=turn)]
-        request_id = f"apr_{uuid.uuid4().hex[:12]}"
-        timeout = self.setup.blueprint.approvals.timeout_s
-        asked = ApprovalRequested(
-            request_id=request_id,
-            call_id=call.id,
-            name=call.name,
-            args=call.args,
-            expires_at=iso_after(self.setup.clock, timeout),
-        )
-        events = [*gate_events, NewEvent(asked, turn=turn)]
-        if self.setup.auto_approve:
-            events.append(
-                NewEvent(
-                    ApprovalDecided(
-                        request_id=request_id,
-                        decision="allow",
-                        by="system",
-                        reason="auto-approve",
-                        auto=True,
-                    ),
-                    turn=turn,
-                )
-            )
-        return events
+        question = ask(self.setup, call.id, call.name, call.args, turn)
+        return [*gate_events, *question.events]
 
     async def _await_decision(self, call_id: str, turn: int) -> None:
         """Wait for a person's decision, a cancel, or the deadline (which denies)."""
         request_id = self.state.approval_calls[call_id]
-        pending = self.state.pending_approvals.get(request_id)
-        if pending is None:
+        if await answered_in_time(self.setup, self.session, request_id):
             return
-        expires = None if pending.expires_at is None else parse_iso(pending.expires_at)
-        remaining = None if expires is None else max(0.0, expires - self.setup.clock.now())
-
-        def settled(state: SessionState) -> bool:
-            return request_id not in state.pending_approvals or state.status in TERMINAL_STATUSES
-
-        if await self.session.wait_until(settled, remaining):
-            return
-        deny = ApprovalDecided(
-            request_id=request_id,
-            decision="deny",
-            by="system",
-            reason="no decision before the deadline",
-            auto=True,
-        )
-        events = [NewEvent(deny, turn=turn)]
+        events = [system_decision(request_id, "deny", DEADLINE_PASSED, turn)]
         if self.state.status == "paused":  # a decision sets the status to running: re-pause
             events.append(NewEvent(RunPaused(reason="user"), turn=turn))
-        await self.session.append(events, unless=settled)
+        await self.session.append(events, unless=settled(request_id))
 
     async def run_started(self, group: list[tuple[CallRequest, ToolDef]], turn: int) -> None:
         """Run started calls (together), then record their results in call order."""

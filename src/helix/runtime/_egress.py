@@ -20,22 +20,17 @@ asking, and the ``gate.decided`` says why.
 from __future__ import annotations
 
 import asyncio
-import uuid
 from dataclasses import replace
-from typing import Literal
 
 from helix.gates import Verdict
 from helix.kernel.events import (
-    TERMINAL_STATUSES,
-    ApprovalDecided,
-    ApprovalRequested,
     GateDecided,
     NewEvent,
 )
 from helix.kernel.session import SessionState
 from helix.sandbox import EgressDecision, EgressHook, policy_hook
 
-from ._clock import iso_after
+from ._asking import DEADLINE_PASSED, answered_in_time, ask, settled, system_decision
 from ._egress_tally import EgressTally
 from ._session import LiveSession
 from ._setup import RunSetup
@@ -103,40 +98,26 @@ class CommandEgress:
     def left_open(self, call_id: str, turn: int) -> list[NewEvent]:
         """Denials closing the questions a command left open when its process died."""
         return [
-            _decided(pending.request_id, "deny", "the command was interrupted", turn)
+            system_decision(pending.request_id, "deny", "the command was interrupted", turn)
             for pending in self.state.pending_approvals.values()
             if pending.call_id == call_id
         ]
 
     async def _ask(self, call_id: str, refusal: EgressDecision) -> EgressDecision:
-        request_id = f"apr_{uuid.uuid4().hex[:12]}"
-        timeout = self.setup.blueprint.approvals.timeout_s
-        asked = ApprovalRequested(
-            request_id=request_id,
-            call_id=call_id,
-            name="egress",
-            args={"host": refusal.host, "port": refusal.port},
-            expires_at=iso_after(self.setup.clock, timeout),
-        )
-        events = [_gate(call_id, "ask", refusal, self.turn), NewEvent(asked, turn=self.turn)]
-        if self.setup.auto_approve:
-            events.append(_decided(request_id, "allow", "auto-approve", self.turn))
+        args = {"host": refusal.host, "port": refusal.port}
+        question = ask(self.setup, call_id, "egress", args, self.turn)
+        request_id = question.request_id
         first = self.state.head + 1
-        await self.session.append(events)
-        clock = self.setup.clock
-        deadline = clock.monotonic() + timeout
-
-        def settled(state: SessionState) -> bool:
-            return request_id not in state.pending_approvals or state.status in TERMINAL_STATUSES
-
+        await self.session.append([_gate(call_id, "ask", refusal, self.turn), *question.events])
         try:
-            if not await self.session.wait_until(settled, max(0.0, deadline - clock.monotonic())):
-                closing = _decided(request_id, "deny", "no decision before the deadline", None)
-                await self.session.append([closing], unless=settled)
+            if not await answered_in_time(self.setup, self.session, request_id):
+                closing = system_decision(request_id, "deny", DEADLINE_PASSED, None)
+                await self.session.append([closing], unless=settled(request_id))
         except asyncio.CancelledError:
             # The command ended (its proxy channel closed) with the question open.
-            closing = _decided(request_id, "deny", "the command ended before an answer", None)
-            await asyncio.shield(self.session.append([closing], unless=settled))
+            ended = "the command ended before an answer"
+            closing = system_decision(request_id, "deny", ended, None)
+            await asyncio.shield(self.session.append([closing], unless=settled(request_id)))
             raise
         return await self._answer(request_id, first, refusal)
 
@@ -163,12 +144,3 @@ def _gate(call_id: str, verdict: Verdict, decision: EgressDecision, turn: int) -
     reason = f"{decision.host}:{decision.port}: {decision.reason}"
     decided = GateDecided(call_id=call_id, gate="egress", verdict=verdict, reason=reason)
     return NewEvent(decided, turn=turn)
-
-
-def _decided(
-    request_id: str, decision: Literal["allow", "deny"], reason: str, turn: int | None
-) -> NewEvent:
-    answer = ApprovalDecided(
-        request_id=request_id, decision=decision, by="system", reason=reason, auto=True
-    )
-    return NewEvent(answer, turn=turn)
