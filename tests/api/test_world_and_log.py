@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from helix import AsyncClient
 from helix.api import Comparison, FileEntry, Kept, Rollback, Run, Spend
-from helix.errors import ConflictError, ForkError, InvalidEventError, RunExistsError
+from helix.errors import (
+    ConflictError,
+    ForkError,
+    InvalidEventError,
+    RunExistsError,
+    RunNotFoundError,
+)
 from helix.testing import MockModelServer
 
 from .conftest import MODEL, follow, play
@@ -104,6 +112,13 @@ async def test_export_import_and_spend(client: AsyncClient, model_server: MockMo
         await client.import_run(lines, as_id="copy-1")
     with pytest.raises(InvalidEventError):
         await client.import_run(lines[1:], as_id="copy-2")
+    # Its settings are checked as a blueprint file is, through either door.
+    created = json.loads(lines[0])
+    created["data"]["settings"]["blueprint"] = {"approvals": {"timeout_s": -1}}
+    with pytest.raises(InvalidEventError, match=r"settings\.blueprint\.approvals\.timeout_s"):
+        await client.import_run([json.dumps(created), *lines[1:]], as_id="copy-3")
+    with pytest.raises(RunNotFoundError):
+        await client.get("copy-3")
 
     spent = await client.spend()
     assert isinstance(spent, Spend)

@@ -24,7 +24,7 @@ from helix.errors import ConfigError, RunStateError
 from helix.kernel.events import TERMINAL_EVENTS, TERMINAL_STATUSES, Budget, RunStatus
 from helix.kernel.log import export_lines, import_lines
 from helix.kernel.session import replay_run, spend
-from helix.runtime import Blueprint, ChildSpec, Engine, Supervisor, open_supervisor
+from helix.runtime import Blueprint, ChildSpec, Engine, Supervisor, blueprint_of, open_supervisor
 from helix.world import WorldBrowser, parse_point
 
 from ._models import (
@@ -355,7 +355,10 @@ class LocalApi:
     async def import_run(
         self, lines: Iterable[str], *, as_id: str | None = None, workspace: str | None = None
     ) -> Imported:
-        """Import an exported log as a new run, in a new empty world under the worlds."""
+        """Import an exported log as a new run, in a new empty world under the worlds.
+
+        Checked whole before anything is written, its settings as a blueprint file is.
+        """
         target = workspace or self.workspace
         world = self.worlds / target / f"imported-{secrets.token_hex(6)}"
         world.mkdir(parents=True)
@@ -367,6 +370,7 @@ class LocalApi:
                 run_id=as_id,
                 workspace=target,
                 by=self.actor,
+                check_settings=blueprint_of,
             )
         except BaseException:
             with contextlib.suppress(OSError):  # a refused import leaves no empty world

@@ -27,8 +27,9 @@ from helix.world import FileInfo
 from ._worlds import WORLD_NAME
 
 Decision = Literal["allow", "deny"]
-Point = Literal["start", "now"] | int
-"""A point of a run's world: its ``start``, ``now``, or the end of a turn (a number)."""
+Point = Literal["start", "now", "last"] | int
+"""A point of a run's world: its ``start``, ``now`` (``last``: the same), or the end of a
+turn (a number)."""
 
 
 class _Out(BaseModel):

@@ -1,8 +1,10 @@
 """The server's door to runs: ``LocalApi`` over its engine, acting as the caller.
 
-Routes check who may see or change what (``Caller``), then call this; the API does the
-work exactly as it does embedded. (Today the keep, compare and spend routes go through
-it; the older routes call the runtime directly and are to become adapters like them.)
+Routes check who may see or change what (``Caller``: a run of another workspace is a
+404, a viewer cannot act), then call this; the API does the work exactly as it does
+embedded, so each operation has one code path whichever door it comes through. Two
+reads stay the server's own: a page of events (the stored JSON joined, not re-built)
+and the all-runs stream; policy replay calls the runtime directly.
 """
 
 from __future__ import annotations

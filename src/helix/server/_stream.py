@@ -2,7 +2,8 @@
 
 A client that cannot keep up is dropped with close code 4008 and a reason naming the
 seq to reconnect after; its queue is bounded, so it never slows the run or the server.
-Clients may send ``steer`` and ``approval`` messages on the same socket.
+Clients may send ``steer`` and ``approval`` messages on the same socket; they are
+carried out by ``LocalApi`` (``_api.py``), as ``POST …/steer`` and ``…/approvals/{id}`` are.
 
 Close codes: 4401 no or bad token, 4404 no such run (or not visible), 4008 too slow.
 """
@@ -13,13 +14,14 @@ import asyncio
 import contextlib
 import json
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, cast
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
-import helix.runtime as runtime
+from helix.api import Decision
 from helix.errors import HelixError, NotFoundError, SubscriptionOverflowError
 
+from ._api import local_api
 from ._auth import Caller, identify
 from ._errors import ApiError, status_of
 from ._state import ServerState
@@ -201,7 +203,7 @@ async def _answer(
             text_in = message.get("message")
             if not isinstance(text_in, str):
                 return _error(ref, 422, "invalid_request", "message must be a string")
-            await runtime.steer(state.store, run_id, text_in, by=caller.actor)
+            await local_api(state, caller.actor).steer(run_id, text_in)
             return {"type": "ack", "id": ref}
         if kind == "approval":
             await caller.run(state.store, run_id, act="approve or deny")
@@ -210,10 +212,11 @@ async def _answer(
             if not isinstance(decision, str) or not isinstance(request, str | None):
                 return _error(ref, 422, "invalid_request", "decision (allow|deny) is required")
             reason = reason if isinstance(reason, str) else None
-            decided = await runtime.decide(
-                state.store, run_id, request, decision, by=caller.actor, reason=reason
-            )
-            return {"type": "ack", "id": ref, "request_id": decided}
+            api = local_api(state, caller.actor)
+            # Not narrowed here: the runtime refuses any other decision, as over REST.
+            chosen = cast("Decision", decision)
+            decided = await api.decide(run_id, request, chosen, reason=reason)
+            return {"type": "ack", "id": ref, "request_id": decided.request_id}
     except ApiError as error:
         return _error(ref, error.status, error.code, error.message)
     except HelixError as error:
