@@ -33,6 +33,10 @@ def test_spend_adds_up_the_demos_model_calls(tmp_path: Path) -> None:
     table = helix(home, "spend", "--by", "blueprint")
     assert table.returncode == 0, table.stderr
     assert "total (2 runs)" in table.stdout
+    per_workspace = helix(home, "spend", "--by", "workspace", "--json")
+    by_workspace = [json.loads(line) for line in per_workspace.stdout.splitlines()]
+    assert by_workspace[0]["workspace"] == "default"
+    assert by_workspace[0]["input_tokens"] == by_workspace[1]["input_tokens"] > 0
     wrong = helix(home, "spend", "--by", "colour")
     assert wrong.returncode == 2
-    assert "choose model, blueprint or provider" in wrong.stderr
+    assert "choose model, blueprint, provider, workspace" in wrong.stderr
