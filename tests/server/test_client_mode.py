@@ -188,3 +188,43 @@ def test_status_without_a_server_shows_the_embedded_store(cli: Cli, tmp_path: Pa
     shown = client.ok("status")
     assert "embedded   sqlite:///" in shown
     assert "active     0 runs" in shown
+
+
+def test_the_world_commands_and_spend_go_through_the_server(
+    cli: Cli, tmp_path: Path, server_url: str, model_server: MockModelServer
+) -> None:
+    """``files|diff|rollback|compare`` and ``spend`` read the server's runs, not a store here."""
+    client = Client(cli, tmp_path)
+    client.ok("login", server_url, "--user", "alice", "--password-stdin", stdin="alice-password\n")
+    play(
+        model_server,
+        {"text": "Writing.", "tool_calls": [
+            {"name": "write_file", "args": {"path": "notes.txt", "content": "hi\n"}}]},
+        {"text": "Written."},
+    )  # fmt: skip
+    ran = client("run", "write a note", "--model", MODEL, "--auto-approve", "--json")
+    assert ran.returncode == 0, ran.stderr
+    run_id = json.loads(ran.stdout.splitlines()[0])["run_id"]
+
+    listed = [json.loads(line) for line in client.ok("files", run_id, "--json").splitlines()]
+    assert [(f["path"], f["kind"], f["size"]) for f in listed] == [("notes.txt", "file", 3)]
+    assert client.ok("files", run_id, "notes.txt") == "hi\n"
+    assert client.ok("files", run_id, "--turn", "start") == ""
+    assert "+hi" in client.ok("diff", run_id)
+    assert "(their worlds are the same)" in client.ok("compare", run_id, run_id)
+    rolled = client.ok("rollback", run_id, "--to", "start")
+    assert f"rolled {run_id} back to its start: 0 restored, 1 removed" in rolled
+    assert client.ok("files", run_id) == ""
+    missing = client("files", "run_nope")
+    assert missing.returncode == 3
+
+    *rows, total = (json.loads(line) for line in client.ok("spend", "--json").splitlines())
+    assert [row["model"] for row in rows] == [MODEL]
+    assert total["runs"] == 1
+    assert total["input_tokens"] > 0
+
+    # The SDK reads the same saved login: `helix login` once, then Client.from_env().
+    from helix import Client as Sdk
+
+    with Sdk.from_env({"HELIX_HOME": str(tmp_path / "client-home")}) as sdk:
+        assert sdk.get(run_id).status == "completed"

@@ -10,6 +10,9 @@ from ._errors import error_of as error_of
 from ._http import HttpApi as HttpApi
 from ._local import BlueprintLookup as BlueprintLookup
 from ._local import LocalApi as LocalApi
+from ._login import ServerLogin as ServerLogin
+from ._login import current_login as current_login
+from ._login import save_login as save_login
 from ._models import Accepted as Accepted
 from ._models import Approval as Approval
 from ._models import ApprovalList as ApprovalList
@@ -74,9 +77,12 @@ __all__ = [
     "RunCreate",
     "RunEvent",
     "RunList",
+    "ServerLogin",
     "Spend",
     "SteerBody",
     "Usage",
+    "current_login",
     "error_of",
     "is_world_name",
+    "save_login",
 ]

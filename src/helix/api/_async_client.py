@@ -10,12 +10,12 @@ import os
 from collections.abc import AsyncGenerator, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from helix.kernel.events import RunStatus
 from helix.kernel.log import EventStore
-from helix.runtime import Blueprint
 
+from ._login import current_login
 from ._models import (
     Approval,
     Comparison,
@@ -32,6 +32,9 @@ from ._models import (
     Spend,
 )
 from ._protocol import HelixApi
+
+if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is chosen
+    from helix.runtime import Blueprint, CandidatePolicy, PolicyReplay
 
 
 class AsyncClient:
@@ -80,11 +83,11 @@ class AsyncClient:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AsyncClient:
-        """The server ``HELIX_SERVER`` (+ ``HELIX_TOKEN``) names, else embedded."""
+        """The server ``HELIX_SERVER`` (+ ``HELIX_TOKEN``) or a ``helix login`` names; else here."""
         env = os.environ if env is None else env
-        url = env.get("HELIX_SERVER")
-        if url:
-            return cls(url, token=env.get("HELIX_TOKEN"))
+        login = current_login(env)
+        if login is not None:
+            return cls(login.url, token=login.token)
         return cls(env=env)
 
     @property
@@ -264,6 +267,16 @@ class AsyncClient:
     async def spend(self, *, workspace: str | None = None) -> Spend:
         """What runs' own model calls cost."""
         return await self.api.spend(workspace=workspace)
+
+    async def policy_replay(self, run_id: str, policy: CandidatePolicy) -> PolicyReplay:
+        """What ``policy`` would have done with the run's logged calls (nothing runs)."""
+        return await self.api.policy_replay(run_id, policy)
+
+    async def policy_replay_workspace(
+        self, workspace: str, policy: CandidatePolicy
+    ) -> list[PolicyReplay]:
+        """The same over every run of a workspace, oldest first."""
+        return await self.api.policy_replay_workspace(workspace, policy)
 
 
 def _login_name() -> str:

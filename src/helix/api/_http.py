@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from helix.errors import ConfigError, NotFoundError, StoreUnavailableError
 from helix.kernel.events import RunStatus
-from helix.runtime import Blueprint
 
 from ._errors import error_of
 from ._models import (
@@ -41,6 +40,8 @@ from ._worlds import is_world_name
 
 if TYPE_CHECKING:
     import httpx
+
+    from helix.runtime import Blueprint, CandidatePolicy, PolicyReplay
 
 CLOSE_TOO_SLOW = 4008
 CLOSE_NOT_FOUND = 4404
@@ -96,7 +97,7 @@ class HttpApi:
                 f"world {os.fspath(world)!r}: with a server, name a folder of the workspace's"
                 " worlds on the server (letters, digits, _ . -), not a local path"
             )
-        if isinstance(blueprint, Blueprint):
+        if not isinstance(blueprint, str | dict | None):  # a Blueprint
             blueprint = blueprint.model_dump(mode="json", exclude_defaults=True)
         body: dict[str, Any] = {"objective": objective, "auto_approve": auto_approve}
         for key, value in (("model", model), ("blueprint", blueprint), ("world", world),
@@ -295,6 +296,26 @@ class HttpApi:
         """What runs' own model calls cost (one workspace, or every one visible)."""
         params = {} if workspace is None else {"workspace": workspace}
         return Spend.model_validate(await self._json("GET", "/spend", params=params))
+
+    # -- policy replay ----------------------------------------------------------------
+
+    async def policy_replay(self, run_id: str, policy: CandidatePolicy) -> PolicyReplay:
+        """What ``policy`` would have done with the run's logged calls (the server judges)."""
+        from helix.runtime import PolicyReplay
+
+        body = {"policy": policy.model_dump(mode="json", exclude_unset=True)}
+        raw = await self._json("POST", f"/runs/{run_id}/policy-replay", json=body)
+        return PolicyReplay.model_validate(raw)
+
+    async def policy_replay_workspace(
+        self, workspace: str, policy: CandidatePolicy
+    ) -> list[PolicyReplay]:
+        """The same over every run of a workspace, oldest first."""
+        from helix.runtime import PolicyReplay
+
+        body = {"policy": policy.model_dump(mode="json", exclude_unset=True)}
+        raw = await self._json("POST", f"/workspaces/{workspace}/policy-replay", json=body)
+        return [PolicyReplay.model_validate(report) for report in raw["runs"]]
 
 
 def _only(run_id: str, pending: list[Approval]) -> str:

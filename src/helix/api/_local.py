@@ -17,14 +17,12 @@ from contextlib import AsyncExitStack
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
-import helix.runtime as runtime
 from helix.errors import ConfigError, RunStateError
 from helix.kernel.events import TERMINAL_EVENTS, TERMINAL_STATUSES, Budget, RunStatus
-from helix.kernel.log import export_lines, import_lines
+from helix.kernel.log import EventStore, export_lines, import_lines
 from helix.kernel.session import replay_run, spend
-from helix.runtime import Blueprint, ChildSpec, Engine, Supervisor, blueprint_of, open_supervisor
 from helix.world import WorldBrowser, parse_point
 
 from ._models import (
@@ -44,9 +42,12 @@ from ._models import (
 )
 from ._worlds import is_world_name
 
-BlueprintLookup = Callable[[str, str], Awaitable[Blueprint]]
+if TYPE_CHECKING:  # the runtime loads when a run is made or changed, not to read runs
+    from helix.runtime import Blueprint, CandidatePolicy, Engine, PolicyReplay, Supervisor
+
+BlueprintLookup = Callable[[str, str], Awaitable["Blueprint"]]
 """(workspace, name) → the workspace's stored blueprint (a server's accounts hold them)."""
-BlueprintArg = Blueprint | dict[str, Any] | str | None
+BlueprintArg: TypeAlias = "Blueprint | dict[str, Any] | str | None"
 
 _PAGE = 1000
 
@@ -56,8 +57,10 @@ class LocalApi:
 
     def __init__(
         self,
-        engine: Engine,
+        engine: Engine | Callable[[], Engine],
         *,
+        store: EventStore | None = None,
+        home: Path | None = None,
         actor: str = "user:local",
         workspace: str = "default",
         worlds: Path | None = None,
@@ -68,7 +71,11 @@ class LocalApi:
         """An API over ``engine``.
 
         Args:
-            engine: Creates and drives runs; its store is the log.
+            engine: Creates and drives runs; its store is the log. Or a function that
+                makes it when first needed (then give its ``store`` and ``home``):
+                reading runs then loads no engine (a command line starts faster).
+            store: With an engine function: the store the engine will have.
+            home: With an engine function: the ``HELIX_HOME`` the engine will have.
             actor: Who the appends are by (``user:NAME``).
             workspace: Where runs go when a call names none.
             worlds: The folder of named worlds (``worlds/WORKSPACE/NAME``); default
@@ -78,19 +85,36 @@ class LocalApi:
             blueprints: Finds a blueprint by name; default: a name is a file's path.
             drive: Drives a run in the background; default: this object's supervisor.
         """
-        self.engine = engine
-        self.store = engine.store
+        if callable(engine):
+            if store is None or home is None:
+                raise ValueError("an engine function needs the store and home it will have")
+            self._engine: Engine | None = None
+            self._make_engine: Callable[[], Engine] | None = engine
+        else:
+            self._engine, self._make_engine = engine, None
+            store, home = engine.store, engine.home
+        self.store: EventStore = store
         self.actor = actor
         self.workspace = workspace
-        self.worlds = worlds if worlds is not None else engine.home / "worlds"
+        self.worlds = worlds if worlds is not None else home / "worlds"
         self.world_paths = world_paths
         self._blueprints = blueprints
         self._drive = drive
         self._stack: AsyncExitStack | None = None
         self._supervisor: Supervisor | None = None
 
+    @property
+    def engine(self) -> Engine:
+        """The engine (made now if it was given as a function)."""
+        if self._engine is None:
+            assert self._make_engine is not None
+            self._engine = self._make_engine()
+        return self._engine
+
     async def __aenter__(self) -> Self:
         if self._drive is None and self._supervisor is None:
+            from helix.runtime import open_supervisor
+
             self._stack = AsyncExitStack()
             self._supervisor = await self._stack.enter_async_context(open_supervisor())
         return self
@@ -119,6 +143,8 @@ class LocalApi:
             return
         if self._supervisor is None:
             raise RunStateError("LocalApi drives runs only inside `async with LocalApi(…)`")
+        from helix.runtime import ChildSpec
+
         child = f"run:{run_id}"
         if child not in self._supervisor.children:
             start = partial(self._drive_run, run_id)
@@ -140,8 +166,13 @@ class LocalApi:
         workspace: str | None = None,
         budget_usd: float | None = None,
         auto_approve: bool = False,
+        attended: bool = True,
     ) -> Run:
-        """Start a run and drive it in the background."""
+        """Start a run and drive it in the background.
+
+        ``attended=False`` (beyond the protocol): nobody will answer, so a call that
+        needs a person's approval is refused at once (unless ``auto_approve``).
+        """
         workspace = workspace or self.workspace
         loaded = await self._blueprint(blueprint, workspace)
         folder, made = self._world(world, workspace)
@@ -153,7 +184,7 @@ class LocalApi:
                 world=folder,
                 budget_usd=budget_usd,
                 auto_approve=auto_approve,
-                attended=True,
+                attended=attended,
                 workspace=workspace,
             )
         except BaseException:
@@ -165,6 +196,8 @@ class LocalApi:
         return Run.of(record)
 
     async def _blueprint(self, blueprint: BlueprintArg, workspace: str) -> Blueprint | None:
+        from helix.runtime import Blueprint
+
         if blueprint is None or isinstance(blueprint, Blueprint):
             return blueprint
         if isinstance(blueprint, dict):
@@ -258,6 +291,8 @@ class LocalApi:
         reason: str | None = None,
     ) -> Decided:
         """Allow or deny a pending request (``None``: the only one)."""
+        import helix.runtime as runtime
+
         decided = await runtime.decide(
             self.store, run_id, request_id, decision, by=self.actor, reason=reason
         )
@@ -265,15 +300,21 @@ class LocalApi:
 
     async def steer(self, run_id: str, message: str) -> None:
         """Tell the agent something before its next model call."""
+        import helix.runtime as runtime
+
         await runtime.steer(self.store, run_id, message, by=self.actor)
 
     async def pause(self, run_id: str) -> Run:
         """Pause at the next safe point."""
+        import helix.runtime as runtime
+
         await runtime.pause(self.store, run_id, by=self.actor)
         return await self.get(run_id)
 
     async def resume(self, run_id: str, *, budget_usd: float | None = None) -> Run:
         """Resume (with a new USD cap, if given) and drive the run."""
+        import helix.runtime as runtime
+
         folded = await replay_run(self.store, run_id)
         budget = None
         if budget_usd is not None:
@@ -288,6 +329,8 @@ class LocalApi:
 
     async def cancel(self, run_id: str) -> Run:
         """Cancel the run."""
+        import helix.runtime as runtime
+
         await runtime.cancel(self.store, run_id, by=self.actor)
         return await self.get(run_id)
 
@@ -295,6 +338,8 @@ class LocalApi:
         self, run_id: str, *, turn: int, message: str | None = None, model: str | None = None
     ) -> Run:
         """Fork where a turn ended, with its own world, and drive the fork."""
+        import helix.runtime as runtime
+
         record = await runtime.fork_with_world(
             self.engine, run_id, turn, message=message, model=model, actor=self.actor
         )
@@ -325,16 +370,22 @@ class LocalApi:
 
     async def rollback(self, run_id: str, *, to: Point = "start") -> Rollback:
         """Restore the world to its start or a turn's end."""
+        import helix.runtime as runtime
+
         marker = await runtime.rollback(self.engine, run_id, parse_point(to), by=self.actor)
         return Rollback.model_validate(marker.model_dump(mode="json"))
 
     async def compare(self, run_a: str, run_b: str) -> Comparison:
         """Both runs and the diff from A's last world to B's."""
+        import helix.runtime as runtime
+
         first, second, text = await runtime.compare(self.engine, run_a, run_b)
         return Comparison(runs=[Run.of(first), Run.of(second)], diff=text)
 
     async def keep(self, run_id: str) -> Kept:
         """Make the original directory hold this branch's world."""
+        import helix.runtime as runtime
+
         kept = await runtime.keep(self.engine, run_id, by=self.actor)
         return Kept(
             original=kept.original,
@@ -359,6 +410,8 @@ class LocalApi:
 
         Checked whole before anything is written, its settings as a blueprint file is.
         """
+        from helix.runtime import blueprint_of  # refuses a blueprint this Helix would not run
+
         target = workspace or self.workspace
         world = self.worlds / target / f"imported-{secrets.token_hex(6)}"
         world.mkdir(parents=True)
@@ -381,3 +434,20 @@ class LocalApi:
     async def spend(self, *, workspace: str | None = None) -> Spend:
         """What runs' own model calls cost (one workspace, or all)."""
         return Spend.of(await spend(self.store, workspace=workspace))
+
+    # -- policy replay ----------------------------------------------------------------
+
+    async def policy_replay(self, run_id: str, policy: CandidatePolicy) -> PolicyReplay:
+        """What ``policy`` would have done with the run's logged calls (nothing runs)."""
+        from helix.runtime import replay_policy
+
+        await self.store.get_run(run_id)  # not found: RunNotFoundError
+        return await replay_policy(self.store, run_id, policy, tools=self.engine.tools)
+
+    async def policy_replay_workspace(
+        self, workspace: str, policy: CandidatePolicy
+    ) -> list[PolicyReplay]:
+        """The same over every run of a workspace, oldest first."""
+        from helix.runtime import replay_policy_workspace
+
+        return await replay_policy_workspace(self.store, workspace, policy, tools=self.engine.tools)

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncGenerator, Iterable
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from helix.kernel.events import RunStatus
-from helix.runtime import Blueprint
 
 from ._models import (
     Approval,
@@ -30,6 +29,9 @@ from ._models import (
     RunList,
     Spend,
 )
+
+if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is chosen
+    from helix.runtime import Blueprint, CandidatePolicy, PolicyReplay
 
 
 @runtime_checkable
@@ -162,6 +164,19 @@ class HelixApi(Protocol):
 
     async def spend(self, *, workspace: str | None = None) -> Spend:
         """What runs' own model calls cost (one workspace, or every one visible)."""
+        ...
+
+    async def policy_replay(self, run_id: str, policy: CandidatePolicy) -> PolicyReplay:
+        """What ``policy`` would have done with every logged tool call of the run.
+
+        Runs no model and no tool, and appends nothing.
+        """
+        ...
+
+    async def policy_replay_workspace(
+        self, workspace: str, policy: CandidatePolicy
+    ) -> list[PolicyReplay]:
+        """The same over every run of a workspace, oldest first."""
         ...
 
     async def aclose(self) -> None:

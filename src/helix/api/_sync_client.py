@@ -12,12 +12,12 @@ import threading
 from collections.abc import AsyncGenerator, Coroutine, Iterable, Iterator, Mapping
 from concurrent.futures import Future
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from helix.kernel.events import RunStatus
-from helix.runtime import Blueprint
 
 from ._async_client import AsyncClient
+from ._login import current_login
 from ._models import (
     Approval,
     Comparison,
@@ -33,6 +33,9 @@ from ._models import (
     RunList,
     Spend,
 )
+
+if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is chosen
+    from helix.runtime import Blueprint, CandidatePolicy, PolicyReplay
 
 T = TypeVar("T")
 
@@ -69,10 +72,10 @@ class Client:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Client:
-        """The server ``HELIX_SERVER`` (+ ``HELIX_TOKEN``) names, else embedded."""
+        """The server ``HELIX_SERVER`` (+ ``HELIX_TOKEN``) or a ``helix login`` names; else here."""
         env = os.environ if env is None else env
-        url = env.get("HELIX_SERVER")
-        return cls(url, token=env.get("HELIX_TOKEN")) if url else cls(env=env)
+        login = current_login(env)
+        return cls(login.url, token=login.token) if login is not None else cls(env=env)
 
     def _main(self) -> None:
         async def serve() -> None:
@@ -253,6 +256,16 @@ class Client:
     def spend(self, *, workspace: str | None = None) -> Spend:
         """What runs' own model calls cost."""
         return self._call(self._async.spend(workspace=workspace))
+
+    def policy_replay(self, run_id: str, policy: CandidatePolicy) -> PolicyReplay:
+        """What ``policy`` would have done with the run's logged calls (nothing runs)."""
+        return self._call(self._async.policy_replay(run_id, policy))
+
+    def policy_replay_workspace(
+        self, workspace: str, policy: CandidatePolicy
+    ) -> list[PolicyReplay]:
+        """The same over every run of a workspace, oldest first."""
+        return self._call(self._async.policy_replay_workspace(workspace, policy))
 
 
 async def _next(source: AsyncGenerator[T, None]) -> T:

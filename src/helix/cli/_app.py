@@ -20,6 +20,7 @@ from ._runs import fork, runs, show
 from ._sandbox import sandbox_app
 from ._schema import schema_app
 from ._serve import serve
+from ._spend import spend
 from ._world import compare, diff, files, keep, rollback
 
 app = typer.Typer(
@@ -68,6 +69,7 @@ app.command()(diff)
 app.command()(rollback)
 app.command()(compare)
 app.command()(keep)
+app.command()(spend)
 app.add_typer(schema_app, name="schema")
 app.add_typer(models_app, name="models")
 app.command()(doctor)

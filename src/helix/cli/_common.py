@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import getpass
+import os
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, NoReturn, TypeVar
@@ -60,6 +62,17 @@ def run(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
         raise typer.Exit(130) from None
 
 
+def run_now(action: Callable[[], T]) -> T:
+    """Do something that may raise a Helix error, turning it into a message and exit code."""
+    try:
+        return action()
+    except HelixError as error:
+        fail(str(error), exit_code_for(error))
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        raise typer.Exit(130) from None
+
+
 async def with_store(use: Callable[[EventStore], Awaitable[T]]) -> T:
     """Open the store the environment names, use it, close it."""
     settings = Settings.from_env()
@@ -75,3 +88,9 @@ def print_json_line(obj: Any) -> None:
     from pydantic_core import to_json
 
     sys.stdout.write(to_json(obj).decode() + "\n")
+
+
+def who() -> str:
+    """The person at this terminal, as an actor: ``user:<name>``."""
+    name = os.environ.get("HELIX_USER") or getpass.getuser() or "local"
+    return f"user:{name}"

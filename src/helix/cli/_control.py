@@ -1,28 +1,21 @@
 """``helix approve|deny|steer|pause|cancel``: run control, from any terminal.
 
-Each is an append to the run's log; the process driving the run (this one or another)
-acts on it within a fraction of a second.
+Each is an append to the run's log (here, or by the server); the process driving the
+run acts on it within a fraction of a second.
 """
 
 from __future__ import annotations
 
-import getpass
-import os
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from helix.kernel.log import EventStore
+from ._common import run
+from ._common import who as who
+from ._door import Door, with_door
 
-from ._client import remotely
-from ._common import run, with_store
-from ._remote import connected
-
-
-def who() -> str:
-    """The person at this terminal, as an actor: ``user:<name>``."""
-    name = os.environ.get("HELIX_USER") or getpass.getuser() or "local"
-    return f"user:{name}"
+if TYPE_CHECKING:
+    from helix.api import Decision
 
 
 RunArg = Annotated[str, typer.Argument(metavar="RUN")]
@@ -46,64 +39,40 @@ def deny(
     _decide(run_id, request, "deny", reason)
 
 
-def _decide(run_id: str, request: str | None, decision: str, reason: str | None) -> None:
-    from helix.runtime import decide
+def _decide(run_id: str, request: str | None, decision: Decision, reason: str | None) -> None:
+    async def main(door: Door) -> None:
+        decided = await door.api.decide(run_id, request, decision, reason=reason)
+        verb = "allowed" if decision == "allow" else "denied"
+        typer.echo(f"{verb} {decided.request_id}")
 
-    if (remote := connected()) is not None:
-        decided = remotely(lambda: remote.decide(run_id, request, decision, reason))
-        typer.echo(f"{decision}ed {decided}" if decision == "allow" else f"denied {decided}")
-        return
-
-    async def main(store: EventStore) -> None:
-        decided = await decide(store, run_id, request, decision, by=who(), reason=reason)
-        typer.echo(f"{decision}ed {decided}" if decision == "allow" else f"denied {decided}")
-
-    run(lambda: with_store(main))
+    run(lambda: with_door(main))
 
 
 def steer(run_id: RunArg, message: Annotated[str, typer.Argument(metavar="MESSAGE")]) -> None:
     """Tell the agent something; it reads it before its next model call."""
-    from helix.runtime import steer as send
 
-    if (remote := connected()) is not None:
-        remotely(lambda: remote.control(run_id, "steer", {"message": message}))
-        typer.echo("sent")
-        return
-
-    async def main(store: EventStore) -> None:
-        await send(store, run_id, message, by=who())
+    async def main(door: Door) -> None:
+        await door.api.steer(run_id, message)
         typer.echo("sent")
 
-    run(lambda: with_store(main))
+    run(lambda: with_door(main))
 
 
 def pause(run_id: RunArg) -> None:
     """Pause the run at its next safe point (a running tool finishes first)."""
-    from helix.runtime import pause as stop
 
-    if (remote := connected()) is not None:
-        remotely(lambda: remote.control(run_id, "pause"))
-        typer.echo("paused")
-        return
-
-    async def main(store: EventStore) -> None:
-        await stop(store, run_id, by=who())
+    async def main(door: Door) -> None:
+        await door.api.pause(run_id)
         typer.echo("paused")
 
-    run(lambda: with_store(main))
+    run(lambda: with_door(main))
 
 
 def cancel(run_id: RunArg) -> None:
     """Cancel the run: a running command is killed and the run ends cancelled."""
-    from helix.runtime import cancel as end
 
-    if (remote := connected()) is not None:
-        remotely(lambda: remote.control(run_id, "cancel"))
-        typer.echo("cancelled")
-        return
-
-    async def main(store: EventStore) -> None:
-        await end(store, run_id, by=who())
+    async def main(door: Door) -> None:
+        await door.api.cancel(run_id)
         typer.echo("cancelled")
 
-    run(lambda: with_store(main))
+    run(lambda: with_door(main))

@@ -124,9 +124,12 @@ async def _drive_shown(
     engine: Engine, run_id: str, *, approve: bool, after: int = -1
 ) -> SessionState:
     """Drive a run to its end while its events past ``after`` print (approvals answered)."""
+    from helix.api import LocalApi
+
     store = engine.store
+    api = LocalApi(engine, actor="user:demo")
     async with asyncio.TaskGroup() as group:
-        shower = group.create_task(show(store, run_id, json=False, after=after, ask=False))
+        shower = group.create_task(show(api, run_id, json=False, after=after, ask=False))
         approver = group.create_task(_approve_as_demo(store, run_id)) if approve else None
         state = await engine.drive(run_id)
         await asyncio.sleep(0.1)  # let the last events print

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from helix.kernel.events import TERMINAL_EVENTS, Event
+
+if TYPE_CHECKING:
+    from helix.api import RunEvent
 
 COLOURS = {
     "run.completed": "green",
@@ -21,7 +26,7 @@ CHILD_WAIT_TRIES = 200
 """Tries, 50 ms apart, to find a child whose id its parent logged just before creating it."""
 
 
-def stops_following(event: Event, depth: int) -> bool:
+def stops_following(event: Event | RunEvent, depth: int) -> bool:
     """Whether following a run ends at ``event``.
 
     At its end; and a child's (``depth`` > 0) at its pause, which hands control back.

@@ -1,25 +1,31 @@
-"""Driving a run in the foreground while showing it live, and answering approvals inline."""
+"""Showing a run live through the door (driving it here when the door says so).
+
+The same view in both modes: the run's events as ``api.events(follow=True)`` hands
+them out, a child's after its ``agent.spawned`` (marked ``│``), approvals asked inline.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from helix.config import Settings
-from helix.errors import RunNotFoundError
-from helix.kernel.events import Event
+from helix.errors import NotFoundError
 from helix.kernel.log import EventStore
-from helix.kernel.session import SessionState
 
-from ._control import who
+from ._common import who
 from ._follow import CHILD_WAIT_TRIES, COLOURS, stops_following
 from ._render import event_line
 
 if TYPE_CHECKING:  # the engine loads when a run is driven, not at --help or `helix runs`
+    from helix.api import Decision, HelixApi, RunEvent
+    from helix.kernel.session import SessionState
     from helix.runtime import Engine
 
 
@@ -34,35 +40,65 @@ async def drive_and_show(
     engine: Engine, run_id: str, *, json: bool, after: int = -1, interactive: bool | None = None
 ) -> SessionState:
     """Drive the run here, printing its events as they are appended, until it ends."""
-    ask = sys.stdin.isatty() and not json if interactive is None else interactive
-    async with asyncio.TaskGroup() as group:
-        shower = group.create_task(show(engine.store, run_id, json=json, after=after, ask=ask))
-        try:
-            state = await engine.drive(run_id)
-        finally:
-            await asyncio.sleep(0.05)  # let the last events print
-            shower.cancel()
-    return state
+    from helix.api import LocalApi
+
+    ask = asking(json) if interactive is None else interactive
+    api = LocalApi(engine, actor=who())
+    states: list[SessionState] = []
+
+    async def drive() -> None:
+        states.append(await engine.drive(run_id))
+
+    await drive_while_showing(api, run_id, drive(), json=json, after=after, ask=ask)
+    return states[0]
+
+
+async def drive_while_showing(
+    api: HelixApi,
+    run_id: str,
+    driving: Coroutine[Any, Any, None] | None,
+    *,
+    json: bool,
+    after: int,
+    ask: bool,
+) -> str | None:
+    """Show the run while ``driving`` (a coroutine, or None) drives it; its last event's type."""
+    final: list[str | None] = []
+    try:
+        async with asyncio.TaskGroup() as group:
+            if driving is not None:
+                group.create_task(driving)
+            final.append(await show(api, run_id, json=json, after=after, ask=ask))
+    except BaseExceptionGroup as failed:  # the drive failed: say why, not "a group"
+        raise failed.exceptions[0] from None
+    return final[0]
+
+
+def asking(json: bool) -> bool:
+    """Whether approvals are asked here: a person at a terminal, not JSON output."""
+    return sys.stdin.isatty() and not json
 
 
 async def show(
-    store: EventStore, run_id: str, *, json: bool, after: int, ask: bool, depth: int = 0
-) -> None:
-    """Print the run's events from ``after`` on; answer approvals when ``ask``.
+    api: HelixApi, run_id: str, *, json: bool, after: int, ask: bool, depth: int = 0
+) -> str | None:
+    """Print the run's events from ``after`` on until it ends; the type of its last event.
 
     Printed for a person, a child run's events follow its ``agent.spawned``, marked ``│``,
-    its approvals asked too: the parent waits on it, so it is what is happening. JSON
-    stays one run's log (the child's id is in the event, for ``helix logs CHILD``).
+    its approvals asked too: the parent waits on it meanwhile, so following the child to
+    its end before reading on loses nothing. JSON stays one run's log (the child's id is
+    in the event, for ``helix logs CHILD``).
     """
     from rich.console import Console
 
     console = Console(highlight=False, soft_wrap=True)
     indent = "│ " * depth
     spent = 0.0
-    async with store.subscribe(run_id, after=after) as events, asyncio.TaskGroup() as children:
+    events = api.events(run_id, after=after, follow=True)
+    async with contextlib.aclosing(events):
         async for event in events:
             if json:
-                sys.stdout.write(event.to_json() + "\n")
+                sys.stdout.write(event.to_kernel().to_json() + "\n")
                 sys.stdout.flush()
             elif event.type == "gate.decided" and event.data["verdict"] == "allow":
                 pass  # allows are in the log; a person wants the asks and denials
@@ -72,39 +108,36 @@ async def show(
                 line = event_line(event)
                 if event.type == "turn.ended":
                     line += f"   (spent ${spent:.4f})"
-                style = COLOURS.get(event.type)
-                console.print(indent + line, style=style, markup=False)
+                console.print(indent + line, style=COLOURS.get(event.type), markup=False)
             if ask and event.type == "approval.requested":
-                await _ask(store, run_id, event)
+                await _ask(api, run_id, event)
             if event.type == "agent.spawned" and not json:
-                child = event.data["child_run_id"]
-                children.create_task(_show_child(store, child, ask=ask, depth=depth + 1))
+                await _show_child(api, str(event.data["child_run_id"]), ask=ask, depth=depth + 1)
             if stops_following(event, depth):
-                return
+                return event.type
+    return None
 
 
-async def _show_child(store: EventStore, child_id: str, *, ask: bool, depth: int) -> None:
+async def _show_child(api: HelixApi, child_id: str, *, ask: bool, depth: int) -> None:
     # The parent logs the child's id just before creating it.
     for _ in range(CHILD_WAIT_TRIES):
         try:
-            await store.get_run(child_id)
+            await api.get(child_id)
             break
-        except RunNotFoundError:
+        except NotFoundError:
             await asyncio.sleep(0.05)
     else:
         return  # never created (the parent's process died): nothing to show
-    await show(store, child_id, json=False, after=0, ask=ask, depth=depth)
+    await show(api, child_id, json=False, after=0, ask=ask, depth=depth)
 
 
-async def _ask(store: EventStore, run_id: str, event: Event) -> None:
-    from helix.runtime import decide
-
+async def _ask(api: HelixApi, run_id: str, event: RunEvent) -> None:
     data = event.data
     question = f"allow {data['name']} {data['args']}? [y/n] "
     answer = (await asyncio.to_thread(input, question)).strip().lower()
-    decision = "allow" if answer in ("y", "yes") else "deny"
+    decision: Decision = "allow" if answer in ("y", "yes") else "deny"
     try:
-        await decide(store, run_id, data["request_id"], decision, by=who())
+        await api.decide(run_id, str(data["request_id"]), decision)
     except Exception as error:  # decided elsewhere meanwhile, or expired
         typer.echo(f"not recorded: {error}", err=True)
 

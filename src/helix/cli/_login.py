@@ -1,18 +1,41 @@
-"""``helix login URL`` and ``helix status``: which server, and how it is doing."""
+"""``helix login URL`` and ``helix status``: which server, and how it is doing.
+
+What they ask a server (sign in, mint a token, who am I, health) is about the server,
+not about runs, so it is plain HTTP here; where the login is kept is ``helix.api``'s
+(``Client.from_env()`` reads it too).
+"""
 
 from __future__ import annotations
 
 import getpass
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from helix.errors import ConfigError
-from helix.kernel.log import EventStore
+from helix.config import Settings
+from helix.errors import ConfigError, StoreUnavailableError
 
-from ._client import ServerClient, ServerLogin, current_login, remotely, save_login
-from ._common import fail, run, with_store
+from ._common import fail, run, run_now
+from ._door import Door, with_door
+from ._runs import newest, print_active
+
+
+def _call(url: str, token: str | None, method: str, path: str, **kwargs: Any) -> Any:
+    """One request to the server's API; its JSON, or the Helix error its answer stands for."""
+    import httpx
+
+    from helix.api import error_of
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        answer = httpx.request(method, f"{url}/api/v1{path}", headers=headers, timeout=30.0,
+                               **kwargs)  # fmt: skip
+    except httpx.TransportError as error:
+        raise StoreUnavailableError(f"cannot reach the server at {url}: {error}") from None
+    if answer.status_code >= 400:
+        raise error_of(answer.status_code, answer.content)
+    return answer.json()
 
 
 def login(
@@ -26,6 +49,8 @@ def login(
     ] = False,
 ) -> None:
     """Sign in to a server; later commands talk to it (kept under HELIX_HOME)."""
+    from helix.api import ServerLogin, save_login
+
     if not url.startswith(("http://", "https://")):
         fail(f"invalid server URL {url!r}: expected http://HOST:PORT or https://…")
     url = url.rstrip("/")
@@ -38,34 +63,32 @@ def login(
         else:
             name = user or input("username: ")
             secret = sys.stdin.readline().rstrip("\r\n") if password_stdin else getpass.getpass()
-            anonymous = ServerClient(ServerLogin(url, None))
-            answer = anonymous.call(
-                "POST", "/auth/login", json={"username": name, "password": secret}
-            )
+            body = {"username": name, "password": secret}
+            session = str(_call(url, None, "POST", "/auth/login", json=body)["token"])
             # Keep a long-lived API token, not the day-long access token.
-            session = ServerClient(ServerLogin(url, str(answer["token"])))
-            token = str(session.call("POST", "/auth/tokens")["token"])
-        me = ServerClient(ServerLogin(url, token)).call("GET", "/me")
+            token = str(_call(url, session, "POST", "/auth/tokens")["token"])
+        me = _call(url, token, "GET", "/me")
         path = save_login(ServerLogin(url, token))
         typer.echo(f"logged in to {url} as {me['user']} (saved in {path})")
 
-    remotely(main)
+    run_now(main)
 
 
 def status() -> None:
     """Show the server's health and the active runs (or the embedded store's)."""
-    from ._remote import Remote
+    from helix.api import current_login
 
-    login_ = remotely(current_login)
-    if login_ is not None:
-        remotely(Remote(login_).status)
-        return
+    where = run_now(current_login)
 
-    async def local(store: EventStore) -> None:
-        from helix.config import Settings
+    async def main(door: Door) -> None:
+        if where is None:
+            typer.echo(f"embedded   {Settings.from_env().db_url}  (no server: HELIX_SERVER unset)")
+        else:
+            health = _call(where.url, where.token, "GET", "/health")
+            me = _call(where.url, where.token, "GET", "/me")
+            roles = ", ".join(f"{w}: {r}" for w, r in me["workspaces"].items())
+            typer.echo(f"server     {where.url}  ({health['status']}, helix {health['version']})")
+            typer.echo(f"user       {me['user']}  ({roles})")
+        print_active(await newest(door, None, 200))
 
-        typer.echo(f"embedded   {Settings.from_env().db_url}  (no server: HELIX_SERVER unset)")
-        page = await store.list_runs(limit=200)
-        Remote.active(page.runs)
-
-    run(lambda: with_store(local))
+    run(lambda: with_door(main))

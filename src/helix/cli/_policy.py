@@ -7,10 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from helix.kernel.log import EventStore
-
-from ._client import remotely
-from ._common import fail, print_json_line, run, with_store
+from ._common import fail, print_json_line, run, run_now
+from ._door import Door, with_door
 
 policy_app = typer.Typer(help="Try a policy against what runs really did.", no_args_is_help=True)
 
@@ -41,35 +39,17 @@ def replay(
         fail("name a run, or --workspace W (not both)")
     if policy is None:
         fail("--policy FILE is required: the policy to try")
-    candidate = remotely(lambda: CandidatePolicy.load(policy))
-    from ._remote import connected
+    candidate = run_now(lambda: CandidatePolicy.load(policy))
 
-    if (remote := connected()) is not None:
-        body = {"policy": candidate.model_dump(mode="json", exclude_unset=True)}
+    async def main(door: Door) -> None:
         if run_id is not None:
-            answer = remotely(
-                lambda: remote.client.call("POST", f"/runs/{run_id}/policy-replay", json=body)
-            )
-            reports = [answer]
-        else:
-            path = f"/workspaces/{workspace}/policy-replay"
-            reports = remotely(lambda: remote.client.call("POST", path, json=body))["runs"]
-        _print(reports, json=json)
-        return
-
-    async def main(store: EventStore) -> None:
-        from helix.runtime import replay_policy, replay_policy_workspace
-        from helix.tools import builtin_registry
-
-        tools = builtin_registry()
-        if run_id is not None:
-            found = [await replay_policy(store, run_id, candidate, tools=tools)]
+            found = [await door.api.policy_replay(run_id, candidate)]
         else:
             assert workspace is not None
-            found = await replay_policy_workspace(store, workspace, candidate, tools=tools)
+            found = await door.api.policy_replay_workspace(workspace, candidate)
         _print([report.model_dump(mode="json") for report in found], json=json)
 
-    run(lambda: with_store(main))
+    run(lambda: with_door(main))
 
 
 policy_app.command()(replay)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from helix.kernel.events import Event
-from helix.kernel.log import RunRecord
 from helix.kernel.session import SessionState
+
+if TYPE_CHECKING:
+    from helix.api import Run, RunEvent
 
 
 def _clip(text: str, width: int = 70) -> str:
@@ -45,7 +47,7 @@ _SUMMARIES: dict[str, str] = {
 }
 
 
-def summarize(event: Event) -> str:
+def summarize(event: Event | RunEvent) -> str:
     """Say in one line what an event means."""
     data: dict[str, Any] = event.data
     if event.type == "model.responded":
@@ -72,13 +74,13 @@ def summarize(event: Event) -> str:
         return ""
 
 
-def event_line(event: Event) -> str:
+def event_line(event: Event | RunEvent) -> str:
     """Format a log line: seq, turn, actor, type and what it means."""
     turn = "-" if event.turn is None else str(event.turn)
     return f"{event.seq:>6}  t{turn:<3} {event.actor:<10} {event.type:<18} {summarize(event)}"
 
 
-def run_lines(record: RunRecord) -> list[str]:
+def run_lines(record: Run) -> list[str]:
     """Format the fields of a run, one per line."""
     scripted = "  (scripted)" if record.model.startswith("scripted:") else ""
     parent = "-" if record.parent is None else f"{record.parent.run_id} @ seq {record.parent.seq}"
@@ -92,7 +94,7 @@ def run_lines(record: RunRecord) -> list[str]:
         f"turns      {record.turns}",
         f"tokens     {record.input_tokens} in / {record.output_tokens} out",
         f"cost       ${record.cost_usd:.4f}",
-        f"events     {record.next_seq}",
+        f"events     {record.events}",
         f"created    {record.created_at}",
         f"updated    {record.updated_at}",
     ]
@@ -129,7 +131,7 @@ def _world_summary(data: dict[str, Any]) -> str:
     return f"{', '.join(parts)} ({files} paths, {added:,} bytes new)"
 
 
-def record_dict(record: RunRecord) -> dict[str, object]:
+def record_dict(record: Run) -> dict[str, object]:
     """A run as ``helix runs --json`` and ``helix show --json`` print it."""
     parent = None if record.parent is None else record.parent.model_dump()
     return {
@@ -143,7 +145,7 @@ def record_dict(record: RunRecord) -> dict[str, object]:
         "cost_usd": record.cost_usd,
         "input_tokens": record.input_tokens,
         "output_tokens": record.output_tokens,
-        "events": record.next_seq,
+        "events": record.events,
         "created_at": record.created_at,
         "updated_at": record.updated_at,
     }

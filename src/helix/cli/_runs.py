@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
-from helix.kernel.events import RUN_STATUSES
-from helix.kernel.log import EventStore
+from helix.kernel.events import RUN_STATUSES, RunStatus
 
-from ._client import remotely
-from ._common import fail, print_json_line, run, with_store
-from ._remote import connected, print_records, show_record
-from ._render import record_dict
+from ._common import fail, print_json_line, run
+from ._door import Door, with_door
+from ._render import record_dict, run_lines
+
+if TYPE_CHECKING:
+    from helix.api import Run
+
+ACTIVE: tuple[RunStatus, ...] = ("queued", "running", "waiting", "paused")
 
 
 def runs(
@@ -23,15 +26,55 @@ def runs(
     """List runs, newest first."""
     if status is not None and status not in RUN_STATUSES:
         fail(f"unknown status {status!r}: choose from {', '.join(RUN_STATUSES)}")
-    if (remote := connected()) is not None:
-        print_records(remotely(lambda: remote.runs(status, limit)), json=json)
-        return
 
-    async def main(store: EventStore) -> None:
-        page = await store.list_runs(status=status, limit=limit)
-        print_records(page.runs, json=json)
+    async def main(door: Door) -> None:
+        print_runs(await newest(door, status, limit), json=json)
 
-    run(lambda: with_store(main))
+    run(lambda: with_door(main))
+
+
+async def newest(door: Door, status: str | None, limit: int) -> list[Run]:
+    """Up to ``limit`` runs, newest first, page after page."""
+    found: list[Run] = []
+    cursor = None
+    wanted = cast("RunStatus | None", status)  # checked against RUN_STATUSES
+    while len(found) < limit:
+        page = await door.api.runs(status=wanted, limit=limit, cursor=cursor)
+        found += page.runs
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    return found[:limit]
+
+
+def print_runs(found: list[Run], *, json: bool) -> None:
+    """``helix runs`` output."""
+    for one in found:
+        if json:
+            print_json_line(record_dict(one))
+        else:
+            typer.echo(
+                f"{one.id}  {one.status:<9}  t{one.turns:<3}"
+                f"  ${one.cost_usd:<8.4f}  {one.objective[:50]}"
+            )
+    if not found and not json:
+        typer.echo("no runs yet: try `helix demo`")
+
+
+def print_active(found: list[Run]) -> None:
+    """``helix status``'s active runs."""
+    active = [r for r in found if r.status in ACTIVE]
+    typer.echo(f"active     {len(active)} run{'s' if len(active) != 1 else ''}")
+    for one in active:
+        typer.echo(f"  {one.id}  {one.status:<9}  {one.objective[:50]}")
+
+
+def show_run(one: Run, *, json: bool) -> None:
+    """``helix show`` output."""
+    if json:
+        print_json_line(record_dict(one))
+    else:
+        typer.echo("\n".join(run_lines(one)))
 
 
 def show(
@@ -39,14 +82,11 @@ def show(
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Show one run: status, model, counters."""
-    if (remote := connected()) is not None:
-        show_record(remotely(lambda: remote.run_record(run_id)), json=json)
-        return
 
-    async def main(store: EventStore) -> None:
-        show_record(await store.get_run(run_id), json=json)
+    async def main(door: Door) -> None:
+        show_run(await door.api.get(run_id), json=json)
 
-    run(lambda: with_store(main))
+    run(lambda: with_door(main))
 
 
 def fork(
@@ -58,26 +98,20 @@ def fork(
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Fork a run at a turn boundary, with its own copy of the world there, and run it."""
-    from helix.runtime import fork_with_world
 
-    from ._live import drive_and_show, engine_for, exit_code
-
-    if (remote := connected()) is not None:
-        raise typer.Exit(remotely(lambda: remote.fork(run_id, turn, message, model, detach, json)))
-
-    async def main(store: EventStore) -> int:
-        engine = engine_for(store)
-        record = await fork_with_world(engine, run_id, turn, message=message, model=model)
-        seq = record.parent.seq if record.parent is not None else -1
+    async def main(door: Door) -> int:
+        forked = await door.api.fork(run_id, turn=turn, message=message, model=model)
         if detach:
+            if forked.id in door.here:
+                door.here.remove(forked.id)  # only created: `helix resume` drives it
             if json:
-                print_json_line(record_dict(record))
+                print_json_line(record_dict(forked))
             else:
-                typer.echo(record.id)
+                typer.echo(forked.id)
             return 0
         if not json:
-            typer.echo(f"fork {record.id} of {run_id} at turn {turn}")
-        state = await drive_and_show(engine, record.id, json=json, after=seq)
-        return exit_code(state)
+            typer.echo(f"fork {forked.id} of {run_id} at turn {turn}")
+        after = forked.parent.seq if forked.parent is not None else -1
+        return await door.watch(forked.id, json=json, after=after)
 
-    raise typer.Exit(run(lambda: with_store(main)))
+    raise typer.Exit(run(lambda: with_door(main)))

@@ -1,4 +1,4 @@
-"""``helix files|diff|rollback|compare|keep``: a run's world, at any turn."""
+"""``helix files|diff|rollback|compare|keep``: a run's world, at any turn (here or on a server)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ from typing import Annotated
 
 import typer
 
-from helix.kernel.log import EventStore
-
-from ._common import fail, print_json_line, run, with_store
-from ._control import RunArg, who
+from ._common import fail, print_json_line, run, run_now
+from ._control import RunArg
+from ._door import Door, with_door
 
 PointOption = Annotated[
     str | None, typer.Option("--turn", help="A turn number, start, or now (the default).")
@@ -24,29 +23,24 @@ def files(
     json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
     """List the run's world (or print one file) as it is now or was at a turn."""
-    from helix.world import WorldBrowser, parse_point
+    from helix.world import parse_point
 
-    async def main(store: EventStore) -> None:
-        from ._live import engine_for
+    at = run_now(lambda: parse_point(turn))
 
-        browser = WorldBrowser(store, engine_for(store).objects)
-        at = parse_point(turn)
-        listing = await browser.files(run_id, path, at)
+    async def main(door: Door) -> None:
+        listing = await door.api.files(run_id, path, turn=at)
         if path and len(listing) == 1 and listing[0].kind != "dir" and not json:
-            sys.stdout.buffer.write(await browser.read(run_id, path, at))
+            sys.stdout.buffer.write(await door.api.read(run_id, path, turn=at))
             sys.stdout.flush()
             return
         for info in listing:
             if json:
-                print_json_line(
-                    {"path": info.path, "kind": info.kind, "size": info.size,
-                     "mode": f"{info.mode:o}", "hash": info.hash}
-                )  # fmt: skip
+                print_json_line(info.model_dump())
             else:
                 suffix = "/" if info.kind == "dir" else " -> link" if info.kind == "link" else ""
-                typer.echo(f"{info.mode:04o}  {info.size:>10}  {info.path}{suffix}")
+                typer.echo(f"{int(info.mode, 8):04o}  {info.size:>10}  {info.path}{suffix}")
 
-    run(lambda: with_store(main))
+    run(lambda: with_door(main))
 
 
 def diff(
@@ -60,16 +54,15 @@ def diff(
     ] = "now",
 ) -> None:
     """A unified diff of the run's world between two points (whole, or one path)."""
-    from helix.world import WorldBrowser, parse_point
+    from helix.world import parse_point
 
-    async def main(store: EventStore) -> None:
-        from ._live import engine_for
+    first, last = run_now(lambda: (parse_point(start), parse_point(end)))
 
-        browser = WorldBrowser(store, engine_for(store).objects)
-        text = await browser.diff(run_id, parse_point(start), parse_point(end), path)
+    async def main(door: Door) -> None:
+        text = await door.api.diff(run_id, start=first, end=last, path=path)
         sys.stdout.write(text)
 
-    run(lambda: with_store(main))
+    run(lambda: with_door(main))
 
 
 def rollback(
@@ -78,17 +71,14 @@ def rollback(
     json: Annotated[bool, typer.Option("--json", help="Print the marker event's data.")] = False,
 ) -> None:
     """Restore the run's world to its start or a turn's end (the log keeps a marker)."""
-    from helix.runtime import rollback as roll_back
     from helix.world import parse_point
 
-    point = parse_point(to)
+    point = run_now(lambda: parse_point(to))
     if point in ("now", "last"):
         fail("--to takes start or a turn number")
 
-    async def main(store: EventStore) -> None:
-        from ._live import engine_for
-
-        marker = await roll_back(engine_for(store), run_id, point, by=who())
+    async def main(door: Door) -> None:
+        marker = await door.api.rollback(run_id, to=point)
         if json:
             print_json_line(marker.model_dump(mode="json"))
             return
@@ -99,7 +89,7 @@ def rollback(
             + (f", {len(marker.conflicts)} left as they were" if marker.conflicts else "")
         )
         for conflict in marker.conflicts:
-            typer.echo(f"  conflict: {conflict.path}: {conflict.detail}")
+            typer.echo(f"  conflict: {conflict['path']}: {conflict['detail']}")
         for label, outcomes in (
             ("reverted", marker.reverted),
             ("compensated", marker.compensated),
@@ -107,9 +97,11 @@ def rollback(
             ("cannot undo", marker.cannot_undo),
         ):
             for outcome in outcomes:
-                typer.echo(f"  {label}: {outcome.tool} {outcome.call_id}: {outcome.detail}")
+                typer.echo(
+                    f"  {label}: {outcome['tool']} {outcome['call_id']}: {outcome['detail']}"
+                )
 
-    run(lambda: with_store(main))
+    run(lambda: with_door(main))
 
 
 def compare(
@@ -118,30 +110,25 @@ def compare(
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """How two branches differ: outcome, turns, cost, and a diff of their worlds."""
-    from helix.runtime import compare as compare_runs
 
-    async def main(store: EventStore) -> None:
-        from ._live import engine_for
-
-        first, second, text = await compare_runs(engine_for(store), run_a, run_b)
+    async def main(door: Door) -> None:
+        compared = await door.api.compare(run_a, run_b)
         if json:
             print_json_line(
                 {
                     "runs": [
                         {"id": r.id, "status": r.status, "turns": r.turns, "cost_usd": r.cost_usd}
-                        for r in (first, second)
+                        for r in compared.runs
                     ],
-                    "diff": text,
+                    "diff": compared.diff,
                 }
             )
             return
-        for record in (first, second):
-            typer.echo(
-                f"{record.id}  {record.status:<9}  {record.turns} turns  ${record.cost_usd:.4f}"
-            )
-        typer.echo(text if text else "(their worlds are the same)")
+        for one in compared.runs:
+            typer.echo(f"{one.id}  {one.status:<9}  {one.turns} turns  ${one.cost_usd:.4f}")
+        typer.echo(compared.diff if compared.diff else "(their worlds are the same)")
 
-    run(lambda: with_store(main))
+    run(lambda: with_door(main))
 
 
 def keep(
@@ -149,25 +136,22 @@ def keep(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
 ) -> None:
     """Promote a branch: its world becomes the original directory's content."""
-    from helix.runtime import keep as keep_branch
 
-    async def main(store: EventStore) -> None:
-        from ._live import engine_for
-
-        record = await store.get_run(run_id)
+    async def main(door: Door) -> None:
+        branch = await door.api.get(run_id)
         if not yes:
             if not sys.stdin.isatty():
                 fail("keep replaces the original directory's content: pass --yes to confirm")
-            if not typer.confirm(f"replace the original directory's content with {record.world}?"):
+            if not typer.confirm(f"replace the original directory's content with {branch.world}?"):
                 fail("not kept", 1)
-        kept = await keep_branch(engine_for(store), run_id, by=who())
+        kept = await door.api.keep(run_id)
         typer.echo(
             f"kept {run_id} in {kept.target}: {len(kept.restored)} written,"
             f" {len(kept.removed)} removed"
         )
         for conflict in kept.conflicts:
-            typer.echo(f"  conflict: {conflict.path}: {conflict.detail}")
+            typer.echo(f"  conflict: {conflict['path']}: {conflict['detail']}")
         for outcome in kept.performed:
-            typer.echo(f"  performed: {outcome.tool} {outcome.call_id}: {outcome.detail}")
+            typer.echo(f"  performed: {outcome['tool']} {outcome['call_id']}: {outcome['detail']}")
 
-    run(lambda: with_store(main))
+    run(lambda: with_door(main))

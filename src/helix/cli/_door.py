@@ -1,0 +1,137 @@
+"""The one door every run command goes through, chosen once from the environment.
+
+A server when ``HELIX_SERVER`` (+ ``HELIX_TOKEN``) or ``helix login`` names one
+(``HttpApi``); else the store here (``LocalApi``, as the person at this terminal).
+Commands take a ``Door`` and call its ``api``; what differs between the two is only
+where a run is driven: the server drives its own, and a run started here is driven in
+this process while it is shown (``watch``), or in a process of its own (``detach``).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from helix.config import Settings
+from helix.kernel.log import open_store
+
+from ._common import who
+
+if TYPE_CHECKING:
+    from helix.api import HelixApi, LocalApi, Run
+    from helix.runtime import Blueprint
+
+T = TypeVar("T")
+
+
+class Door:
+    """The ``HelixApi`` in use, and the runs it asked this process to drive."""
+
+    def __init__(
+        self, api: HelixApi, local: LocalApi | None = None, here: list[str] | None = None
+    ) -> None:
+        self.api = api
+        self.local = local
+        self.here = [] if here is None else here
+        """Runs the local door started or resumed: driven by ``watch``, or ``detach``."""
+
+    def world(self, directory: str | None) -> str | Path | None:
+        """``--dir``: a path here (default: the current directory).
+
+        With a server: the name of a folder of the workspace's worlds (default: a new one).
+        """
+        if self.local is None:
+            return directory
+        return Path(directory).expanduser() if directory else Path.cwd()
+
+    async def create(
+        self,
+        objective: str,
+        *,
+        model: str | None,
+        blueprint: Blueprint | None,
+        world: str | Path | None,
+        budget_usd: float | None,
+        auto_approve: bool,
+        detach: bool,
+    ) -> Run:
+        """Start a run; nobody attends a run detached here (its asks are refused)."""
+        if self.local is not None:
+            return await self.local.create(
+                objective, model=model, blueprint=blueprint, world=world,
+                budget_usd=budget_usd, auto_approve=auto_approve,
+                attended=not detach or auto_approve,
+            )  # fmt: skip
+        return await self.api.create(
+            objective, model=model, blueprint=blueprint, world=world,
+            budget_usd=budget_usd, auto_approve=auto_approve,
+        )  # fmt: skip
+
+    def driven_elsewhere(self, run_id: str) -> bool:
+        """Whether another process here drives the run (a server always drives its own)."""
+        return self.local is not None and self.local.engine.is_driven(run_id)
+
+    def detach(self, run_id: str) -> None:
+        """Leave the run to be driven: by the server, or by a background process here."""
+        if run_id in self.here:
+            self.here.remove(run_id)
+            subprocess.Popen(
+                [sys.executable, "-m", "helix", "resume", run_id],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+
+    async def watch(self, run_id: str, *, json: bool, after: int) -> int:
+        """Show the run live (driving it here if it is this process's) until it ends.
+
+        Exit 0 when it completed; 1 when it failed or was cancelled.
+        """
+        from ._live import asking, drive_while_showing
+
+        driving = None
+        if self.local is not None and run_id in self.here:
+            self.here.remove(run_id)
+            driving = self._drive(self.local, run_id)
+        final = await drive_while_showing(
+            self.api, run_id, driving, json=json, after=after, ask=asking(json)
+        )
+        return 0 if final == "run.completed" else 1
+
+    @staticmethod
+    async def _drive(local: LocalApi, run_id: str) -> None:
+        await local.engine.drive(run_id)
+
+
+async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:
+    """Open the door the environment names, use it, close it."""
+    from helix.api import current_login
+
+    login = current_login()
+    if login is not None:
+        from helix.api import HttpApi
+
+        remote = HttpApi(login.url, token=login.token)
+        try:
+            return await use(Door(remote))
+        finally:
+            await remote.aclose()
+    from helix.api import LocalApi
+
+    from ._live import engine_for
+
+    settings = Settings.from_env()
+    store = await open_store(settings.db_url, durability=settings.durability)
+    try:
+        here: list[str] = []  # the runs the door asks to drive: driven by the command
+        local = LocalApi(
+            lambda: engine_for(store), store=store, home=settings.home, actor=who(),
+            drive=here.append,
+        )  # fmt: skip
+        return await use(Door(local, local, here))
+    finally:
+        await store.close()

@@ -1,0 +1,42 @@
+"""The CLI goes through one door (``helix.api``), chosen once: no mode branches in cli/."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .test_cli import helix
+
+CLI = Path(__file__).resolve().parents[2] / "src" / "helix" / "cli"
+
+
+def test_no_command_asks_which_mode_it_is_in() -> None:
+    """Commands call ``door.api``; only ``_door.py`` knows a server from a store."""
+    for path in sorted(CLI.glob("*.py")):
+        text = path.read_text()
+        for needle in ("connected()", "Remote(", "ServerClient", "record_of(", 'HELIX_SERVER")'):
+            assert needle not in text, f"{path.name}: {needle}"
+    assert not (CLI / "_remote.py").exists()
+    assert not (CLI / "_client.py").exists()
+
+
+def test_spend_adds_up_the_demos_model_calls(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert helix(home, "demo").returncode == 0
+    by_model = helix(home, "spend", "--json")
+    assert by_model.returncode == 0, by_model.stderr
+    *rows, total = (json.loads(line) for line in by_model.stdout.splitlines())
+    assert total["total"] is True
+    assert total["runs"] == 2  # the demo's run and its fork
+    assert [row["model"] for row in rows] == ["openai:scripted-demo"]
+    assert rows[0]["input_tokens"] == total["input_tokens"] > 0
+    table = helix(home, "spend", "--by", "blueprint")
+    assert table.returncode == 0, table.stderr
+    assert "total (2 runs)" in table.stdout
+    per_workspace = helix(home, "spend", "--by", "workspace", "--json")
+    by_workspace = [json.loads(line) for line in per_workspace.stdout.splitlines()]
+    assert by_workspace[0]["workspace"] == "default"
+    assert by_workspace[0]["input_tokens"] == by_workspace[1]["input_tokens"] > 0
+    wrong = helix(home, "spend", "--by", "colour")
+    assert wrong.returncode == 2
+    assert "choose model, blueprint, provider, workspace" in wrong.stderr
