@@ -22,6 +22,7 @@ from ._faults import Faults as Faults
 from ._faults import InjectedFault as InjectedFault
 from ._loop import TERMINAL as TERMINAL
 from ._loop import RunLoop as RunLoop
+from ._loop import Until as Until
 from ._policy_replay import ApprovalOutcome as ApprovalOutcome
 from ._policy_replay import PolicyReplay as PolicyReplay
 from ._policy_replay import ReplayedCall as ReplayedCall
@@ -63,6 +64,7 @@ __all__ = [
     "Supervisor",
     "SystemClock",
     "UnjudgedCall",
+    "Until",
     "blueprint_of",
     "cancel",
     "compare",

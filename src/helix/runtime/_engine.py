@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from helix.errors import ConfigError, RunStateError
-from helix.gates import Policy, build_gate_pipeline
+from helix.gates import Gate, GatePipeline, Policy, build_gate_pipeline
 from helix.kernel.events import NewEvent, RunCreated, RunFailed, RunSettings, SupervisorRestarted
 from helix.kernel.log import EventStore, RunRecord, new_run_id
 from helix.kernel.session import SessionState, replay_run
@@ -30,12 +30,15 @@ from helix.world import ObjectStore, world_root
 
 from ._blueprint import Blueprint, blueprint_of
 from ._clock import SYSTEM_CLOCK, Clock
-from ._loop import TERMINAL, RunLoop
+from ._loop import TERMINAL, RunLoop, Until
 from ._session import append_checked, finished
 from ._setup import RunSetup
 from ._supervisor import ChildSpec, open_supervisor
 
 ModelFactory = Callable[[RunSetup], ModelAdapter | None]
+"""A model object for a run (``None``: the one its model name opens)."""
+PipelineFactory = Callable[[ToolRegistry], GatePipeline]
+"""The gate pipeline for a run, given the tools it offers (replaces Helix's own)."""
 
 
 class Engine:
@@ -54,7 +57,14 @@ class Engine:
         model_factory: ModelFactory | None = None,
         scripts: ScriptAccess = True,
         clock: Clock = SYSTEM_CLOCK,
+        gates: Sequence[Gate] = (),
+        pipeline: PipelineFactory | None = None,
     ) -> None:
+        """Hold what every run driven here shares.
+
+        ``gates`` are added to every run's pipeline (after the budget gate, before
+        approval: see ``build_gate_pipeline``); ``pipeline`` replaces the pipeline whole.
+        """
         self.store = store
         self.home = home
         self.tools = tools or builtin_registry()
@@ -70,6 +80,19 @@ class Engine:
         """What every run's deadlines, time budget and durations are read on."""
         self.objects = ObjectStore(home / "objects")
         """The content of every run's world snapshots (shared: identical files cost once)."""
+        if gates and pipeline is not None:
+            raise ConfigError("give extra gates or a whole pipeline, not both")
+        self.gates = tuple(gates)
+        """Gates every run's calls pass besides Helix's own (before approval)."""
+        self._pipeline = pipeline
+        if gates:
+            self.pipeline_for(self.tools)  # distinct names, valid scopes: refused here
+
+    def pipeline_for(self, tools: ToolRegistry) -> GatePipeline:
+        """The gate pipeline a run offering ``tools`` passes (this engine's gates included)."""
+        if self._pipeline is not None:
+            return self._pipeline(tools)
+        return build_gate_pipeline(self.gates, available_tools=tools.names)
 
     @property
     def sandbox(self) -> Sandbox:
@@ -153,7 +176,7 @@ class Engine:
         tools = self.tools.subset(blueprint.tools) if blueprint.tools is not None else self.tools
         require_sandbox(self.sandbox, blueprint.sandbox.kind)
         setup = RunSetup(
-            pipeline=build_gate_pipeline(available_tools=tools.names),
+            pipeline=self.pipeline_for(tools),
             store=self.store,
             run_id=run_id,
             blueprint=blueprint,
@@ -183,19 +206,45 @@ class Engine:
         assert isinstance(created, RunCreated)
         return created.settings
 
-    async def drive(self, run_id: str) -> SessionState:
-        """Drive the run in this process until it ends (or waits forever while paused).
+    async def drive(self, run_id: str, *, until: Until | None = None) -> SessionState:
+        """Drive the run in this process; return its state when it stops.
+
+        It stops when the run ends, or, given ``until``, as soon as ``until(state)``
+        holds on the folded state (checked before each step of the loop, so at once if
+        it holds already). A run that is paused when ``drive`` is called is not driven:
+        its state is returned at once (``resume`` it first). A run that pauses while
+        driven is waited on, until someone resumes or cancels it, unless ``until`` stops
+        there (``until=lambda s: s.status == "paused"``). Every step is a scheduling
+        point, so ``asyncio.wait_for`` and a task's ``cancel()`` work even when the model
+        and the tools never await; a cancelled drive leaves the run as its log says
+        (``drive`` again, in any process, to continue it).
 
         ``RunStateError`` if another process is driving it.
         """
+        return await self._drive(run_id, until, None)
+
+    async def step(self, run_id: str) -> SessionState:
+        """Take the run's next step and return its state (``drive``, stopping after one).
+
+        A step is what the loop does next: start the next turn and call the model (with
+        the calls it asks for, or their first group), run the calls left pending, or
+        close a turn (completing the run or pausing it at a limit when that is next).
+        A paused or finished run is returned as it is. Like any drive that stops before
+        the run ends, the next ``step``/``drive`` logs ``run.resumed`` first.
+        """
+        return await self._drive(run_id, None, 1)
+
+    async def _drive(self, run_id: str, until: Until | None, steps: int | None) -> SessionState:
         with self.lock(run_id):
+            if (await self.store.get_run(run_id)).status == "paused":
+                return await replay_run(self.store, run_id)
             setup = await self.setup(run_id)
             model = self._model_factory(setup) if self._model_factory is not None else None
             loop = RunLoop(setup, model)
             result: list[SessionState] = []
 
             async def incarnation() -> None:
-                result[:] = [await loop.run()]
+                result[:] = [await loop.run(until, steps=steps)]
 
             async with open_supervisor(
                 on_restart=self._restarted, on_give_up=self._gave_up, clock=self.clock

@@ -10,6 +10,7 @@ step. What was completed (a model reply, a tool result) is never done again.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from helix.errors import ModelCallError
 from helix.kernel.events import (
@@ -40,6 +41,7 @@ from helix.providers import (
 )
 
 from ._calls import CallRunner, elapsed_s
+from ._clock import scheduling_point
 from ._request import RequestBuilder, tool_specs
 from ._session import LiveSession, halted
 from ._setup import RunSetup
@@ -47,6 +49,9 @@ from ._world import TurnSnapshots
 
 TERMINAL = TERMINAL_STATUSES
 """Statuses a run never leaves (the kernel's, re-exported for the runtime's users)."""
+
+Until = Callable[[SessionState], bool]
+"""When to stop driving: checked on the folded state before every step of the loop."""
 
 
 class RunLoop:
@@ -61,8 +66,15 @@ class RunLoop:
         """The turn's last tool results, recorded with the turn's end (see ``_step``)."""
         self._world = TurnSnapshots(setup)
 
-    async def run(self) -> SessionState:
-        """Replay the log and drive the run until it ends or pauses for good."""
+    async def run(self, until: Until | None = None, *, steps: int | None = None) -> SessionState:
+        """Replay the log and drive the run until it ends (or ``until(state)`` holds).
+
+        A run that pauses is waited on (a resume appended by anyone continues it) unless
+        ``until`` says to stop there. Every step of the loop is a scheduling point: a
+        model and tools that never await still let other tasks run, and a cancel in.
+        ``steps`` stops after that many steps of the loop (what replaying takes first,
+        ``run.started`` or ``run.resumed``, is not one).
+        """
         self._results = []  # a restarted incarnation trusts only the log
         faults = self.setup.faults
         session = await LiveSession.load(
@@ -83,7 +95,7 @@ class RunLoop:
             async with asyncio.TaskGroup() as group:
                 watcher = group.create_task(session.watch())
                 try:
-                    await self._drive(session, model)
+                    await self._drive(session, model, until, steps)
                 finally:
                     watcher.cancel()
         finally:
@@ -92,7 +104,13 @@ class RunLoop:
                 await model.aclose()
         return session.state
 
-    async def _drive(self, session: LiveSession, model: ModelAdapter) -> None:
+    async def _drive(
+        self,
+        session: LiveSession,
+        model: ModelAdapter,
+        until: Until | None,
+        steps: int | None,
+    ) -> None:
         state = session.state
         if state.status in TERMINAL:
             return
@@ -108,8 +126,15 @@ class RunLoop:
         calls = CallRunner(self.setup, session)
         if session.state.running_calls:
             await calls.recover_interrupted(session.state.turn)
+        taken = 0
         while session.state.status not in TERMINAL:
+            await scheduling_point()  # others run, a cancel gets in
+            if until is not None and until(session.state):
+                break
+            if steps is not None and (taken >= steps or session.state.status == "paused"):
+                break
             await self._step(session, model, calls)
+            taken += 1
         if self._results:  # a call cut short by a cancel still gets its result
             results, self._results = self._results, []
             await session.append(results)
