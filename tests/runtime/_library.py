@@ -25,7 +25,11 @@ ORDER: list[str] = []
 
 
 class Ticker(ModelAdapter):
-    """Asks for ``tick`` on every turn until ``turns`` (``None``: forever); never awaits."""
+    """Asks for ``tick`` on every turn until turn ``turns`` (``None``: forever); never awaits.
+
+    The turn is read from the request (one tool result per turn before), so a new
+    instance (a new incarnation, another ``step``) carries on where the log is.
+    """
 
     def __init__(self, model: str, turns: int | None) -> None:
         self.provider, self.model = "inproc", model
@@ -40,9 +44,10 @@ class Ticker(ModelAdapter):
         usage = TokenUsage(10, 5)
         last = request.messages[-1]
         self.seen.append(str(getattr(last, "output", None) or getattr(last, "text", "")))
-        if self.turns is not None and self.calls >= self.turns:
+        turn = 1 + sum(1 for m in request.messages if hasattr(m, "call_id"))
+        if self.turns is not None and turn >= self.turns:
             return ModelResponse("done", (), usage, "end", self.model)
-        call = ToolCall(f"c{self.calls}", "tick", {})
+        call = ToolCall(f"c{turn}", "tick", {})
         return ModelResponse(f"turn {self.calls}", (call,), usage, "tool_calls", self.model)
 
 

@@ -18,12 +18,12 @@ from ._library import BLUEPRINT, ORDER, inproc_provider, library_engine
 
 
 async def test_two_never_awaiting_runs_driven_together_take_turns(tmp_path: Path) -> None:
-    with inproc_provider(turns=6), library_engine(tmp_path) as engine:
-        a = await engine.create("a", blueprint=BLUEPRINT, model="inproc:a", world=tmp_path)
-        b = await engine.create("b", blueprint=BLUEPRINT, model="inproc:b", world=tmp_path)
+    with inproc_provider(turns=30), library_engine(tmp_path / "home") as engine:
+        a = await engine.create("a", blueprint=BLUEPRINT, model="inproc:a")
+        b = await engine.create("b", blueprint=BLUEPRINT, model="inproc:b")
         first, second = await asyncio.gather(engine.drive(a.id), engine.drive(b.id))
     assert first.status == second.status == "completed"
-    assert sorted(ORDER) == ["a"] * 6 + ["b"] * 6
+    assert sorted(ORDER) == ["a"] * 30 + ["b"] * 30
     # interleaved: b answered before a's last answer (run a did not starve run b)
     last_a = len(ORDER) - 1 - ORDER[::-1].index("a")
     assert ORDER.index("b") < last_a, ORDER

@@ -65,6 +65,8 @@ class RunLoop:
         self._results: list[NewEvent] = []
         """The turn's last tool results, recorded with the turn's end (see ``_step``)."""
         self._world = TurnSnapshots(setup)
+        self._stops_between_turns = False
+        """Close a turn in a step of its own (a caller may stop there: ``until``, steps)."""
 
     async def run(self, until: Until | None = None, *, steps: int | None = None) -> SessionState:
         """Replay the log and drive the run until it ends (or ``until(state)`` holds).
@@ -76,6 +78,7 @@ class RunLoop:
         ``run.started`` or ``run.resumed``, is not one).
         """
         self._results = []  # a restarted incarnation trusts only the log
+        self._stops_between_turns = until is not None or steps is not None
         faults = self.setup.faults
         session = await LiveSession.load(
             self.setup.store,
@@ -179,7 +182,8 @@ class RunLoop:
         """Between turns: complete, pause at a limit, or start the next turn.
 
         ``before`` (the ``turn.ended`` of the turn just done) goes in the same append:
-        one commit where there would be two.
+        one commit where there would be two; unless the caller may stop between turns,
+        which then is a step of its own.
         """
         state = session.state
         if state.last_reply_had_calls is False and not state.steering:
@@ -188,6 +192,8 @@ class RunLoop:
             await session.append([*before, NewEvent(summary, turn=state.turn)])
         elif (reason := self._limit_reached(state)) is not None:
             await session.append([*before, NewEvent(RunPaused(reason=reason), turn=state.turn)])
+        elif before and self._stops_between_turns:
+            await session.append(before)  # the next step starts the next turn
         else:
             turn = state.turn + 1
             started = NewEvent(TurnStarted(turn=turn), turn=turn)
