@@ -20,6 +20,7 @@ from ._control import steer as steer
 from ._engine import Engine as Engine
 from ._faults import Faults as Faults
 from ._faults import InjectedFault as InjectedFault
+from ._fork import fork_replacing as fork_replacing
 from ._loop import TERMINAL as TERMINAL
 from ._loop import RunLoop as RunLoop
 from ._loop import Until as Until
@@ -69,6 +70,7 @@ __all__ = [
     "cancel",
     "compare",
     "decide",
+    "fork_replacing",
     "fork_with_world",
     "keep",
     "open_supervisor",
