@@ -135,3 +135,19 @@ def test_an_in_process_provider_is_known_while_registered_only() -> None:
         register_provider("openai", lambda name: None)  # type: ignore[arg-type,return-value]
     with pytest.raises(ModelNameError, match="invalid provider name"):
         register_provider("Bad:Name", lambda name: None)  # type: ignore[arg-type,return-value]
+
+
+async def test_an_until_that_raises_stops_the_drive_not_the_run(tmp_path: Path) -> None:
+    def broken(state: object) -> bool:
+        raise ValueError("my predicate is wrong")
+
+    with inproc_provider(turns=3), library_engine(tmp_path) as engine:
+        run = await engine.create("until", blueprint=BLUEPRINT, model="inproc:a", world=tmp_path)
+        await engine.step(run.id)
+        with pytest.raises(ValueError, match="my predicate is wrong"):
+            await engine.drive(run.id, until=broken)
+        types = [e.type for e in await engine.store.read(run.id)]
+        assert "supervisor.restarted" not in types
+        assert "run.failed" not in types
+        state = await engine.drive(run.id)
+    assert state.status == "completed"

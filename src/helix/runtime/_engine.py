@@ -30,7 +30,7 @@ from helix.world import ObjectStore, world_root
 
 from ._blueprint import Blueprint, blueprint_of
 from ._clock import SYSTEM_CLOCK, Clock
-from ._loop import TERMINAL, RunLoop, Until
+from ._loop import TERMINAL, RunLoop, Until, UntilFailed
 from ._session import append_checked, finished
 from ._setup import RunSetup
 from ._supervisor import ChildSpec, open_supervisor
@@ -219,7 +219,9 @@ class Engine:
         and the tools never await; a cancelled drive leaves the run as its log says
         (``drive`` again, in any process, to continue it).
 
-        ``RunStateError`` if another process is driving it.
+        An exception raised by ``until`` stops the drive and is raised here (the run is
+        left as its log says, neither restarted nor failed). ``RunStateError`` if
+        another process is driving it.
         """
         return await self._drive(run_id, until, None)
 
@@ -242,14 +244,20 @@ class Engine:
             model = self._model_factory(setup) if self._model_factory is not None else None
             loop = RunLoop(setup, model)
             result: list[SessionState] = []
+            refused: list[BaseException] = []
 
             async def incarnation() -> None:
-                result[:] = [await loop.run(until, steps=steps)]
+                try:
+                    result[:] = [await loop.run(until, steps=steps)]
+                except* UntilFailed as failed:  # the caller's error, not the run's
+                    refused.extend(e.__cause__ or e for e in failed.exceptions)
 
             async with open_supervisor(
                 on_restart=self._restarted, on_give_up=self._gave_up, clock=self.clock
             ) as supervisor:
                 supervisor.start_child(ChildSpec(id=run_id, start=incarnation))
+            if refused:
+                raise refused[0]
             return result[0] if result else await replay_run(self.store, run_id)
 
     async def resume_all(self) -> list[str]:

@@ -54,6 +54,14 @@ Until = Callable[[SessionState], bool]
 """When to stop driving: checked on the folded state before every step of the loop."""
 
 
+class UntilFailed(Exception):
+    """The caller's ``until`` raised (its error is the cause): not a crash of the run.
+
+    The supervisor must not restart the loop for it, nor fail the run: the engine
+    hands the caller's own error back to the caller.
+    """
+
+
 class RunLoop:
     """Drives one run; ``run()`` is one incarnation, which a supervisor may restart."""
 
@@ -132,7 +140,7 @@ class RunLoop:
         taken = 0
         while session.state.status not in TERMINAL:
             await scheduling_point()  # others run, a cancel gets in
-            if until is not None and until(session.state):
+            if until is not None and _holds(until, session.state):
                 break
             if steps is not None and (taken >= steps or session.state.status == "paused"):
                 break
@@ -284,6 +292,13 @@ class RunLoop:
         if spec is None:
             return state.model
         return spec if isinstance(spec, str) else list(spec)
+
+
+def _holds(until: Until, state: SessionState) -> bool:
+    try:
+        return until(state)
+    except Exception as error:
+        raise UntilFailed(str(error)) from error
 
 
 async def _ask_unless_cancelled(
