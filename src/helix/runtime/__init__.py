@@ -23,7 +23,6 @@ from ._faults import InjectedFault as InjectedFault
 from ._fork import fork_replacing as fork_replacing
 from ._loop import TERMINAL as TERMINAL
 from ._loop import RunLoop as RunLoop
-from ._loop import Until as Until
 from ._policy_replay import ApprovalOutcome as ApprovalOutcome
 from ._policy_replay import PolicyReplay as PolicyReplay
 from ._policy_replay import ReplayedCall as ReplayedCall
@@ -34,6 +33,7 @@ from ._setup import RunSetup as RunSetup
 from ._supervisor import ChildSpec as ChildSpec
 from ._supervisor import Supervisor as Supervisor
 from ._supervisor import open_supervisor as open_supervisor
+from ._until import Until as Until
 from ._world_control import KeepOutcome as KeepOutcome
 from ._world_control import compare as compare
 from ._world_control import fork_with_world as fork_with_world

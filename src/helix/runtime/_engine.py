@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
-import functools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -30,10 +28,12 @@ from helix.world import ObjectStore, world_root
 
 from ._blueprint import Blueprint, blueprint_of
 from ._clock import SYSTEM_CLOCK, Clock
-from ._loop import TERMINAL, RunLoop, Until, UntilFailed
+from ._driver_lock import DriverLocks
+from ._loop import TERMINAL, RunLoop
 from ._session import append_checked, finished
 from ._setup import RunSetup
 from ._supervisor import ChildSpec, open_supervisor
+from ._until import Until, UntilFailed
 
 ModelFactory = Callable[[RunSetup], ModelAdapter | None]
 """A model object for a run (``None``: the one its model name opens)."""
@@ -80,6 +80,7 @@ class Engine:
         """What every run's deadlines, time budget and durations are read on."""
         self.objects = ObjectStore(home / "objects")
         """The content of every run's world snapshots (shared: identical files cost once)."""
+        self._locks = DriverLocks(home)
         if gates and pipeline is not None:
             raise ConfigError("give extra gates or a whole pipeline, not both")
         self.gates = tuple(gates)
@@ -279,33 +280,15 @@ class Engine:
         with contextlib.suppress(RunStateError):  # another process drives it
             await self.drive(run_id)
 
-    @functools.cached_property
-    def _lock_folder(self) -> Path:
-        """``HELIX_HOME/locks``, made once per engine (a thousand runs may start at once)."""
-        folder = self.home / "locks"
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder
-
     @contextmanager
     def lock(self, run_id: str) -> Iterator[None]:
         """Hold the run's driver lock; ``RunStateError`` if another process holds it."""
-        with open(self._lock_folder / f"{run_id}.lock", "a+") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise RunStateError(f"run {run_id!r} is being driven by another process") from None
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        with self._locks.hold(run_id):
+            yield
 
     def is_driven(self, run_id: str) -> bool:
         """Whether some process holds the run's driver lock right now."""
-        try:
-            with self.lock(run_id):
-                return False
-        except RunStateError:
-            return True
+        return self._locks.held(run_id)
 
     async def _restarted(self, run_id: str, error: BaseException, attempt: int) -> None:
         reason = _describe(error)

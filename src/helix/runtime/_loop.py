@@ -10,7 +10,6 @@ step. What was completed (a model reply, a tool result) is never done again.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 from helix.errors import ModelCallError
 from helix.kernel.events import (
@@ -45,21 +44,11 @@ from ._clock import scheduling_point
 from ._request import RequestBuilder, tool_specs
 from ._session import LiveSession, halted
 from ._setup import RunSetup
+from ._until import Until, holds
 from ._world import TurnSnapshots
 
 TERMINAL = TERMINAL_STATUSES
 """Statuses a run never leaves (the kernel's, re-exported for the runtime's users)."""
-
-Until = Callable[[SessionState], bool]
-"""When to stop driving: checked on the folded state before every step of the loop."""
-
-
-class UntilFailed(Exception):
-    """The caller's ``until`` raised (its error is the cause): not a crash of the run.
-
-    The supervisor must not restart the loop for it, nor fail the run: the engine
-    hands the caller's own error back to the caller.
-    """
 
 
 class RunLoop:
@@ -140,7 +129,7 @@ class RunLoop:
         taken = 0
         while session.state.status not in TERMINAL:
             await scheduling_point()  # others run, a cancel gets in
-            if until is not None and _holds(until, session.state):
+            if until is not None and holds(until, session.state):
                 break
             if steps is not None and (taken >= steps or session.state.status == "paused"):
                 break
@@ -292,13 +281,6 @@ class RunLoop:
         if spec is None:
             return state.model
         return spec if isinstance(spec, str) else list(spec)
-
-
-def _holds(until: Until, state: SessionState) -> bool:
-    try:
-        return until(state)
-    except Exception as error:
-        raise UntilFailed(str(error)) from error
 
 
 async def _ask_unless_cancelled(
