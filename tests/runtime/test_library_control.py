@@ -14,11 +14,11 @@ import pytest
 from helix.errors import ConfigError, ModelNameError
 from helix.gates import Decision, GateCall, GateContext, GatePipeline, build_gate_pipeline
 from helix.kernel.log import SqliteEventStore
-from helix.providers import check_model, register_provider
+from helix.providers import check_model, register_provider, unregister_provider
 from helix.runtime import Engine, pause, resume
 from helix.tools import ToolRegistry
 
-from ._library import BLUEPRINT, inproc_provider, library_engine
+from ._library import BLUEPRINT, Ticker, inproc_provider, library_engine
 
 
 async def test_step_takes_one_step_at_a_time_until_the_run_ends(tmp_path: Path) -> None:
@@ -151,3 +151,34 @@ async def test_an_until_that_raises_stops_the_drive_not_the_run(tmp_path: Path) 
         assert "run.failed" not in types
         state = await engine.drive(run.id)
     assert state.status == "completed"
+
+
+async def test_a_run_whose_provider_this_process_lacks_is_refused_not_failed(
+    tmp_path: Path,
+) -> None:
+    with library_engine(tmp_path) as engine:
+        with inproc_provider(turns=3):
+            run = await engine.create("gone", blueprint=BLUEPRINT, model="inproc:a")
+        with pytest.raises(ModelNameError, match="unknown provider 'inproc'"):
+            await engine.drive(run.id)  # as `helix resume` in another process would
+        types = [e.type for e in await engine.store.read(run.id)]
+        assert types == ["run.created"]
+        with inproc_provider(turns=3):
+            state = await engine.drive(run.id)
+    assert state.status == "completed"
+
+
+async def test_resume_all_passes_over_a_run_whose_provider_is_missing(tmp_path: Path) -> None:
+    with library_engine(tmp_path) as engine, inproc_provider(turns=2):
+        register_provider("elsewhere", lambda name: Ticker(name, turns=2))
+        try:
+            gone = await engine.create("gone", blueprint=BLUEPRINT, model="elsewhere:a")
+            await engine.step(gone.id)  # started: resume_all picks it up
+        finally:
+            unregister_provider("elsewhere")
+        here = await engine.create("here", blueprint=BLUEPRINT, model="inproc:b")
+        await engine.step(here.id)
+        resumed = await engine.resume_all()
+        assert sorted(resumed) == sorted([gone.id, here.id])
+        assert (await engine.store.get_run(here.id)).status == "completed"
+        assert (await engine.store.get_run(gone.id)).status == "running"

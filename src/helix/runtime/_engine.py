@@ -10,13 +10,13 @@ process through the log's subscriptions, whichever process it comes from.
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from helix.errors import ConfigError, RunStateError
+from helix.errors import ConfigError, ModelNameError, RunStateError
 from helix.gates import Gate, GatePipeline, Policy, build_gate_pipeline
 from helix.kernel.events import NewEvent, RunCreated, RunFailed, RunSettings, SupervisorRestarted
 from helix.kernel.log import EventStore, RunRecord, new_run_id
@@ -34,6 +34,8 @@ from ._session import append_checked, finished
 from ._setup import RunSetup
 from ._supervisor import ChildSpec, open_supervisor
 from ._until import Until, UntilFailed
+
+_log = logging.getLogger(__name__)
 
 ModelFactory = Callable[[RunSetup], ModelAdapter | None]
 """A model object for a run (``None``: the one its model name opens)."""
@@ -221,8 +223,10 @@ class Engine:
         (``drive`` again, in any process, to continue it).
 
         An exception raised by ``until`` stops the drive and is raised here (the run is
-        left as its log says, neither restarted nor failed). ``RunStateError`` if
-        another process is driving it.
+        left as its log says, neither restarted nor failed). ``ModelNameError``, before
+        anything is logged, if this process cannot open the run's model (a provider
+        registered in another process). ``RunStateError`` if another process is
+        driving it.
         """
         return await self._drive(run_id, until, None)
 
@@ -243,6 +247,8 @@ class Engine:
                 return await replay_run(self.store, run_id)
             setup = await self.setup(run_id)
             model = self._model_factory(setup) if self._model_factory is not None else None
+            if model is None and setup.blueprint.model is not None:
+                self.check_model(setup.blueprint.model)  # an unknown name fails no run
             loop = RunLoop(setup, model)
             result: list[SessionState] = []
             refused: list[BaseException] = []
@@ -277,8 +283,12 @@ class Engine:
         return unfinished
 
     async def _drive_quietly(self, run_id: str) -> None:
-        with contextlib.suppress(RunStateError):  # another process drives it
+        try:
             await self.drive(run_id)
+        except RunStateError:  # another process drives it
+            pass
+        except ModelNameError as error:  # its provider was registered in another process
+            _log.warning("run %s is not resumed here: %s", run_id, error)
 
     @contextmanager
     def lock(self, run_id: str) -> Iterator[None]:
