@@ -25,12 +25,15 @@ from ._provider import PROVIDERS as PROVIDERS
 from ._provider import Connection as Connection
 from ._provider import ProviderSpec as ProviderSpec
 from ._registry import ROLES as ROLES
+from ._registry import ModelOpener as ModelOpener
 from ._registry import ModelSpec as ModelSpec
 from ._registry import build_model as build_model
 from ._registry import check_model as check_model
 from ._registry import model_for_role as model_for_role
 from ._registry import open_model as open_model
 from ._registry import parse_model_name as parse_model_name
+from ._registry import register_provider as register_provider
+from ._registry import unregister_provider as unregister_provider
 from ._retry import FailureHook as FailureHook
 from ._retry import ModelFailure as ModelFailure
 from ._retry import RetryingModel as RetryingModel
@@ -71,6 +74,7 @@ __all__ = [
     "LocalModel",
     "ModelAdapter",
     "ModelFailure",
+    "ModelOpener",
     "ModelRequest",
     "ModelResponse",
     "ModelSpec",
@@ -109,6 +113,8 @@ __all__ = [
     "open_model",
     "parse_model_name",
     "recommend",
+    "register_provider",
     "responded_event",
+    "unregister_provider",
     "why_no_pick",
 ]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 
 from helix.errors import ModelNameError
 
@@ -19,6 +20,33 @@ ModelSpec = str | Sequence[str]
 
 _SPECIAL = ("scripted", "local")
 
+ModelOpener = Callable[[str], ModelAdapter]
+"""Makes the adapter for the model part of ``provider:model`` (an in-process provider)."""
+
+_IN_PROCESS: dict[str, ModelOpener] = {}
+_PROVIDER_NAME = re.compile(r"[a-z][a-z0-9_.-]*")
+
+
+def register_provider(name: str, opener: ModelOpener) -> None:
+    """Make ``name:MODEL`` open ``opener(MODEL)`` in this process (a model object of yours).
+
+    The name is a new provider (lowercase, no colon), never a built-in one; registering
+    it again replaces its opener. It lives in this process only: another process (a
+    ``helix resume`` from the shell) does not know it and refuses the name.
+    """
+    if not _PROVIDER_NAME.fullmatch(name):
+        raise ModelNameError(
+            f"invalid provider name {name!r}: lowercase letters, digits, '.', '_' or '-'"
+        )
+    if name in PROVIDERS or name in _SPECIAL:
+        raise ModelNameError(f"{name!r} is a built-in provider: choose another name")
+    _IN_PROCESS[name] = opener
+
+
+def unregister_provider(name: str) -> None:
+    """Forget an in-process provider (nothing happens if it is not registered)."""
+    _IN_PROCESS.pop(name, None)
+
 
 def parse_model_name(name: str) -> tuple[str, str]:
     """Split ``provider:model``; ``ModelNameError`` explains a malformed or unknown name."""
@@ -29,8 +57,8 @@ def parse_model_name(name: str) -> tuple[str, str]:
             f"invalid model name {name!r}: use provider:model, e.g. openai:gpt-4.1,"
             " anthropic:claude-sonnet-4-5 or ollama:qwen2.5-coder:7b"
         )
-    if provider not in PROVIDERS and provider not in _SPECIAL:
-        known = ", ".join([*PROVIDERS, *_SPECIAL])
+    if provider not in PROVIDERS and provider not in _SPECIAL and provider not in _IN_PROCESS:
+        known = ", ".join([*PROVIDERS, *_SPECIAL, *_IN_PROCESS])
         raise ModelNameError(f"unknown provider {provider!r} in {name!r}: choose from {known}")
     return provider, model.strip()
 
@@ -55,6 +83,8 @@ def open_model(
     """
     env = os.environ if env is None else env
     provider, model = parse_model_name(name)
+    if provider in _IN_PROCESS:
+        return _IN_PROCESS[provider](model)
     if provider == "scripted":
         return ScriptedModel(read_script(model, scripts), label=model)
     if provider == "local":

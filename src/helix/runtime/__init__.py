@@ -20,6 +20,7 @@ from ._control import steer as steer
 from ._engine import Engine as Engine
 from ._faults import Faults as Faults
 from ._faults import InjectedFault as InjectedFault
+from ._fork import fork_replacing as fork_replacing
 from ._loop import TERMINAL as TERMINAL
 from ._loop import RunLoop as RunLoop
 from ._policy_replay import ApprovalOutcome as ApprovalOutcome
@@ -32,6 +33,7 @@ from ._setup import RunSetup as RunSetup
 from ._supervisor import ChildSpec as ChildSpec
 from ._supervisor import Supervisor as Supervisor
 from ._supervisor import open_supervisor as open_supervisor
+from ._until import Until as Until
 from ._world_control import KeepOutcome as KeepOutcome
 from ._world_control import compare as compare
 from ._world_control import fork_with_world as fork_with_world
@@ -63,10 +65,12 @@ __all__ = [
     "Supervisor",
     "SystemClock",
     "UnjudgedCall",
+    "Until",
     "blueprint_of",
     "cancel",
     "compare",
     "decide",
+    "fork_replacing",
     "fork_with_world",
     "keep",
     "open_supervisor",

@@ -54,3 +54,12 @@ SYSTEM_CLOCK = SystemClock()
 def iso_after(clock: Clock, seconds: float) -> str:
     """The time ``seconds`` from now on ``clock``, as the log writes times (a deadline)."""
     return format_iso(datetime.fromtimestamp(clock.now() + seconds, UTC))
+
+
+async def scheduling_point() -> None:
+    """Let every other ready task run once (and a pending cancel in); reads no time.
+
+    The run loop passes one at every step, so a model and tools that never await do not
+    hold the event loop (``asyncio.sleep(0)``: the one zero sleep, kept with the clock).
+    """
+    await asyncio.sleep(0)

@@ -10,16 +10,14 @@ process through the log's subscriptions, whichever process it comes from.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import fcntl
-import functools
+import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from helix.errors import ConfigError, RunStateError
-from helix.gates import Policy, build_gate_pipeline
+from helix.errors import ConfigError, ModelNameError, RunStateError
+from helix.gates import Gate, GatePipeline, Policy, build_gate_pipeline
 from helix.kernel.events import NewEvent, RunCreated, RunFailed, RunSettings, SupervisorRestarted
 from helix.kernel.log import EventStore, RunRecord, new_run_id
 from helix.kernel.session import SessionState, replay_run
@@ -30,12 +28,19 @@ from helix.world import ObjectStore, world_root
 
 from ._blueprint import Blueprint, blueprint_of
 from ._clock import SYSTEM_CLOCK, Clock
+from ._driver_lock import DriverLocks
 from ._loop import TERMINAL, RunLoop
 from ._session import append_checked, finished
 from ._setup import RunSetup
 from ._supervisor import ChildSpec, open_supervisor
+from ._until import Until, UntilFailed
+
+_log = logging.getLogger(__name__)
 
 ModelFactory = Callable[[RunSetup], ModelAdapter | None]
+"""A model object for a run (``None``: the one its model name opens)."""
+PipelineFactory = Callable[[ToolRegistry], GatePipeline]
+"""The gate pipeline for a run, given the tools it offers (replaces Helix's own)."""
 
 
 class Engine:
@@ -54,7 +59,14 @@ class Engine:
         model_factory: ModelFactory | None = None,
         scripts: ScriptAccess = True,
         clock: Clock = SYSTEM_CLOCK,
+        gates: Sequence[Gate] = (),
+        pipeline: PipelineFactory | None = None,
     ) -> None:
+        """Hold what every run driven here shares.
+
+        ``gates`` are added to every run's pipeline (after the budget gate, before
+        approval: see ``build_gate_pipeline``); ``pipeline`` replaces the pipeline whole.
+        """
         self.store = store
         self.home = home
         self.tools = tools or builtin_registry()
@@ -70,6 +82,20 @@ class Engine:
         """What every run's deadlines, time budget and durations are read on."""
         self.objects = ObjectStore(home / "objects")
         """The content of every run's world snapshots (shared: identical files cost once)."""
+        self._locks = DriverLocks(home)
+        if gates and pipeline is not None:
+            raise ConfigError("give extra gates or a whole pipeline, not both")
+        self.gates = tuple(gates)
+        """Gates every run's calls pass besides Helix's own (before approval)."""
+        self._pipeline = pipeline
+        if gates:
+            self.pipeline_for(self.tools)  # distinct names, valid scopes: refused here
+
+    def pipeline_for(self, tools: ToolRegistry) -> GatePipeline:
+        """The gate pipeline a run offering ``tools`` passes (this engine's gates included)."""
+        if self._pipeline is not None:
+            return self._pipeline(tools)
+        return build_gate_pipeline(self.gates, available_tools=tools.names)
 
     @property
     def sandbox(self) -> Sandbox:
@@ -153,7 +179,7 @@ class Engine:
         tools = self.tools.subset(blueprint.tools) if blueprint.tools is not None else self.tools
         require_sandbox(self.sandbox, blueprint.sandbox.kind)
         setup = RunSetup(
-            pipeline=build_gate_pipeline(available_tools=tools.names),
+            pipeline=self.pipeline_for(tools),
             store=self.store,
             run_id=run_id,
             blueprint=blueprint,
@@ -183,24 +209,62 @@ class Engine:
         assert isinstance(created, RunCreated)
         return created.settings
 
-    async def drive(self, run_id: str) -> SessionState:
-        """Drive the run in this process until it ends (or waits forever while paused).
+    async def drive(self, run_id: str, *, until: Until | None = None) -> SessionState:
+        """Drive the run in this process; return its state when it stops.
 
-        ``RunStateError`` if another process is driving it.
+        It stops when the run ends, or, given ``until``, as soon as ``until(state)``
+        holds on the folded state (checked before each step of the loop, so at once if
+        it holds already). A run that is paused when ``drive`` is called is not driven:
+        its state is returned at once (``resume`` it first). A run that pauses while
+        driven is waited on, until someone resumes or cancels it, unless ``until`` stops
+        there (``until=lambda s: s.status == "paused"``). Every step is a scheduling
+        point, so ``asyncio.wait_for`` and a task's ``cancel()`` work even when the model
+        and the tools never await; a cancelled drive leaves the run as its log says
+        (``drive`` again, in any process, to continue it).
+
+        An exception raised by ``until`` stops the drive and is raised here (the run is
+        left as its log says, neither restarted nor failed). ``ModelNameError``, before
+        anything is logged, if this process cannot open the run's model (a provider
+        registered in another process). ``RunStateError`` if another process is
+        driving it.
         """
+        return await self._drive(run_id, until, None)
+
+    async def step(self, run_id: str) -> SessionState:
+        """Take the run's next step and return its state (``drive``, stopping after one).
+
+        A step is what the loop does next: start the next turn and call the model (with
+        the calls it asks for, or their first group), run the calls left pending, or
+        close a turn (completing the run or pausing it at a limit when that is next).
+        A paused or finished run is returned as it is. Like any drive that stops before
+        the run ends, the next ``step``/``drive`` logs ``run.resumed`` first.
+        """
+        return await self._drive(run_id, None, 1)
+
+    async def _drive(self, run_id: str, until: Until | None, steps: int | None) -> SessionState:
         with self.lock(run_id):
+            if (await self.store.get_run(run_id)).status == "paused":
+                return await replay_run(self.store, run_id)
             setup = await self.setup(run_id)
             model = self._model_factory(setup) if self._model_factory is not None else None
+            if model is None and setup.blueprint.model is not None:
+                self.check_model(setup.blueprint.model)  # an unknown name fails no run
             loop = RunLoop(setup, model)
             result: list[SessionState] = []
+            refused: list[BaseException] = []
 
             async def incarnation() -> None:
-                result[:] = [await loop.run()]
+                try:
+                    result[:] = [await loop.run(until, steps=steps)]
+                except* UntilFailed as failed:  # the caller's error, not the run's
+                    refused.extend(e.__cause__ or e for e in failed.exceptions)
 
             async with open_supervisor(
                 on_restart=self._restarted, on_give_up=self._gave_up, clock=self.clock
             ) as supervisor:
                 supervisor.start_child(ChildSpec(id=run_id, start=incarnation))
+            if refused:
+                raise refused[0]
             return result[0] if result else await replay_run(self.store, run_id)
 
     async def resume_all(self) -> list[str]:
@@ -219,36 +283,22 @@ class Engine:
         return unfinished
 
     async def _drive_quietly(self, run_id: str) -> None:
-        with contextlib.suppress(RunStateError):  # another process drives it
+        try:
             await self.drive(run_id)
-
-    @functools.cached_property
-    def _lock_folder(self) -> Path:
-        """``HELIX_HOME/locks``, made once per engine (a thousand runs may start at once)."""
-        folder = self.home / "locks"
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder
+        except RunStateError:  # another process drives it
+            pass
+        except ModelNameError as error:  # its provider was registered in another process
+            _log.warning("run %s is not resumed here: %s", run_id, error)
 
     @contextmanager
     def lock(self, run_id: str) -> Iterator[None]:
         """Hold the run's driver lock; ``RunStateError`` if another process holds it."""
-        with open(self._lock_folder / f"{run_id}.lock", "a+") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise RunStateError(f"run {run_id!r} is being driven by another process") from None
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        with self._locks.hold(run_id):
+            yield
 
     def is_driven(self, run_id: str) -> bool:
         """Whether some process holds the run's driver lock right now."""
-        try:
-            with self.lock(run_id):
-                return False
-        except RunStateError:
-            return True
+        return self._locks.held(run_id)
 
     async def _restarted(self, run_id: str, error: BaseException, attempt: int) -> None:
         reason = _describe(error)

@@ -40,9 +40,11 @@ from helix.providers import (
 )
 
 from ._calls import CallRunner, elapsed_s
+from ._clock import scheduling_point
 from ._request import RequestBuilder, tool_specs
 from ._session import LiveSession, halted
 from ._setup import RunSetup
+from ._until import Until, holds
 from ._world import TurnSnapshots
 
 TERMINAL = TERMINAL_STATUSES
@@ -60,10 +62,20 @@ class RunLoop:
         self._results: list[NewEvent] = []
         """The turn's last tool results, recorded with the turn's end (see ``_step``)."""
         self._world = TurnSnapshots(setup)
+        self._stops_between_turns = False
+        """Close a turn in a step of its own (a caller may stop there: ``until``, steps)."""
 
-    async def run(self) -> SessionState:
-        """Replay the log and drive the run until it ends or pauses for good."""
+    async def run(self, until: Until | None = None, *, steps: int | None = None) -> SessionState:
+        """Replay the log and drive the run until it ends (or ``until(state)`` holds).
+
+        A run that pauses is waited on (a resume appended by anyone continues it) unless
+        ``until`` says to stop there. Every step of the loop is a scheduling point: a
+        model and tools that never await still let other tasks run, and a cancel in.
+        ``steps`` stops after that many steps of the loop (what replaying takes first,
+        ``run.started`` or ``run.resumed``, is not one).
+        """
         self._results = []  # a restarted incarnation trusts only the log
+        self._stops_between_turns = until is not None or steps is not None
         faults = self.setup.faults
         session = await LiveSession.load(
             self.setup.store,
@@ -83,7 +95,7 @@ class RunLoop:
             async with asyncio.TaskGroup() as group:
                 watcher = group.create_task(session.watch())
                 try:
-                    await self._drive(session, model)
+                    await self._drive(session, model, until, steps)
                 finally:
                     watcher.cancel()
         finally:
@@ -92,7 +104,13 @@ class RunLoop:
                 await model.aclose()
         return session.state
 
-    async def _drive(self, session: LiveSession, model: ModelAdapter) -> None:
+    async def _drive(
+        self,
+        session: LiveSession,
+        model: ModelAdapter,
+        until: Until | None,
+        steps: int | None,
+    ) -> None:
         state = session.state
         if state.status in TERMINAL:
             return
@@ -108,8 +126,15 @@ class RunLoop:
         calls = CallRunner(self.setup, session)
         if session.state.running_calls:
             await calls.recover_interrupted(session.state.turn)
+        taken = 0
         while session.state.status not in TERMINAL:
+            await scheduling_point()  # others run, a cancel gets in
+            if until is not None and holds(until, session.state):
+                break
+            if steps is not None and (taken >= steps or session.state.status == "paused"):
+                break
             await self._step(session, model, calls)
+            taken += 1
         if self._results:  # a call cut short by a cancel still gets its result
             results, self._results = self._results, []
             await session.append(results)
@@ -154,7 +179,8 @@ class RunLoop:
         """Between turns: complete, pause at a limit, or start the next turn.
 
         ``before`` (the ``turn.ended`` of the turn just done) goes in the same append:
-        one commit where there would be two.
+        one commit where there would be two; unless the caller may stop between turns,
+        which then is a step of its own.
         """
         state = session.state
         if state.last_reply_had_calls is False and not state.steering:
@@ -163,6 +189,8 @@ class RunLoop:
             await session.append([*before, NewEvent(summary, turn=state.turn)])
         elif (reason := self._limit_reached(state)) is not None:
             await session.append([*before, NewEvent(RunPaused(reason=reason), turn=state.turn)])
+        elif before and self._stops_between_turns:
+            await session.append(before)  # the next step starts the next turn
         else:
             turn = state.turn + 1
             started = NewEvent(TurnStarted(turn=turn), turn=turn)
