@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from pydantic import BaseModel
+
 from helix.tools import ToolDef
 
 from ._policy import ApprovalRule, EgressPolicy, Policy
@@ -35,6 +37,9 @@ class GateCall:
     args: dict[str, Any]
     tool: ToolDef | None
     """``None`` when the model asked for a tool that does not exist."""
+    parsed: BaseModel | None = None
+    """The arguments already validated against ``tool``'s schema (the caller validated
+    them once, and runs the tool with them); ``None``: the arguments gate validates."""
 
 
 @dataclass(frozen=True, slots=True)

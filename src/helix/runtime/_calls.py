@@ -11,6 +11,9 @@ what the gates allowed, and turning results into events, is ``_execution.py``'s.
 
 from __future__ import annotations
 
+from pydantic import BaseModel
+
+from helix.errors import InvalidToolArgumentsError
 from helix.gates import BudgetState, GateCall, GateContext
 from helix.kernel.events import (
     GateDecided,
@@ -114,6 +117,8 @@ class CallRunner:
             if verdict != "allow" or tool is None:
                 if group:
                     break  # run the allowed group first; this call is gated again after
+                if verdict == "deny":
+                    self.executor.parsed.pop(call.id, None)  # it will never run
                 return self._refusal(call, verdict, gate_events, turn), []
             batch += gate_events
             batch.append(NewEvent(self._started(call.id, tool), turn=turn))
@@ -143,7 +148,7 @@ class CallRunner:
             attended=setup.attended,
         )
         outcome = await setup.pipeline.evaluate(
-            GateCall(call.id, call.name, call.args, tool), context
+            GateCall(call.id, call.name, call.args, tool, self._parse(call, tool)), context
         )
         events = [
             NewEvent(ToolRequested(call_id=call.id, name=call.name, args=call.args), "agent", turn)
@@ -207,6 +212,21 @@ class CallRunner:
     async def _complete(self, call_id: str, ok: bool, output: str, turn: int) -> None:
         done = ToolCompleted(call_id=call_id, ok=ok, output=output, duration_ms=0)
         await self.session.append([NewEvent(done, turn=turn)])
+
+    def _parse(self, call: CallRequest, tool: ToolDef | None) -> BaseModel | None:
+        """The call's arguments validated, kept for its execution (``None`` if invalid).
+
+        Validated once: the arguments gate rules on the result, and the tool runs with
+        it. Invalid arguments are left to that gate, which says what is wrong.
+        """
+        if tool is None:
+            return None
+        try:
+            parsed = tool.validate(call.args)
+        except InvalidToolArgumentsError:
+            return None
+        self.executor.parsed[call.id] = parsed
+        return parsed
 
     def _tool(self, name: str) -> ToolDef | None:
         return self.setup.tools.get(name) if name in self.setup.tools else None

@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
+from pydantic import BaseModel
+
 from helix._util import redact, secret_values
 from helix.errors import HelixError
 from helix.kernel.events import (
@@ -38,6 +40,8 @@ class CallExecutor:
         self.session = session
         # Read once: scanning the environment for every result costs more than the rest.
         self._secrets = sorted({*secret_values(setup.env), *secret_values()})
+        self.parsed: dict[str, BaseModel] = {}
+        """Arguments the gating validated, by call id: each call's are validated once."""
         self.egress = CommandEgress(setup, session)
         """The run's egress decisions for its commands (and their tallies)."""
         world_mb = setup.blueprint.sandbox.world_mb
@@ -128,7 +132,8 @@ class CallExecutor:
         if sweeping and (over := await self._over_quota(fresh=False)):
             return ToolResult(ok=False, output=f"refused: {over}"), 0.0
         try:
-            result = await tool.call(context, call.args)
+            parsed = self.parsed.pop(call.id, None)
+            result = await tool.call(context, call.args, parsed=parsed)
         except HelixError as error:
             result = ToolResult(ok=False, output=str(error))
         except Exception as error:  # a tool's own bug must not take the run down

@@ -144,9 +144,12 @@ class ToolDef:
             )
             raise InvalidToolArgumentsError(f"{self.name}: {problems}") from None
 
-    async def call(self, ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
-        """Validate ``args`` and run the tool."""
-        parsed = self.validate(args)
+    async def call(
+        self, ctx: ToolContext, args: Mapping[str, Any], *, parsed: BaseModel | None = None
+    ) -> ToolResult:
+        """Validate ``args`` (unless ``parsed`` is them, validated already) and run the tool."""
+        if parsed is None or not isinstance(parsed, self.arguments):
+            parsed = self.validate(args)
         values = {name: getattr(parsed, name) for name in type(parsed).model_fields}
         return await self.function(ctx, **values)
 

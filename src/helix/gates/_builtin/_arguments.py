@@ -25,6 +25,8 @@ class ArgumentsGate:
         """Decide on ``call``."""
         if call.tool is None:
             return Decision("deny", self._unknown(call.name, ctx))
+        if call.parsed is not None:
+            return Decision("allow", "arguments match the tool's schema")
         try:
             call.tool.validate(call.args)
         except InvalidToolArgumentsError as error:
