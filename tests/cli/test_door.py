@@ -37,6 +37,10 @@ def test_spend_adds_up_the_demos_model_calls(tmp_path: Path) -> None:
     by_workspace = [json.loads(line) for line in per_workspace.stdout.splitlines()]
     assert by_workspace[0]["workspace"] == "default"
     assert by_workspace[0]["input_tokens"] == by_workspace[1]["input_tokens"] > 0
+    per_person = helix(home, "spend", "--by", "person", "--json")
+    people = {row.get("person"): row for row in map(json.loads, per_person.stdout.splitlines())}
+    assert set(people) == {"system", "user:demo", None}  # the demo's run; its fork; total
+    assert people["user:demo"]["input_tokens"] > 0  # the fork's own calls, made for user:demo
     wrong = helix(home, "spend", "--by", "colour")
     assert wrong.returncode == 2
     assert "choose model, blueprint, provider, workspace" in wrong.stderr

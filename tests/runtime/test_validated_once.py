@@ -29,9 +29,9 @@ async def note(ctx: ToolContext, text: Counted) -> ToolResult:
     return ToolResult(ok=True, output=f"noted {text}")
 
 
-@tool(effect="external")
+@tool()
 async def send(ctx: ToolContext, text: Counted) -> ToolResult:
-    """Send a text (asks: it has an external effect)."""
+    """Send a text (asks: it may change anything)."""
     return ToolResult(ok=True, output=f"sent {text}")
 
 

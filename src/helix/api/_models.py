@@ -343,13 +343,15 @@ class Usage(_Out):
 
 
 class Spend(_Out):
-    """What runs' own model calls cost: in total, by provider, by model, by blueprint."""
+    """What runs' own model calls cost: in total, by provider, model, blueprint, person."""
 
     runs: int = 0
     total: Usage = Usage()
     by_provider: dict[str, Usage] = Field(default_factory=dict[str, Usage])
     by_model: dict[str, Usage] = Field(default_factory=dict[str, Usage])
     by_blueprint: dict[str, Usage] = Field(default_factory=dict[str, Usage])
+    by_person: dict[str, Usage] = Field(default_factory=dict[str, Usage])
+    """By who created each run (its ``run.created`` actor, e.g. ``user:ann``)."""
 
     @classmethod
     def of(cls, report: SpendReport) -> Spend:
@@ -364,6 +366,7 @@ class Spend(_Out):
             by_provider=each(report.by_provider),
             by_model=each(report.by_model),
             by_blueprint=each(report.by_blueprint),
+            by_person=each(report.by_person),
         )
 
     def __add__(self, other: Spend) -> Spend:
@@ -376,4 +379,5 @@ class Spend(_Out):
             by_provider=merged(self.by_provider, other.by_provider),
             by_model=merged(self.by_model, other.by_model),
             by_blueprint=merged(self.by_blueprint, other.by_blueprint),
+            by_person=merged(self.by_person, other.by_person),
         )

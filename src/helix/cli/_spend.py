@@ -12,19 +12,19 @@ from ._door import Door, with_door
 if TYPE_CHECKING:
     from helix.api import Usage
 
-_BY = ("model", "blueprint", "provider", "workspace")
+_BY = ("model", "blueprint", "provider", "workspace", "person")
 
 
 def spend(
     by: Annotated[
-        str, typer.Option("--by", help="model (default), blueprint, provider or workspace.")
+        str, typer.Option("--by", help="model (default), blueprint, provider, workspace or person.")
     ] = "model",
     workspace: Annotated[
         str | None, typer.Option("--workspace", help="Only this workspace's runs.")
     ] = None,
     json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
-    """What runs' own model calls cost: in total, and by model, blueprint, provider, workspace."""
+    """What runs' own model calls cost: in total, and by model, blueprint, person, etc."""
     from ._common import fail
 
     if by not in _BY:

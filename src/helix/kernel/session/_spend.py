@@ -1,10 +1,10 @@
-"""Spend summed across runs: per provider, per blueprint, per model."""
+"""Spend summed across runs: per provider, per blueprint, per model, per person."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from helix.kernel.log import EventStore
+from helix.kernel.log import EventStore, RunRecord
 
 from ._replay import replay_run
 from ._state import Usage
@@ -12,7 +12,10 @@ from ._state import Usage
 
 @dataclass
 class SpendReport:
-    """Tokens and USD by provider, by ``provider:model`` and by blueprint.
+    """Tokens and USD by provider, by ``provider:model``, by blueprint and by person.
+
+    A run's person is who created it (its ``run.created`` actor: ``user:ann``, or
+    ``system`` for a child or a scripted start); a fork's, who forked it.
 
     Each run counts its own calls only, so a fork's inherited history is not counted
     twice. ``unpriced_calls`` counts calls whose price was unknown.
@@ -23,6 +26,7 @@ class SpendReport:
     by_provider: dict[str, Usage] = field(default_factory=dict[str, Usage])
     by_model: dict[str, Usage] = field(default_factory=dict[str, Usage])
     by_blueprint: dict[str, Usage] = field(default_factory=dict[str, Usage])
+    by_person: dict[str, Usage] = field(default_factory=dict[str, Usage])
 
 
 def _add(into: Usage, usage: Usage) -> None:
@@ -44,6 +48,8 @@ async def spend(store: EventStore, *, workspace: str | None = None) -> SpendRepo
             _add(report.total, state.own_usage)
             blueprint = record.blueprint or "(none)"
             _add(report.by_blueprint.setdefault(blueprint, Usage()), state.own_usage)
+            person = await _creator(store, record)
+            _add(report.by_person.setdefault(person, Usage()), state.own_usage)
             for model, usage in state.usage_by_model.items():
                 _add(report.by_model.setdefault(model, Usage()), usage)
                 provider = model.partition(":")[0]
@@ -51,3 +57,9 @@ async def spend(store: EventStore, *, workspace: str | None = None) -> SpendRepo
         if page.next_cursor is None:
             return report
         cursor = page.next_cursor
+
+
+async def _creator(store: EventStore, record: RunRecord) -> str:
+    """Who made the run: the actor of its first own event (``run.forked`` for a fork)."""
+    first = await store.event_at(record.id, 0 if record.parent is None else record.parent.seq + 1)
+    return first.actor if first is not None else "(unknown)"
