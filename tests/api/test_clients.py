@@ -157,3 +157,16 @@ def test_an_embedded_client_keeps_everything_under_its_home(
     assert (home / "helix.db").is_file()
     assert Path(run.world).parent.parent == home / "worlds"
     assert not (tmp_path / "not-this-one").exists()
+
+
+def test_the_wire_event_is_the_logs_envelope_field_for_field() -> None:
+    # The envelope is the kernel's (Event); the SDK's RunEvent is its wire form and may
+    # neither add, drop nor retype a field.
+    from typing import get_type_hints
+
+    from helix.api import RunEvent
+    from helix.kernel.events import Event
+
+    assert tuple(RunEvent.model_fields) == Event._fields
+    kernel = get_type_hints(Event)
+    assert {name: field.annotation for name, field in RunEvent.model_fields.items()} == kernel
