@@ -182,3 +182,27 @@ async def test_resume_all_passes_over_a_run_whose_provider_is_missing(tmp_path: 
         assert sorted(resumed) == sorted([gone.id, here.id])
         assert (await engine.store.get_run(here.id)).status == "completed"
         assert (await engine.store.get_run(gone.id)).status == "running"
+
+
+async def test_an_engine_without_snapshots_never_reads_the_world(tmp_path: Path) -> None:
+    from helix.kernel.log import MemoryEventStore
+    from helix.providers import ModelAdapter, Scenario, ScriptedModel
+    from helix.runtime import Blueprint, Engine, RunSetup
+
+    write = {"name": "write_file", "args": {"path": "a.txt", "content": "a\n"}}
+    scenario = Scenario.of({"text": "writing", "tool_calls": [write]}, {"text": "done"})
+
+    def model(_setup: RunSetup) -> ModelAdapter:
+        return ScriptedModel(scenario, label="test")
+
+    engine = Engine(
+        MemoryEventStore(), home=tmp_path / "home", model_factory=model, env={}, snapshots=False
+    )
+    world = tmp_path / "world"
+    world.mkdir()
+    record = await engine.create("write", blueprint=Blueprint(model="scripted:t"), world=world)
+    assert (await engine.drive(record.id)).status == "completed"
+    assert (world / "a.txt").read_text() == "a\n"
+    log = await engine.store.read(record.id)
+    assert not [e for e in log if e.type.startswith("world.")]
+    assert not (tmp_path / "home" / "objects").exists()  # nothing stored either

@@ -61,12 +61,17 @@ class Engine:
         clock: Clock = SYSTEM_CLOCK,
         gates: Sequence[Gate] = (),
         pipeline: PipelineFactory | None = None,
+        snapshots: bool = True,
     ) -> None:
         """Hold what every run driven here shares.
 
         ``gates`` are added to every run's pipeline (after the budget gate, before
         approval: see ``build_gate_pipeline``); ``pipeline`` replaces the pipeline whole.
+        ``snapshots=False`` leaves runs' worlds alone: never walked, hashed or watched
+        (for a library whose tools touch no folder), so no world history either: no
+        ``files``/``diff`` at a turn, no rollback, and forks share their parent's folder.
         """
+        self.snapshots = snapshots
         self.store = store
         self.home = home
         self.tools = tools or builtin_registry()
@@ -191,7 +196,7 @@ class Engine:
             auto_approve=settings.auto_approve,
             attended=settings.attended,
             env=self.env,
-            objects=self.objects,
+            objects=self.objects if self.snapshots else None,
             engine=self,
             depth=settings.depth,
             workspace=record.workspace,
