@@ -72,6 +72,7 @@ def apply(state: SessionState, event: Event) -> None:
 def _run_created(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     state.run_id = event.run_id
     state.started_at = event.ts
+    state.created_by = event.actor
     if data.get("budget") is not None:
         state.budget = Budget.model_validate(data["budget"])
     state.objective = data["objective"]
@@ -82,6 +83,7 @@ def _run_created(state: SessionState, event: Event, data: dict[str, Any]) -> Non
 
 def _run_forked(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     state.run_id = event.run_id
+    state.created_by = event.actor
     state.parent = ForkPoint.model_validate(data["parent"])
     state.own_usage = Usage()
     state.usage_by_model = {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from helix.kernel.log import EventStore, RunRecord
+from helix.kernel.log import EventStore
 
 from ._replay import replay_run
 from ._state import Usage
@@ -48,7 +48,7 @@ async def spend(store: EventStore, *, workspace: str | None = None) -> SpendRepo
             _add(report.total, state.own_usage)
             blueprint = record.blueprint or "(none)"
             _add(report.by_blueprint.setdefault(blueprint, Usage()), state.own_usage)
-            person = await _creator(store, record)
+            person = state.created_by or "(unknown)"
             _add(report.by_person.setdefault(person, Usage()), state.own_usage)
             for model, usage in state.usage_by_model.items():
                 _add(report.by_model.setdefault(model, Usage()), usage)
@@ -57,9 +57,3 @@ async def spend(store: EventStore, *, workspace: str | None = None) -> SpendRepo
         if page.next_cursor is None:
             return report
         cursor = page.next_cursor
-
-
-async def _creator(store: EventStore, record: RunRecord) -> str:
-    """Who made the run: the actor of its first own event (``run.forked`` for a fork)."""
-    first = await store.event_at(record.id, 0 if record.parent is None else record.parent.seq + 1)
-    return first.actor if first is not None else "(unknown)"

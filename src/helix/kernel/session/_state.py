@@ -125,6 +125,8 @@ class SessionState:
     """Paths tools reported changing (``file.changed``) in the current turn."""
     started_at: str | None = None
     """When the run was created (its wall-clock budget counts from here)."""
+    created_by: str | None = None
+    """Who made the run: the actor of its ``run.created`` (of ``run.forked``, for a fork)."""
 
     @property
     def spent_usd(self) -> float:
