@@ -154,11 +154,12 @@ class AsyncClient:
         workspace: str | None = None,
         budget_usd: float | None = None,
         auto_approve: bool = False,
+        attended: bool = True,
     ) -> Run:
         """Start a run; it is driven in the background (here, or by the server)."""
         return await self.api.create(
             objective, model=model, blueprint=blueprint, world=world, workspace=workspace,
-            budget_usd=budget_usd, auto_approve=auto_approve,
+            budget_usd=budget_usd, auto_approve=auto_approve, attended=attended,
         )  # fmt: skip
 
     async def runs(

@@ -90,6 +90,7 @@ class HttpApi:
         workspace: str | None = None,
         budget_usd: float | None = None,
         auto_approve: bool = False,
+        attended: bool = True,
     ) -> Run:
         """Start a run; the server drives it."""
         if world is not None and not is_world_name(world):
@@ -100,6 +101,8 @@ class HttpApi:
         if not isinstance(blueprint, str | dict | None):  # a Blueprint
             blueprint = blueprint.model_dump(mode="json", exclude_defaults=True)
         body: dict[str, Any] = {"objective": objective, "auto_approve": auto_approve}
+        if not attended:  # sent only when set: a server from before it answers as it did
+            body["attended"] = False
         for key, value in (("model", model), ("blueprint", blueprint), ("world", world),
                            ("workspace", workspace), ("budget_usd", budget_usd)):  # fmt: skip
             if value is not None:

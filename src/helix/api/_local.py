@@ -168,11 +168,7 @@ class LocalApi:
         auto_approve: bool = False,
         attended: bool = True,
     ) -> Run:
-        """Start a run and drive it in the background.
-
-        ``attended=False`` (beyond the protocol): nobody will answer, so a call that
-        needs a person's approval is refused at once (unless ``auto_approve``).
-        """
+        """Start a run and drive it in the background (``HelixApi.create``)."""
         workspace = workspace or self.workspace
         loaded = await self._blueprint(blueprint, workspace)
         folder, made = self._world(world, workspace)

@@ -129,6 +129,8 @@ class RunCreate(_Body):
     """A folder name under the workspace's worlds (created if missing); default: a new one."""
     budget_usd: float | None = Field(default=None, ge=0, le=1e9)
     auto_approve: bool = False
+    attended: bool = True
+    """``false``: nobody will answer, so a call needing approval is refused at once."""
     workspace: str | None = Field(default=None, max_length=64)
     """Default: the caller's personal workspace, else the first they may act in."""
 

@@ -48,8 +48,13 @@ class HelixApi(Protocol):
         workspace: str | None = None,
         budget_usd: float | None = None,
         auto_approve: bool = False,
+        attended: bool = True,
     ) -> Run:
         """Start a run; it is driven in the background (locally, or by the server).
+
+        ``attended=False``: nobody will answer, so a call that needs a person's approval
+        is refused at once (unless ``auto_approve``). Otherwise an approval waits for a
+        decision from any client until its deadline (blueprint ``approvals.timeout_s``).
 
         ``blueprint``: a ``Blueprint``, its fields, or a name: of one stored in the
         workspace (server), of a blueprint file (local). ``world``: a folder name under

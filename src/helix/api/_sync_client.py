@@ -144,12 +144,13 @@ class Client:
         workspace: str | None = None,
         budget_usd: float | None = None,
         auto_approve: bool = False,
+        attended: bool = True,
     ) -> Run:
         """Start a run; it is driven in the background (here, or by the server)."""
         return self._call(
             self._async.create(
                 objective, model=model, blueprint=blueprint, world=world, workspace=workspace,
-                budget_usd=budget_usd, auto_approve=auto_approve,
+                budget_usd=budget_usd, auto_approve=auto_approve, attended=attended,
             )
         )  # fmt: skip
 

@@ -56,18 +56,16 @@ class Door:
         world: str | Path | None,
         budget_usd: float | None,
         auto_approve: bool,
-        detach: bool,
+        unattended: bool,
     ) -> Run:
-        """Start a run; nobody attends a run detached here (its asks are refused)."""
-        if self.local is not None:
-            return await self.local.create(
-                objective, model=model, blueprint=blueprint, world=world,
-                budget_usd=budget_usd, auto_approve=auto_approve,
-                attended=not detach or auto_approve,
-            )  # fmt: skip
+        """Start a run; ``unattended``: nobody answers it, so its asks are refused at once.
+
+        Any other run (detached or not) waits for an answer from any client until the
+        approval's deadline.
+        """
         return await self.api.create(
             objective, model=model, blueprint=blueprint, world=world,
-            budget_usd=budget_usd, auto_approve=auto_approve,
+            budget_usd=budget_usd, auto_approve=auto_approve, attended=not unattended,
         )  # fmt: skip
 
     def driven_elsewhere(self, run_id: str) -> bool:

@@ -30,7 +30,17 @@ def run_command(
     auto_approve: Annotated[
         bool, typer.Option(help="Turn every ask into allow (never a deny).")
     ] = False,
-    detach: Annotated[bool, typer.Option(help="Start it in the background; print its id.")] = False,
+    detach: Annotated[
+        bool,
+        typer.Option(
+            help="Start it in the background; print its id. Its approvals wait for"
+            " helix approve or deny (or a notification's link) until their deadline."
+        ),
+    ] = False,
+    unattended: Annotated[
+        bool,
+        typer.Option(help="Nobody answers this run: a call that needs approval is denied at once."),
+    ] = False,
     json: Annotated[bool, typer.Option("--json", help="Print events as JSON Lines.")] = False,
 ) -> None:
     """Run an agent on OBJECTIVE, in the foreground, shown live."""
@@ -41,7 +51,7 @@ def run_command(
         try:
             created = await door.create(
                 objective, model=model, blueprint=loaded, world=door.world(dir),
-                budget_usd=budget, auto_approve=auto_approve, detach=detach,
+                budget_usd=budget, auto_approve=auto_approve, unattended=unattended,
             )  # fmt: skip
         except BlueprintError as error:  # a name the file gives (tool, model): say which file
             raise BlueprintError(f"{blueprint}: {error}" if blueprint else str(error)) from None

@@ -40,6 +40,7 @@ async def start_run(body: RunCreate, caller: CallerDep, state: State) -> Created
         world=body.world,
         budget_usd=body.budget_usd,
         auto_approve=body.auto_approve,
+        attended=body.attended,
         workspace=workspace,
     )
     return CreatedRun(id=run.id, status=run.status)
