@@ -23,7 +23,7 @@ _GATES = _TOOLS | {"helix.tools"}
 _RUNTIME = _GATES | {"helix.gates", "helix.providers", "helix.world"}
 _TESTING = _RUNTIME | {"helix.runtime"}
 _API = _TESTING | {"helix.config"}
-_SERVER = _API | {"helix._version", "helix.accounts", "helix.api"}
+_SERVER = _API | {"helix._version", "helix.accounts", "helix.api", "helix.notify"}
 
 ALLOWED: dict[str, set[str]] = {
     "helix.errors": {"helix._version"},
@@ -43,6 +43,7 @@ ALLOWED: dict[str, set[str]] = {
     "helix.api": set(_API),
     "helix.bench": _TESTING | {"helix.testing", "helix.accounts", "helix.api", "helix.server"},
     "helix.config": set(_KERNEL),
+    "helix.notify": set(_KERNEL),
     "helix.accounts": _KERNEL | {"helix.gates"},
     "helix.server": set(_SERVER),
     "helix.cli": _SERVER | {"helix.testing", "helix.bench", "helix.server"},

@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from helix import Client
@@ -214,3 +220,136 @@ def test_an_unanswered_approval_is_denied_at_its_deadline_and_the_run_goes_on(
     assert late.returncode == 1
     assert late.stderr.startswith("error: ")
     assert "Traceback" not in late.stderr
+
+
+# -- notifications from the process driving a detached run ------------------------------
+
+
+class Inbox:
+    """A local HTTP endpoint keeping what Apprise's ``json://`` posts to it."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+        inbox = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers["Content-Length"])
+                inbox.messages.append(json.loads(self.rfile.read(length)))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"json://127.0.0.1:{self.server.server_port}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def titled(self, here: Here, title: str) -> str:
+        def find() -> str | None:
+            return next((m["message"] for m in self.messages if m["title"] == title), None)
+
+        found: str = here.wait(title, find)
+        return found
+
+
+@pytest.fixture
+def inbox() -> Iterator[Inbox]:
+    box = Inbox()
+    try:
+        yield box
+    finally:
+        box.server.shutdown()
+        box.server.server_close()
+
+
+def test_the_detached_driver_notifies_with_what_to_run(here: Here, inbox: Inbox) -> None:
+    here.model.play(Scenario.of(BUILD, {"text": "Built."}))
+    run_id = here.detach(env={"HELIX_NOTIFY": inbox.url})
+    request = here.pending(run_id)
+
+    asked = inbox.titled(here, "Approval needed: run_command")
+    assert f"Run {run_id} asks to call run_command" in asked
+    assert "touch built" in asked
+    command = f"helix approve {run_id} {request.request_id}"
+    assert command in asked
+    assert f"helix deny {run_id} {request.request_id}" in asked
+    assert "Allow:" not in asked  # no server named: no links
+    assert request.expires_at is not None
+    assert request.expires_at in asked
+
+    approved = here(*command.split()[1:])  # exactly what the notification says to run
+    assert approved.returncode == 0, approved.stderr
+    assert here.ended(run_id).status == "completed"
+    done = inbox.titled(here, "Run completed")
+    assert run_id in done
+    assert [m["title"] for m in inbox.messages] == ["Approval needed: run_command", "Run completed"]
+
+
+def test_a_bad_notify_setting_is_refused_before_the_run_starts(here: Here) -> None:
+    refused = here("run", "build it", "--model", MODEL, "--detach",
+                   env={"HELIX_NOTIFY": "nonsense-scheme://what"})  # fmt: skip
+    assert refused.returncode == 2
+    understood = "error: HELIX_NOTIFY: Apprise does not understand URL number 1"
+    assert refused.stderr.startswith(understood)
+    assert "nonsense-scheme" not in refused.stderr  # URLs carry tokens: never echoed
+    assert here.client.runs().runs == []
+
+
+def test_the_detached_drivers_links_are_the_servers_own(
+    here: Here, inbox: Inbox, tmp_path: Path
+) -> None:
+    """A server on the same store (``HELIX_PUBLIC_URL``) honours the driver's signed links."""
+    port = _free_port()
+    server = _serve(here, port, tmp_path)
+    try:
+        here.model.play(Scenario.of(BUILD, {"text": "Built."}))
+        public = f"http://127.0.0.1:{port}"
+        run_id = here.detach(env={"HELIX_NOTIFY": inbox.url, "HELIX_PUBLIC_URL": public})
+        asked = inbox.titled(here, "Approval needed: run_command")
+        links = dict(re.findall(r"(Allow|Deny): (\S+)", asked))
+        assert links["Allow"].startswith(f"{public}/api/v1/links/")
+        assert f"Run: {public}/#/runs/{run_id}" in asked
+
+        confirm = httpx.get(links["Allow"])  # the server verifies the driver's signature
+        assert confirm.status_code == 200, confirm.text
+        assert "Allow run_command?" in confirm.text
+        assert httpx.post(links["Allow"]).status_code == 200
+
+        assert here.ended(run_id).status == "completed"  # driven here, answered there
+        (decided,) = _decisions(here.events(run_id))
+        assert (decided["decision"], decided["by"]) == ("allow", "user:approval-link")
+        assert httpx.get(links["Deny"]).status_code == 409  # its twin: decided already
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait(WAIT_S)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _serve(here: Here, port: int, tmp_path: Path) -> subprocess.Popen[bytes]:
+    """``helix serve`` on the same store as ``here`` (it drives nothing of ours)."""
+    with open(tmp_path / "serve.log", "wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "helix", "serve", "--port", str(port)],
+            env=here.env,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
+
+    def up() -> bool:
+        if server.poll() is not None:
+            pytest.fail(f"helix serve exited: {(tmp_path / 'serve.log').read_text()}")
+        try:
+            return httpx.get(f"http://127.0.0.1:{port}/api/v1/health").status_code == 200
+        except httpx.TransportError:
+            return False
+
+    here.wait("helix serve", up)
+    return server

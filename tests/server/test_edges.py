@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from helix.server._links import decision_link
+from helix.notify import decision_link
 from helix.testing import MockModelServer
 
 from .conftest import (

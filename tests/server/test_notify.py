@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -17,7 +20,16 @@ import pytest
 
 from helix.testing import MockModelServer
 
-from .conftest import MODEL, Admin, LiveServer, make_config, play, wait_for_status, wait_until
+from .conftest import (
+    MODEL,
+    WAIT_S,
+    Admin,
+    LiveServer,
+    make_config,
+    play,
+    wait_for_status,
+    wait_until,
+)
 
 
 class Inbox:
@@ -187,3 +199,64 @@ def test_a_notification_is_sent_again_when_the_service_was_briefly_down(
         wait_for_status(client, run_id, "completed")
     assert run_id in inbox.titled("Run completed")["message"]
     assert inbox.refused == 1
+
+
+def test_a_detached_client_run_is_driven_and_notified_by_the_server(
+    notifying: LiveServer, inbox: Inbox, model_server: MockModelServer, tmp_path: Path
+) -> None:
+    """``helix run --detach`` against a server: it waits for ``helix approve``, and tells."""
+    admin = Admin(notifying.config.db_url)
+    admin.user("alice", workspace="default")
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith(("HELIX_", "OPENAI_"))}
+    env = {**inherited, "HELIX_HOME": str(tmp_path / "client-home"),
+           "HELIX_SERVER": notifying.url, "HELIX_TOKEN": admin.api_token("alice")}  # fmt: skip
+
+    def helix(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "helix", *args]
+        return subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            timeout=WAIT_S,
+        )
+
+    play(
+        model_server,
+        {"text": "Building.", "tool_calls": [{"name": "run_command", "args": {"command": "make"}}]},
+        {"text": "Built."},
+    )
+    started = helix("run", "build", "--model", MODEL, "--detach")
+    assert started.returncode == 0, started.stderr
+    run_id = started.stdout.strip()
+    asked = inbox.titled("Approval needed: run_command")["message"]
+    assert f"Run {run_id} asks to call run_command" in asked
+    assert re.search(r"Allow: \S+/api/v1/links/", asked)
+    assert f"helix approve {run_id} apr_" in asked
+
+    approved = helix("approve", run_id)
+    assert approved.returncode == 0, approved.stderr
+    with notifying.client(admin.api_token("alice")) as client:
+        wait_for_status(client, run_id, "completed")
+        events = client.get(f"/runs/{run_id}/events", params={"limit": 1000}).json()["events"]
+    (decided,) = [e["data"] for e in events if e["type"] == "approval.decided"]
+    assert (decided["decision"], decided["by"]) == ("allow", "user:alice")
+    assert run_id in inbox.titled("Run completed")["message"]
+
+
+def test_an_unattended_client_run_is_refused_at_once_by_the_server(
+    live: LiveServer, owner: Any, model_server: MockModelServer
+) -> None:
+    play(
+        model_server,
+        {"text": "Building.", "tool_calls": [{"name": "run_command", "args": {"command": "make"}}]},
+        {"text": "Could not build."},
+    )
+    body = {"objective": "build", "model": MODEL, "attended": False}
+    run_id = owner.post("/runs", json=body).json()["id"]
+    wait_for_status(owner, run_id, "completed")
+    events = owner.get(f"/runs/{run_id}/events", params={"limit": 1000}).json()["events"]
+    assert "approval.requested" not in [e["type"] for e in events]
+    (result,) = [e["data"] for e in events if e["type"] == "tool.completed"]
+    assert "nobody attends this run" in result["output"]

@@ -57,12 +57,18 @@ class Door:
         budget_usd: float | None,
         auto_approve: bool,
         unattended: bool,
+        detach: bool = False,
     ) -> Run:
         """Start a run; ``unattended``: nobody answers it, so its asks are refused at once.
 
         Any other run (detached or not) waits for an answer from any client until the
-        approval's deadline.
+        approval's deadline. ``detach`` here: the background process will notify
+        ``HELIX_NOTIFY``, so that setting is checked first.
         """
+        if detach and self.local is not None:
+            from ._notices import check_notices
+
+            check_notices(Settings.from_env())
         return await self.api.create(
             objective, model=model, blueprint=blueprint, world=world,
             budget_usd=budget_usd, auto_approve=auto_approve, attended=not unattended,
@@ -91,18 +97,25 @@ class Door:
         """
         from ._live import asking, drive_while_showing
 
+        ask = asking(json)
         driving = None
         if self.local is not None and run_id in self.here:
             self.here.remove(run_id)
-            driving = self._drive(self.local, run_id)
+            driving = self._drive(self.local, run_id, tell=not ask)
         final = await drive_while_showing(
-            self.api, run_id, driving, json=json, after=after, ask=asking(json)
+            self.api, run_id, driving, json=json, after=after, ask=ask
         )
         return 0 if final == "run.completed" else 1
 
     @staticmethod
-    async def _drive(local: LocalApi, run_id: str) -> None:
-        await local.engine.drive(run_id)
+    async def _drive(local: LocalApi, run_id: str, *, tell: bool) -> None:
+        """Drive the run here; ``tell``: nobody asks here, so ``HELIX_NOTIFY`` is told."""
+        if not tell:
+            await local.engine.drive(run_id)
+            return
+        from ._notices import drive_telling
+
+        await drive_telling(local.store, run_id, local.engine.drive(run_id))
 
 
 async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:

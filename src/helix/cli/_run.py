@@ -52,6 +52,7 @@ def run_command(
             created = await door.create(
                 objective, model=model, blueprint=loaded, world=door.world(dir),
                 budget_usd=budget, auto_approve=auto_approve, unattended=unattended,
+                detach=detach,
             )  # fmt: skip
         except BlueprintError as error:  # a name the file gives (tool, model): say which file
             raise BlueprintError(f"{blueprint}: {error}" if blueprint else str(error)) from None

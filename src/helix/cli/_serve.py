@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
 from typing import Annotated
 
@@ -19,7 +18,10 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8420,
     public_url: Annotated[
-        str | None, typer.Option(help="Where people reach it (for links); default: host:port.")
+        str | None,
+        typer.Option(
+            help="Where people reach it (for links); default: HELIX_PUBLIC_URL, else host:port."
+        ),
     ] = None,
     resume: Annotated[bool, typer.Option(help="Resume every unfinished run on start.")] = True,
     forwarded_allow_ips: Annotated[
@@ -51,14 +53,14 @@ def serve(
         fail(str(error), exit_code_for(error))
     if scripts is not None and not scripts.is_dir():
         fail(f"--scripts {scripts}: not a directory")
-    notify = tuple(os.environ.get("HELIX_NOTIFY", "").split())
+    notify = settings.notify
     if notify and importlib.util.find_spec("apprise") is None:
         fail("HELIX_NOTIFY needs Apprise: pip install 'helix-harness[notify]'")
     config = ServerConfig(
         db_url=settings.db_url,
         home=settings.home,
         durability=settings.durability,
-        public_url=(public_url or f"http://{host}:{port}").rstrip("/"),
+        public_url=(public_url or settings.public_url or f"http://{host}:{port}").rstrip("/"),
         resume_on_start=resume,
         notify=notify,
         forwarded_allow_ips=proxies,

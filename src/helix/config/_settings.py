@@ -16,7 +16,7 @@ _DURABILITIES = ("normal", "full")
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """Where the store is and how durable its commits are."""
+    """Where the store is, how durable its commits are, and whom to notify."""
 
     home: Path
     """``HELIX_HOME``: Helix's data directory (default ``~/.local/share/helix``)."""
@@ -24,6 +24,10 @@ class Settings:
     """``HELIX_DB``: the store URL (default: ``helix.db`` in the data directory)."""
     durability: Durability
     """``HELIX_DURABILITY``: ``normal`` (survives a process crash) or ``full`` (fsync)."""
+    notify: tuple[str, ...] = ()
+    """``HELIX_NOTIFY``: Apprise URLs (space-separated) told what a run needs from a person."""
+    public_url: str | None = None
+    """``HELIX_PUBLIC_URL``: where people reach the server on this store (for its links)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -40,4 +44,13 @@ class Settings:
             raise ConfigError(
                 f"HELIX_DURABILITY: {durability!r} is not one of {', '.join(_DURABILITIES)}"
             )
-        return cls(home=home, db_url=db_url, durability=cast(Durability, durability))
+        public_url = (env.get("HELIX_PUBLIC_URL") or "").strip().rstrip("/") or None
+        if public_url is not None and not public_url.startswith(("http://", "https://")):
+            raise ConfigError(f"HELIX_PUBLIC_URL: {public_url!r} is not an http(s) URL")
+        return cls(
+            home=home,
+            db_url=db_url,
+            durability=cast(Durability, durability),
+            notify=tuple(env.get("HELIX_NOTIFY", "").split()),
+            public_url=public_url,
+        )

@@ -4,13 +4,14 @@ A link carries a signed, expiring claim (run, request, decision). Opening it sho
 confirmation page and changes nothing (link previewers open links too); its button
 posts the decision. The log makes it single-use: once the request is decided, by this
 link, its twin or anyone, every link to it explains that it was decided already.
+The links are made by ``helix.notify.decision_link`` (here, or in a process driving a
+run with the server's key).
 """
 
 from __future__ import annotations
 
 import html
 import json
-import time
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -18,35 +19,14 @@ from fastapi.responses import HTMLResponse
 
 import helix.runtime as runtime
 from helix.errors import ApprovalClosedError, NotFoundError, RunStateError
-from helix.kernel.events import parse_iso
 from helix.kernel.session import replay_run
 
-from ._auth import Signer
 from ._headers import CSP, content_policy, source_hash
 from ._state import ServerState
 
 router = APIRouter(tags=["links"])
 
 LINK_ACTOR = "user:approval-link"
-_MAX_LINK_S = 86400.0
-
-
-def decision_link(
-    signer: Signer, public_url: str, run_id: str, data: dict[str, Any], decision: str
-) -> str:
-    """The URL that allows (or denies) the approval ``data`` describes, until it expires."""
-    expires = time.time() + _MAX_LINK_S
-    if data.get("expires_at"):
-        expires = min(expires, parse_iso(str(data["expires_at"])))
-    claims = {
-        "typ": "link",
-        "run": run_id,
-        "req": str(data["request_id"]),
-        "dec": decision,
-        "exp": int(expires) + 1,
-    }
-    return f"{public_url}/api/v1/links/{signer.sign(claims)}"
-
 
 _STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:32rem;margin:2rem auto;padding:0 1rem}"
