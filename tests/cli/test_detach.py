@@ -28,7 +28,7 @@ from helix import Client
 from helix.api import Approval, Run, RunEvent
 from helix.kernel.events import parse_iso
 from helix.providers import Scenario
-from helix.testing import MockModelServer
+from helix.testing import MockModelServer, kill_all, processes_mentioning
 
 MODEL = "openai:gpt-4.1"
 WAIT_S = 90.0
@@ -353,3 +353,43 @@ def _serve(here: Here, port: int, tmp_path: Path) -> subprocess.Popen[bytes]:
 
     here.wait("helix serve", up)
     return server
+
+
+def test_a_driver_taking_over_a_waiting_run_notifies_what_already_waits(
+    here: Here, inbox: Inbox, tmp_path: Path
+) -> None:
+    """Its first driver died while the run waited: the next one says what is pending."""
+    here.model.play(Scenario.of(BUILD, {"text": "Built."}))
+    run_id = here.detach()  # no HELIX_NOTIFY: nobody is told
+    request = here.pending(run_id)
+    (first,) = here.wait("the background driver", lambda: processes_mentioning(run_id))
+    kill_all([first])
+    here.wait("its lock released", lambda: not processes_mentioning(run_id))
+
+    with open(tmp_path / "driver.log", "wb") as log:
+        driver = subprocess.Popen(
+            [sys.executable, "-m", "helix", "resume", run_id],
+            env={**here.env, "HELIX_NOTIFY": inbox.url},
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+        )
+    try:
+        asked = inbox.titled(here, "Approval needed: run_command")
+        assert f"helix approve {run_id} {request.request_id}" in asked
+        assert here("approve", run_id).returncode == 0
+        assert driver.wait(WAIT_S) == 0, (tmp_path / "driver.log").read_text()
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait(WAIT_S)
+    assert here.ended(run_id).status == "completed"
+    assert [m["title"] for m in inbox.messages] == ["Approval needed: run_command", "Run completed"]
+
+
+def test_a_bad_public_url_is_refused(here: Here) -> None:
+    refused = here("run", "build it", "--model", MODEL, "--detach",
+                   env={"HELIX_PUBLIC_URL": "ftp://example.test"})  # fmt: skip
+    assert refused.returncode == 2
+    assert refused.stderr.startswith("error: HELIX_PUBLIC_URL: 'ftp://example.test'")
+    assert "Traceback" not in refused.stderr

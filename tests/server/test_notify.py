@@ -244,6 +244,18 @@ def test_a_detached_client_run_is_driven_and_notified_by_the_server(
     assert (decided["decision"], decided["by"]) == ("allow", "user:alice")
     assert run_id in inbox.titled("Run completed")["message"]
 
+    play(
+        model_server,
+        {"text": "Building.", "tool_calls": [{"name": "run_command", "args": {"command": "make"}}]},
+        {"text": "Could not build."},
+    )
+    alone = helix("run", "build", "--model", MODEL, "--unattended", "--json")
+    assert alone.returncode == 0, alone.stderr
+    shown = [json.loads(line) for line in alone.stdout.splitlines()]
+    assert "approval.requested" not in [e["type"] for e in shown]
+    (refused,) = [e["data"] for e in shown if e["type"] == "tool.completed"]
+    assert "nobody attends this run" in refused["output"]
+
 
 def test_an_unattended_client_run_is_refused_at_once_by_the_server(
     live: LiveServer, owner: Any, model_server: MockModelServer
