@@ -50,7 +50,7 @@ def test_with_a_server_an_approval_carries_signed_links_that_die_with_it() -> No
             url.rsplit("/", 1)[1], SECRET, algorithms=["HS256"], options={"verify_exp": False}
         )
         assert claims == {"typ": "link", "run": "run_a", "req": "apr_1", "dec": decision,
-                          "exp": int(parse_iso(soon["expires_at"])) + 1}  # fmt: skip
+                          "exp": int(parse_iso(str(soon["expires_at"]))) + 1}  # fmt: skip
     assert message.body.endswith("Run: https://helix.example/#/runs/run_a")
 
 
