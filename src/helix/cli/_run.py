@@ -33,8 +33,8 @@ def run_command(
     detach: Annotated[
         bool,
         typer.Option(
-            help="Start it in the background; print its id. Its approvals wait for"
-            " helix approve or deny (or a notification's link) until their deadline."
+            help="Start it in the background; print its id (its approvals wait for"
+            " helix approve/deny until their deadline)."
         ),
     ] = False,
     unattended: Annotated[
