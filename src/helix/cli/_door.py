@@ -57,16 +57,17 @@ class Door:
         budget_usd: float | None,
         auto_approve: bool,
         detach: bool,
+        workspace: str | None = None,
     ) -> Run:
         """Start a run; nobody attends a run detached here (its asks are refused)."""
         if self.local is not None:
             return await self.local.create(
-                objective, model=model, blueprint=blueprint, world=world,
+                objective, model=model, blueprint=blueprint, world=world, workspace=workspace,
                 budget_usd=budget_usd, auto_approve=auto_approve,
                 attended=not detach or auto_approve,
             )  # fmt: skip
         return await self.api.create(
-            objective, model=model, blueprint=blueprint, world=world,
+            objective, model=model, blueprint=blueprint, world=world, workspace=workspace,
             budget_usd=budget_usd, auto_approve=auto_approve,
         )  # fmt: skip
 
