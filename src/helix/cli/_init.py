@@ -178,9 +178,10 @@ def render(blueprint: Blueprint, choices: Choices) -> str:
     data.setdefault("sandbox", {})["kind"] = choices.tier
     if choices.deny_tools:
         data["policy"] = {"deny_tools": sorted(choices.deny_tools)}
+    when = " (if the server needs one)" if choices.key_optional else ""
     key = (
-        f"# The model's key is read from {choices.key_env} when a run starts: Helix never\n"
-        "# writes a key to a file.\n"
+        f"# The model's key is read from {choices.key_env}{when} when a run starts: Helix\n"
+        "# never writes a key to a file.\n"
         if choices.key_env
         else ""
     )
@@ -208,7 +209,7 @@ def _write(target: Path, text: str, home: Path, choices: Choices) -> None:
     typer.echo(f"trusted it in {saved} (workspace {choices.workspace})")
     for variable, value in choices.env.items():
         typer.echo(f"runs here set {variable}={value} unless it is set already")
-    if choices.key_env and not choices.env:
+    if choices.key_env and not choices.key_optional:
         typer.echo(f"next: export {choices.key_env}=…   (Helix never writes keys to files)")
     typer.echo('then: helix run "describe this project"')
 

@@ -106,7 +106,7 @@ def _local_model(
     if url != current or flags.base_url is not None:
         variable, value = base_url_setting(provider, url)
         choices.env = {variable: value}
-    choices.key_env = spec.key_env
+    choices.key_env, choices.key_optional = spec.key_env, True
 
 
 def _pick(provider: str, model: str, models: tuple[str, ...], interactive: bool) -> str:

@@ -35,6 +35,8 @@ class Choices:
     """A local server's address variable (kept under ``HELIX_HOME``, never a key)."""
     key_env: str | None = None
     """The variable the model's key is read from at run time."""
+    key_optional: bool = False
+    """Whether the model runs without a key (a local server may take one)."""
     tier: str = "process"
     budget_usd: float | None = DEFAULT_BUDGET_USD
     max_turns: int | None = DEFAULT_MAX_TURNS
