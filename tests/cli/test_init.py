@@ -372,3 +372,31 @@ def test_a_damaged_trust_file_is_named(home: Path, project: Path) -> None:
     result = helix(home, project, "run", "x", "--model", "openai:gpt-4.1")
     assert result.returncode == 2
     assert f"{home / 'projects.json'}: projects./x.sha256" in result.stderr
+
+
+def test_a_project_file_that_is_no_regular_file_is_refused_at_once(
+    home: Path, project: Path
+) -> None:
+    """A link to ``/dev/zero`` or a named pipe must not hang ``helix run`` or fill memory."""
+    (project / "helix.yaml").symlink_to("/dev/zero")
+    linked = helix(home, project, "run", "x", "--model", "openai:gpt-4.1")
+    assert linked.returncode == 2
+    assert "helix.yaml: not a regular file" in linked.stderr
+    (project / "helix.yaml").unlink()
+    os.mkfifo(project / "helix.yaml")
+    piped = helix(home, project, "run", "x", "--model", "openai:gpt-4.1")
+    assert piped.returncode == 2
+    assert "helix.yaml: not a regular file" in piped.stderr
+
+
+def test_init_replaces_a_linked_blueprint_never_the_file_it_points_to(
+    home: Path, project: Path, scenario: Path
+) -> None:
+    victim = project.parent / "victim.txt"
+    victim.write_text("precious\n")
+    (project / "helix.yaml").symlink_to(victim)
+    result = helix(home, project, "init", "--model", f"scripted:{scenario}", "--force")
+    assert result.returncode == 0, result.stderr
+    assert victim.read_text() == "precious\n"
+    assert not (project / "helix.yaml").is_symlink()
+    assert Blueprint.load(project / "helix.yaml").model == f"scripted:{scenario}"

@@ -115,9 +115,9 @@ def init(
             _trust(project, home, flags, interactive=interactive, yes=yes)
         else:
             _setup(project, home, flags, interactive=interactive, force=force)
-    except Cancelled as cancelled:
+    except (Cancelled, KeyboardInterrupt) as stopped:
         typer.echo("init cancelled: nothing was written", err=True)
-        raise typer.Exit(cancelled.code) from None
+        raise typer.Exit(stopped.code if isinstance(stopped, Cancelled) else 130) from None
     except HelixError as error:
         fail(str(error), exit_code_for(error))
 
@@ -200,9 +200,9 @@ def _write(target: Path, text: str, home: Path, choices: Choices) -> None:
     parse_project(target, content)  # what is written reads back as it was meant
     book = TrustBook.load(home)
     try:
-        target.write_bytes(content)
+        _replace(target, content)
     except OSError as error:
-        fail(f"cannot write {target}: {error}")
+        fail(f"cannot write {target}: {error.strerror}")
     record = ProjectRecord(sha256=digest(content), workspace=choices.workspace, env=choices.env)
     saved = book.with_record(target, record).save(home)
     typer.echo(f"wrote {target}")
@@ -214,6 +214,22 @@ def _write(target: Path, text: str, home: Path, choices: Choices) -> None:
     typer.echo('then: helix run "describe this project"')
 
 
+def _replace(target: Path, content: bytes) -> None:
+    """Write ``target`` whole, replacing the name (never writing through a link there)."""
+    import os
+    import tempfile
+
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=".helix-", suffix=".yaml")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(content)
+        os.chmod(temp, 0o644)
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
 def _trust(project: Path, home: Path, flags: Flags, *, interactive: bool, yes: bool) -> None:
     from ._init_prompt import Cancelled, confirm
     from ._project import (
@@ -223,16 +239,14 @@ def _trust(project: Path, home: Path, flags: Flags, *, interactive: bool, yes: b
         digest,
         key_of,
         parse_project,
+        read_project_file,
         weakenings,
     )
 
     target = project / PROJECT_FILE
-    try:
-        content = target.read_bytes()
-    except FileNotFoundError:
+    content = read_project_file(target)
+    if content is None:
         fail(f"no {PROJECT_FILE} in {project}: `helix init` writes one")
-    except OSError as error:
-        fail(f"cannot read {target}: {error}")
     blueprint = parse_project(target, content)
     book = TrustBook.load(home)
     old = book.projects.get(key_of(target))

@@ -17,12 +17,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from helix._util import first_problem
 from helix.errors import ConfigError
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 
 PROJECT_FILE = "helix.yaml"
 """The project blueprint's name, in the project folder."""
+MAX_BYTES = 256 * 1024
+"""The largest project blueprint read."""
 TRUST_FILE = "projects.json"
 """Under ``HELIX_HOME``: the project blueprints this user trusts."""
 
@@ -47,6 +50,17 @@ class ProjectRecord(BaseModel):
     """Where runs from this project are filed."""
     env: dict[str, str] = Field(default_factory=dict[str, str])
     """Provider variables (a local server's address), set for runs unless already set."""
+
+    @field_validator("env")
+    @classmethod
+    def _addresses_only(cls, env: dict[str, str]) -> dict[str, str]:
+        from helix.providers import PROVIDERS
+
+        allowed = {s.base_url_env for s in PROVIDERS.values() if s.local}
+        for variable in env:
+            if variable not in allowed:
+                raise ValueError(f"{variable!r} is not a local server's address variable")
+        return env
 
 
 class TrustBook(BaseModel):
@@ -114,6 +128,27 @@ def digest(content: bytes) -> str:
     return hashlib.sha256(content).hexdigest()
 
 
+def read_project_file(path: Path) -> bytes | None:
+    """The file's bytes (``None`` if there is none), read once: hashed and parsed alike.
+
+    ``ConfigError`` unless it is a regular file of at most ``MAX_BYTES`` (a link to
+    ``/dev/zero`` or a named pipe in a cloned repository must not hang a run).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read it: {error.strerror}") from None
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError(f"{path}: not a regular file")
+        content = file.read(MAX_BYTES + 1)
+    if len(content) > MAX_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_BYTES // 1024} KiB, too large for a blueprint")
+    return content
+
+
 def parse_project(path: Path, content: bytes) -> Blueprint:
     """The blueprint in ``content`` (read from ``path``); ``BlueprintError`` names the field."""
     from helix._util import FileProblem, parse_structured
@@ -136,12 +171,9 @@ def find_project(directory: Path, home: Path) -> Project | None:
     is not a valid blueprint.
     """
     path = directory / PROJECT_FILE
-    try:
-        content = path.read_bytes()  # read once: the bytes hashed are the bytes parsed
-    except FileNotFoundError:
+    content = read_project_file(path)
+    if content is None:
         return None
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read it: {error}") from None
     record = TrustBook.load(home).projects.get(key_of(path))
     blueprint = parse_project(path, content)
     if record is not None and record.sha256 == digest(content):
