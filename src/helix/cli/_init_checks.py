@@ -92,7 +92,7 @@ def list_models(
     headers = {"Authorization": f"Bearer {key}"} if key and key != LOCAL_KEY else {}
     try:
         body = _get(_DIRECT, url, headers, timeout)
-        entries = body["data"]
+        entries = body["data"] or []  # a server with no model may say null
         names = tuple(str(e["id"]) for e in entries if isinstance(e, dict) and e.get("id"))
     except urllib.error.HTTPError as error:
         error.close()

@@ -91,8 +91,8 @@ def _local_model(
         message = f"the {provider} server does not answer: {problem}"
         hint = _start_hint(provider)
         if not interactive:
-            fail(f"{message}. {hint}, or pass --base-url")
-        typer.echo(f"  {message}. {hint}.")
+            fail(f"{message}; {hint}, or pass --base-url")
+        typer.echo(f"  {message}; {hint}.")
         raise Redo from None
     models = listed.models
     if not models:
