@@ -24,7 +24,16 @@ from helix.runtime import Blueprint
 from helix.sandbox import TIERS, tier_statuses
 from helix.testing import MockModelServer
 
-_PROVIDER_VARS = ("OPENAI_", "LLAMACPP_", "OLLAMA_", "ANTHROPIC_", "HELIX_")
+_PROVIDER_VARS = (
+    "OPENAI_",
+    "LLAMACPP_",
+    "OLLAMA_",
+    "ANTHROPIC_",
+    "GEMINI_",
+    "GOOGLE_",
+    "GROQ_",
+    "HELIX_",
+)
 
 
 def helix(
@@ -184,7 +193,7 @@ def test_an_existing_blueprint_is_replaced_only_with_force(
 
 
 class _KeyServer(ThreadingHTTPServer):
-    """Lists models to one bearer key; anything else gets a 401."""
+    """Lists models to one key, sent as each provider's dialect sends it; else a 401."""
 
     daemon_threads = True
     key = "right-key"
@@ -197,9 +206,16 @@ class _KeyHandler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
-        ok = self.headers.get("Authorization") == f"Bearer {self.server.key}"
-        body = b'{"object": "list", "data": [{"id": "gpt-4.1"}]}' if ok else b"{}"
-        self.send_response(200 if ok and self.path == "/v1/models" else 401)
+        sent = {
+            "/v1/models": (
+                self.headers.get("Authorization", "").removeprefix("Bearer ")
+                or self.headers.get("x-api-key")
+            ),
+            "/v1beta/models": self.headers.get("x-goog-api-key"),
+        }.get(self.path)
+        ok = sent == self.server.key
+        body = b'{"object": "list", "data": [{"id": "m"}]}' if ok else b"{}"
+        self.send_response(200 if ok else 401)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -212,25 +228,36 @@ def key_server() -> Iterator[str]:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
 
 
+@pytest.mark.parametrize(
+    ("model", "key_env", "url_env", "suffix"),
+    [
+        ("openai:gpt-4.1", "OPENAI_API_KEY", "OPENAI_BASE_URL", "/v1"),
+        ("anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", ""),
+        ("google:gemini-2.5-pro", "GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL", ""),
+        ("groq:llama-3.1-8b-instant", "GROQ_API_KEY", "GROQ_BASE_URL", "/v1"),
+    ],
+)
 def test_the_key_check_accepts_a_working_key_and_names_a_refused_one(
-    home: Path, project: Path, key_server: str
-) -> None:
-    args = ("init", "--model", "openai:gpt-4.1", "--check-key", "--force")
-    good = helix(home, project, *args,
-                 env={"OPENAI_API_KEY": "right-key", "OPENAI_BASE_URL": key_server})  # fmt: skip
+    home: Path, project: Path, key_server: str, model: str, key_env: str, url_env: str,
+    suffix: str,
+) -> None:  # fmt: skip
+    args = ("init", "--model", model, "--check-key", "--force", "--budget", "none")
+    url = {url_env: key_server + suffix}
+    good = helix(home, project, *args, env={key_env: "right-key", **url})
     assert good.returncode == 0, good.stderr
-    assert "OPENAI_API_KEY works" in good.stdout
-    bad = helix(home, project, *args,
-                env={"OPENAI_API_KEY": "wrong-key-abc", "OPENAI_BASE_URL": key_server})  # fmt: skip
+    assert f"{key_env} works" in good.stdout
+    bad = helix(home, project, *args, env={key_env: "wrong-key-abc", **url})
     assert bad.returncode == 2
-    assert "openai refused the key in OPENAI_API_KEY (HTTP 401" in bad.stderr
+    provider = model.partition(":")[0]
+    assert f"{provider} refused the key in {key_env} (HTTP 401" in bad.stderr
     assert "wrong-key-abc" not in bad.stdout + bad.stderr
+    assert not (project / "helix.yaml").read_text().count("key-")
 
 
 def _closed_port() -> int:
