@@ -356,7 +356,7 @@ def test_a_trusted_file_changed_afterwards_is_refused_until_trusted_again(
     written.write_text(written.read_text() + 'approvals: {rules: [{tool: "*", action: allow}]}\n')
     refused = helix(home, project, "run", "x")
     assert refused.returncode == 2
-    assert "is changed since you trusted it" in refused.stderr
+    assert "is changed since you trusted it: it would weaken the defaults" in refused.stderr
     assert "approvals.rules: it allows calls without asking" in refused.stderr
     assert _runs(home, project) == []
     unasked = helix(home, project, "init", "--trust")
@@ -369,6 +369,21 @@ def test_a_trusted_file_changed_afterwards_is_refused_until_trusted_again(
     assert ran.returncode == 0, ran.stdout + ran.stderr
     [listed] = _runs(home, project)
     assert listed["workspace"] == "myproj"  # the workspace init recorded stays
+
+
+def test_a_trusted_file_replaced_by_a_narrower_one_is_refused_too(
+    home: Path, project: Path, scenario: Path
+) -> None:
+    """A pulled change that drops the user's ceiling and minimum tier, adding nothing
+    the defaults forbid, must not take their place silently."""
+    made = helix(home, project, "init", "--model", f"scripted:{scenario}",
+                 "--deny-tool", "http_fetch", "--tier", "process")  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    (project / "helix.yaml").write_text("budget: {max_turns: 3}\n")
+    refused = helix(home, project, "run", "x", "--model", f"scripted:{scenario}")
+    assert refused.returncode == 2
+    assert "helix.yaml is changed since you trusted it. Review it" in refused.stderr
+    assert _runs(home, project) == []
 
 
 def test_an_untrusted_file_that_only_narrows_is_used(

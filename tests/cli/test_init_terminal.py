@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -18,6 +19,13 @@ from helix.testing import MockModelServer
 
 _WAIT_S = 60.0
 """A safety limit: every wait ends as soon as the text it waits for appears."""
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
 
 
 class Terminal:
@@ -181,7 +189,7 @@ def test_an_unreachable_server_asks_again(
     term.expect("Provider [openai]: ")
     term.send("llamacpp")
     term.expect("address [")
-    term.send("http://127.0.0.1:9/v1")  # the discard port: nothing listens
+    term.send(f"http://127.0.0.1:{_closed_port()}/v1")
     term.expect("does not answer")
     term.expect("Provider [openai]: ")  # from the provider again
     term.send_eof()

@@ -5,11 +5,12 @@ workspace and any local server address in ``HELIX_HOME/projects.json`` (the user
 file, mode 0600). ``helix run`` in that folder, without ``--blueprint``, then uses the
 file whole while its bytes match the record.
 
-A ``helix.yaml`` the user never trusted (a cloned repository's, or one edited since)
-is hostile input: it is used only if it narrows the defaults and nothing else; if it
-would weaken any of them (a model of its choosing, approval rules that allow, egress,
-wider limits, prices, plugins, another system prompt) the run is refused and the
-fields are named.
+A ``helix.yaml`` the user never trusted (a cloned repository's) is hostile input: it is
+used only if it narrows the defaults and nothing else; if it would weaken any of them
+(a model of its choosing, approval rules that allow, egress, wider limits, prices,
+plugins, another system prompt) the run is refused and the fields are named. One that
+changed since the user trusted it is refused whatever it says: what it replaced were
+the user's own choices (a ceiling, a minimum tier), which no other file may drop.
 """
 
 from __future__ import annotations
@@ -180,12 +181,17 @@ def find_project(directory: Path, home: Path) -> Project | None:
         env = tuple(sorted(record.env.items()))
         return Project(path, blueprint, True, record.workspace, env)
     weak = weakenings(blueprint)
+    advice = (
+        "Review it, then `helix init --trust` to use it as it is, or pass --blueprint FILE"
+        " to choose one yourself"
+    )
+    if record is not None:  # what it replaced were your choices: none may go silently
+        what = f": it would weaken the defaults: {'; '.join(weak)}" if weak else ""
+        raise ConfigError(f"{path} is changed since you trusted it{what}. {advice}")
     if weak:
-        why = "changed since you trusted it" if record is not None else "not trusted here"
         raise ConfigError(
-            f"{path} is {why}, and it would weaken the defaults: {'; '.join(weak)}."
-            " Review it, then `helix init --trust` to use it as it is, or pass"
-            " --blueprint FILE to choose one yourself"
+            f"{path} is not trusted here, and it would weaken the defaults:"
+            f" {'; '.join(weak)}. {advice}"
         )
     return Project(path, blueprint, False)
 
