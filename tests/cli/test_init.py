@@ -442,3 +442,13 @@ def test_init_replaces_a_linked_blueprint_never_the_file_it_points_to(
     assert victim.read_text() == "precious\n"
     assert not (project / "helix.yaml").is_symlink()
     assert Blueprint.load(project / "helix.yaml").model == f"scripted:{scenario}"
+
+
+def test_init_again_keeps_the_recorded_workspace_unless_told(
+    home: Path, project: Path, scenario: Path
+) -> None:
+    model = ("--model", f"scripted:{scenario}")
+    assert helix(home, project, "init", *model, "--workspace", "team-z").returncode == 0
+    again = helix(home, project, "init", *model, "--force")
+    assert again.returncode == 0, again.stderr
+    assert _trusted(home)[str((project / "helix.yaml").resolve())]["workspace"] == "team-z"

@@ -11,6 +11,11 @@ _EXAMPLES = {"openai": "gpt-4.1", "anthropic": "claude-sonnet-4-5", "google": "g
 
 
 def model_step(choices: Choices, flags: Flags, interactive: bool) -> None:
+    """Settle the model (and its key variable, or its server's address) into ``choices``.
+
+    At a terminal, a server that does not answer or a key the provider refuses goes back
+    to the choice of provider; otherwise they end ``helix init`` (exit 2).
+    """
     while True:
         try:
             _model(choices, flags, interactive)

@@ -62,6 +62,7 @@ class Flags:
 
 
 def workspace_step(project: Path, home: Path, flags: Flags, interactive: bool) -> str:
+    """``--workspace``, else asked; default: the one recorded before, else the folder's name."""
     from helix.accounts import check_name
     from helix.errors import ConfigError
 
@@ -73,7 +74,10 @@ def workspace_step(project: Path, home: Path, flags: Flags, interactive: bool) -
 
     if flags.workspace is not None:
         return flag("--workspace", parse, flags.workspace)
-    default = project.resolve().name
+    from ._project import PROJECT_FILE, TrustBook, key_of
+
+    recorded = TrustBook.load(home).projects.get(key_of(project / PROJECT_FILE))
+    default = recorded.workspace if recorded else project.resolve().name
     try:
         parse(default)
     except ValueError:
@@ -87,6 +91,7 @@ def workspace_step(project: Path, home: Path, flags: Flags, interactive: bool) -
 
 
 def tier_step(flags: Flags, interactive: bool) -> str:
+    """``--tier``, else asked from what this host gives; default: the strongest."""
     from helix.sandbox import TIERS, tier_statuses
 
     statuses = tier_statuses()
@@ -167,6 +172,7 @@ def _budget_step(choices: Choices, flags: Flags, interactive: bool) -> None:
 
 
 def flag(option: str, parse: Callable[[str], T], value: str) -> T:
+    """A flag's value parsed as its question's answer would be; a bad one exits 2."""
     try:
         return parse(value)
     except ValueError as error:
