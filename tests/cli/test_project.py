@@ -81,3 +81,16 @@ def test_a_record_sets_only_a_local_servers_address(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match="'PATH' is not a local server's address variable"):
         TrustBook.load(tmp_path)
+
+
+def test_a_link_to_a_trusted_file_is_not_trusted(tmp_path: Path) -> None:
+    home, mine, theirs = tmp_path / "home", tmp_path / "mine", tmp_path / "theirs"
+    mine.mkdir()
+    theirs.mkdir()
+    trusted = mine / PROJECT_FILE
+    trusted.write_text("model: openai:gpt-4.1\n")
+    record = ProjectRecord(sha256=digest(trusted.read_bytes()), workspace="mine")
+    TrustBook().with_record(trusted, record).save(home)
+    (theirs / PROJECT_FILE).symlink_to(trusted)
+    with pytest.raises(ConfigError, match="not trusted here"):
+        find_project(theirs, home)

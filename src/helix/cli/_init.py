@@ -262,7 +262,7 @@ def _trust(project: Path, home: Path, flags: Flags, *, interactive: bool, yes: b
     typer.echo(f"{target}:")
     typer.echo(f"  model: {blueprint.model or '(none: pass --model to each run)'}")
     typer.echo(f"  sandbox tier at least: {blueprint.sandbox.kind}")
-    for line in loose or ["(it changes no default for the weaker)"]:
+    for line in loose or ["(it weakens no default)"]:
         typer.echo(f"  {line}")
     if interactive:
         if not confirm("Trust it as it is?", default=False):

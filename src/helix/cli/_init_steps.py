@@ -144,7 +144,7 @@ def limits_step(choices: Choices, flags: Flags, interactive: bool) -> None:
 
         typer.echo(f"Tools: {', '.join(known)}")
         choices.deny_tools = ask("Tools runs may never use (comma-separated)", tools, default="")
-    choices.network = flags.network
+    choices.network = tuple(flag("--network", _domain, d) for d in flags.network)
 
 
 def _budget_step(choices: Choices, flags: Flags, interactive: bool) -> None:
@@ -189,6 +189,14 @@ def _budget(answer: str) -> float | None:
     if not usd >= 0 or usd == float("inf"):
         raise ValueError(f"{answer!r}: a USD cap is 0 or more")
     return usd
+
+
+def _domain(answer: str) -> str:
+    from helix.sandbox import normal_host
+
+    if normal_host(answer.removeprefix("*.")) is None or "/" in answer:
+        raise ValueError(f"{answer!r} is not a domain (e.g. pypi.org, or *.python.org)")
+    return answer
 
 
 def _turns(answer: str) -> int | None:

@@ -120,8 +120,12 @@ class Project:
 
 
 def key_of(blueprint_file: Path) -> str:
-    """The book's key for a file: its absolute, resolved path."""
-    return str(blueprint_file.resolve())
+    """The book's key for a file: its folder's resolved path and its name.
+
+    The name itself is not resolved: a ``helix.yaml`` that links to a trusted file
+    elsewhere is not that file's record.
+    """
+    return str(blueprint_file.parent.resolve() / blueprint_file.name)
 
 
 def digest(content: bytes) -> str:
