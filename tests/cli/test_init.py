@@ -149,6 +149,7 @@ def test_without_a_tier_it_takes_the_strongest_this_host_gives(
         (["--model", "openai:gpt-4.1", "--approval-timeout", "0"], "--approval-timeout"),
         (["--model", "openai:gpt-4.1", "--network", "http://x/"], "'http://x/' is not a domain"),
         (["--model", "llamacpp", "--base-url", "ftp://x"], "not an http(s) address"),
+        (["--model", "openai:gpt-4.1", "--base-url", "http://x"], "address comes from OPENAI_BASE"),
         (["--model", "openai:gpt-4.1", "--check-key"], "OPENAI_API_KEY is not set"),
         (["--model", "openai:gpt-4.1", "--dir", "missing"], "is not a folder"),
         ([], "--model is needed"),

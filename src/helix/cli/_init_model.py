@@ -46,8 +46,13 @@ def _model(choices: Choices, flags: Flags, interactive: bool) -> None:
         provider = _ask_provider(interactive)
     if provider in PROVIDERS and PROVIDERS[provider].local:
         _local_model(choices, provider, name, flags, interactive)
-    else:
-        _hosted_model(choices, provider, name, flags, interactive)
+        return
+    if flags.base_url is not None:
+        variable = PROVIDERS[provider].base_url_env if provider in PROVIDERS else None
+        local = ", ".join(n for n, s in PROVIDERS.items() if s.local)
+        where = f"; {provider}'s address comes from {variable}" if variable else ""
+        fail(f"--base-url is for a local server ({local}){where}")
+    _hosted_model(choices, provider, name, flags, interactive)
 
 
 def _ask_provider(interactive: bool) -> str:
