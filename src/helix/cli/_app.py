@@ -11,6 +11,7 @@ from ._bench import bench
 from ._control import approve, cancel, deny, pause, steer
 from ._demo import demo
 from ._doctor import doctor
+from ._init import init
 from ._login import login, status
 from ._logs import export, import_, logs, replay
 from ._models import models_app
@@ -49,6 +50,7 @@ def _root(
 
 
 app.command()(demo)
+app.command()(init)
 app.command("run")(run_command)
 app.command()(resume)
 app.command()(approve)

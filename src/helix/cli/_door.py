@@ -58,19 +58,21 @@ class Door:
         auto_approve: bool,
         unattended: bool,
         detach: bool = False,
+        workspace: str | None = None,
     ) -> Run:
         """Start a run; ``unattended``: nobody answers it, so its asks are refused at once.
 
         Any other run (detached or not) waits for an answer from any client until the
         approval's deadline. ``detach`` here: the background process will notify
-        ``HELIX_NOTIFY``, so that setting is checked first.
+        ``HELIX_NOTIFY``, so that setting is checked first. ``workspace``: the one a
+        trusted project file names (default: the door's own).
         """
         if detach and self.local is not None:
             from ._notices import check_notices
 
             check_notices(Settings.from_env())
         return await self.api.create(
-            objective, model=model, blueprint=blueprint, world=world,
+            objective, model=model, blueprint=blueprint, world=world, workspace=workspace,
             budget_usd=budget_usd, auto_approve=auto_approve, attended=not unattended,
         )  # fmt: skip
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -10,6 +10,9 @@ from helix.errors import BlueprintError, RunStateError
 
 from ._common import print_json_line, run
 from ._door import Door, with_door
+
+if TYPE_CHECKING:
+    from ._project import Project
 
 
 def run_command(
@@ -19,7 +22,10 @@ def run_command(
     model: Annotated[
         str | None, typer.Option(help="provider:model (overrides the blueprint).")
     ] = None,
-    blueprint: Annotated[str | None, typer.Option(help="A blueprint file (YAML or TOML).")] = None,
+    blueprint: Annotated[
+        str | None,
+        typer.Option(help="A blueprint file (YAML or TOML); default: a trusted ./helix.yaml."),
+    ] = None,
     dir: Annotated[
         str | None,
         typer.Option(
@@ -48,14 +54,17 @@ def run_command(
 
     async def main(door: Door) -> int:
         loaded = Blueprint.load(blueprint) if blueprint else None
+        project = None if blueprint else _project_here()  # helix.yaml, as far as trusted
+        source = blueprint or (str(project.path) if project else None)
         try:
             created = await door.create(
-                objective, model=model, blueprint=loaded, world=door.world(dir),
-                budget_usd=budget, auto_approve=auto_approve, unattended=unattended,
-                detach=detach,
+                objective, model=model, blueprint=project.blueprint if project else loaded,
+                world=door.world(dir), budget_usd=budget, auto_approve=auto_approve,
+                unattended=unattended, detach=detach,
+                workspace=project.workspace if project else None,
             )  # fmt: skip
         except BlueprintError as error:  # a name the file gives (tool, model): say which file
-            raise BlueprintError(f"{blueprint}: {error}" if blueprint else str(error)) from None
+            raise BlueprintError(f"{source}: {error}" if source else str(error)) from None
         if detach:
             door.detach(created.id)
             if json:
@@ -66,6 +75,28 @@ def run_command(
         return await door.watch(created.id, json=json, after=-1)
 
     raise typer.Exit(run(lambda: with_door(main)))
+
+
+def _project_here() -> Project | None:
+    """The project blueprint in the current directory (``helix init``), if any.
+
+    A trusted one's local-server address is set in this process's environment unless
+    the variable is set already (a detached run's process inherits it).
+    """
+    import os
+    from pathlib import Path
+
+    from helix.config import Settings
+
+    from ._project import find_project
+
+    project = find_project(Path.cwd(), Settings.from_env().home)
+    if project is not None:
+        for variable, value in project.env:
+            os.environ.setdefault(variable, value)
+        trust = "trusted" if project.trusted else "untrusted: it only narrows the defaults"
+        typer.echo(f"blueprint: {project.path} ({trust})", err=True)
+    return project
 
 
 def resume(
