@@ -143,7 +143,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    # Up to 120 columns when the terminal has them: summaries are not cut at 80.
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
 )
 
 

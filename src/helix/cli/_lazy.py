@@ -81,6 +81,8 @@ class LazyGroup(_Group):
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
         self._listing = False
+        for name, command in self.commands.items():  # registered eagerly (app.command())
+            _plain(command, name)
 
     @classmethod
     def of(cls, rows: Iterable[Lazy]) -> type[LazyGroup]:
@@ -88,8 +90,9 @@ class LazyGroup(_Group):
         return type("HelixGroup", (cls,), {"table": tuple(rows)})
 
     def list_commands(self, ctx: Any) -> list[str]:
-        """Every command's name, in the table's order."""
-        return [row.name for row in self.table]
+        """Every command's name, in the table's order (then any registered eagerly)."""
+        names = [row.name for row in self.table]
+        return names + [name for name in self.commands if name not in names]
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         """The command, imported now; while listing help, only its summary."""
