@@ -6,6 +6,10 @@ later is checked without being listed here.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -68,3 +72,38 @@ def test_the_version_is_printed() -> None:
 
     result = CliRunner().invoke(app, ["--version"], prog_name="helix")
     assert (result.exit_code, result.output) == (0, f"helix {__version__}\n")
+
+
+HELP_MUST_NOT_LOAD = (
+    "pydantic",
+    "helix.kernel.events",
+    "helix.kernel.log",
+    "helix.runtime",
+    "helix.providers",
+    "helix.server",
+    "helix.api",
+    "textual",
+)
+"""What a command's ``--help`` has no use for: pydantic alone is ~60 ms, the kernel's
+event models ~250 ms, the engine more (``helix bench cli`` measures the whole start)."""
+
+
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: " ".join(p) or "helix")
+def test_help_loads_no_models_kernel_or_engine(path: tuple[str, ...], tmp_path: Path) -> None:
+    """``helix --help`` and every ``helix COMMAND --help`` import none of the heavy parts.
+
+    Commands are imported only when used (``cli/_lazy.py``) and their modules import
+    the kernel, engine and models inside the command's function.
+    """
+    code = (
+        f"import sys; sys.argv = ['helix', *{list(path)!r}, '--help']\n"
+        "from helix.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"print(sorted(m for m in {HELP_MUST_NOT_LOAD!r} if m in sys.modules))"
+    )
+    env = {**os.environ, "HELIX_HOME": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Usage:" in result.stdout
+    assert result.stdout.strip().splitlines()[-1] == "[]"
