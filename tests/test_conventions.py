@@ -72,7 +72,8 @@ def test_commands_that_drive_nothing_load_no_engine(argv: list[str], tmp_path: P
     """``helix --help`` and ``helix runs`` start without the runtime, providers, test kit.
 
     They are what a person types most; loading the engine (gates, tools, sandbox,
-    providers) cost them about a third of their start-up time.
+    providers) cost them about a third of their start-up time. Every command's
+    ``--help`` is checked the same way, stricter, in ``tests/cli/test_help.py``.
     """
     code = (
         f"import sys; sys.argv = ['helix', *{argv!r}]\n"

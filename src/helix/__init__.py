@@ -22,20 +22,22 @@ enforces this, and docs/architecture.md draws it):
 ``Client`` and ``AsyncClient`` are imported on first use, so ``import helix`` stays light.
 """
 
-import typing as _typing
-
 from helix._version import __version__ as __version__
 
-if _typing.TYPE_CHECKING:
+# Not `typing.TYPE_CHECKING`: importing `typing` (and `re` with it) is most of what
+# `import helix` would cost. Type checkers treat any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
     from helix.api import AsyncClient as AsyncClient
     from helix.api import Client as Client
+del TYPE_CHECKING
 
 __all__ = ["AsyncClient", "Client", "__version__"]
 
 _LAZY = {"AsyncClient", "Client"}
 
 
-def __getattr__(name: str) -> _typing.Any:
+def __getattr__(name: str) -> object:
     if name in _LAZY:
         import helix.api
 

@@ -98,3 +98,40 @@ async def test_a_child_id_runs_once_at_a_time() -> None:
         supervisor.start_child(ChildSpec("c1", lambda: asyncio.sleep(0.05)))
         with pytest.raises(ValueError, match="already running"):
             supervisor.start_child(ChildSpec("c1", lambda: asyncio.sleep(0.05)))
+
+
+async def test_a_fatal_error_is_given_up_at_once_even_through_task_groups() -> None:
+    attempts = 0
+    restarts: list[int] = []
+    gave_up: list[BaseException] = []
+
+    async def misconfigured() -> None:
+        nonlocal attempts
+        attempts += 1
+        async with asyncio.TaskGroup() as group:  # the error arrives wrapped in a group
+            group.create_task(asyncio.sleep(0))
+            raise KeyError("no key")
+
+    async def on_restart(_child: str, _error: BaseException, n: int) -> None:
+        restarts.append(n)
+
+    async def on_give_up(_child: str, error: BaseException) -> None:
+        gave_up.append(error)
+
+    async with open_supervisor(on_restart=on_restart, on_give_up=on_give_up) as supervisor:
+        supervisor.start_child(ChildSpec("c1", misconfigured, fatal=(KeyError,)))
+    assert (attempts, restarts, len(gave_up)) == (1, [], 1)
+
+
+async def test_an_error_that_is_not_fatal_is_still_restarted() -> None:
+    attempts = 0
+
+    async def flaky() -> None:
+        nonlocal attempts
+        attempts += 1
+        if attempts == 1:
+            raise RuntimeError("once")
+
+    async with open_supervisor() as supervisor:
+        supervisor.start_child(ChildSpec("c1", flaky, fatal=(KeyError,)))
+    assert attempts == 2

@@ -319,6 +319,8 @@ class LocalApi:
             raise RunStateError(
                 f"run {run_id!r} is paused at its budget cap: resume it with a higher budget_usd"
             )
+        if folded.status not in TERMINAL_STATUSES:  # a finished one: refused as before
+            await self.engine.check_ready(run_id)  # no SDK or key: said now, run left as is
         await runtime.resume(self.store, run_id, by=self.actor, budget=budget)
         self.drive(run_id)
         return await self.get(run_id)

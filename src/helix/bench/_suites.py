@@ -9,7 +9,7 @@ from helix.errors import ConfigError
 
 from ._figure import Figure
 
-SUITES = ("eventlog", "models", "engine", "world", "sandbox", "server")
+SUITES = ("eventlog", "models", "engine", "world", "sandbox", "server", "cli")
 
 
 def run_suite(
@@ -41,4 +41,8 @@ def run_suite(
         from ._server import ServerSizes, run_server_bench
 
         return run_server_bench(ServerSizes.quick() if quick else ServerSizes(), workdir=workdir)
+    if name == "cli":
+        from ._cli import CliSizes, run_cli
+
+        return run_cli(CliSizes.quick() if quick else CliSizes())
     raise ConfigError(f"unknown benchmark suite {name!r}: choose from {', '.join(SUITES)}")

@@ -1,4 +1,13 @@
-"""The ``helix`` command: one Typer app, commands wired in one place."""
+"""The ``helix`` command: one Typer app, commands wired in one place.
+
+Each command's module is imported only when that command is used, so ``helix --help``
+and ``helix NAME --help`` stay fast (``helix bench cli`` measures it). To add a command,
+add a ``Lazy`` row to ``COMMANDS``: its name, ``"._module:attribute"`` (a command
+function, or a ``typer.Typer`` of subcommands), and the one-line summary ``helix --help``
+lists (the first line of the command's docstring or ``help=``; a test checks they
+agree). Give it examples in ``_examples.py``. Keep the module's own imports light: the
+kernel, runtime, providers and server are imported inside the command's function.
+"""
 
 from __future__ import annotations
 
@@ -6,31 +15,141 @@ import typer
 
 from helix._version import __version__
 
-from ._admin import tokens_app, users_app, workspaces_app
-from ._bench import bench
-from ._control import approve, cancel, deny, pause, steer
-from ._demo import demo
-from ._doctor import doctor
-from ._init import init
-from ._login import login, status
-from ._logs import export, import_, logs, replay
-from ._models import models_app
-from ._policy import policy_app
-from ._run import resume, run_command
-from ._runs import fork, runs, show
-from ._sandbox import sandbox_app
-from ._schema import schema_app
-from ._serve import serve
-from ._spend import spend
-from ._world import compare, diff, files, keep, rollback
+from ._examples import epilog
+from ._lazy import Lazy, LazyGroup
+
+COMMANDS = (
+    Lazy(
+        "demo",
+        "._demo:demo",
+        "Run a scripted agent end to end: writes, a denied command, an approval, done.",
+    ),
+    Lazy(
+        "init",
+        "._init:init",
+        "Set this project up: workspace, model, sandbox tier, budget; write helix.yaml.",
+    ),
+    Lazy("run", "._run:run_command", "Run an agent on OBJECTIVE, in the foreground, shown live."),
+    Lazy(
+        "resume",
+        "._run:resume",
+        "Resume a paused or interrupted run; drive it here unless another process does.",
+    ),
+    Lazy(
+        "approve",
+        "._control:approve",
+        "Allow a pending tool call (the run's only pending one if REQUEST is left out).",
+    ),
+    Lazy("deny", "._control:deny", "Refuse a pending tool call; the model is told and adapts."),
+    Lazy(
+        "steer",
+        "._control:steer",
+        "Tell the agent something; it reads it before its next model call.",
+    ),
+    Lazy(
+        "pause",
+        "._control:pause",
+        "Pause the run at its next safe point (a running tool finishes first).",
+    ),
+    Lazy(
+        "cancel",
+        "._control:cancel",
+        "Cancel the run: a running command is killed and the run ends cancelled.",
+    ),
+    Lazy("runs", "._runs:runs", "List runs, newest first."),
+    Lazy("show", "._runs:show", "Show one run: status, model, counters."),
+    Lazy(
+        "logs",
+        "._logs:logs",
+        "Print a run's events; with --follow, stream them live until the run ends.",
+    ),
+    Lazy(
+        "replay",
+        "._logs:replay",
+        "Rebuild a run's state from its log (recorded results are read back, never re-run).",
+    ),
+    Lazy(
+        "fork",
+        "._runs:fork",
+        "Fork a run at a turn boundary, with its own copy of the world there, and run it.",
+    ),
+    Lazy("export", "._logs:export", "Write a run's whole log to stdout as JSON Lines."),
+    Lazy(
+        "import",
+        "._logs:import_",
+        "Import an exported log as a new run (checked whole before anything is written).",
+    ),
+    Lazy("bench", "._bench:bench", "Run a benchmark suite and print its figures."),
+    Lazy(
+        "files",
+        "._world:files",
+        "List the run's world (or print one file) as it is now or was at a turn.",
+    ),
+    Lazy(
+        "diff",
+        "._world:diff",
+        "A unified diff of the run's world between two points (whole, or one path).",
+    ),
+    Lazy(
+        "rollback",
+        "._world:rollback",
+        "Restore the run's world to its start or a turn's end (the log keeps a marker).",
+    ),
+    Lazy(
+        "compare",
+        "._world:compare",
+        "How two branches differ: outcome, turns, cost, and a diff of their worlds.",
+    ),
+    Lazy(
+        "keep",
+        "._world:keep",
+        "Promote a branch: its world becomes the original directory's content.",
+    ),
+    Lazy(
+        "spend",
+        "._spend:spend",
+        "What runs' own model calls cost: in total, and by model, blueprint, person, etc.",
+    ),
+    Lazy("schema", "._schema:schema_app", "Print machine-readable schemas."),
+    Lazy("models", "._models:models_app", "List model providers and local models; recommend one."),
+    Lazy(
+        "doctor",
+        "._doctor:doctor",
+        "Check the sandbox tiers, the store and the model keys on this host.",
+    ),
+    Lazy("sandbox", "._sandbox:sandbox_app", "Run commands in a sandbox tier, as runs do."),
+    Lazy("policy", "._policy:policy_app", "Try a policy against what runs really did."),
+    Lazy(
+        "serve",
+        "._serve:serve",
+        "Serve the REST and WebSocket API and the dashboard; runs are driven here.",
+    ),
+    Lazy(
+        "login",
+        "._login:login",
+        "Sign in to a server; later commands talk to it (kept under HELIX_HOME).",
+    ),
+    Lazy(
+        "status",
+        "._login:status",
+        "Show the server's health and the active runs (or the embedded store's).",
+    ),
+    Lazy("users", "._admin:users_app", "Manage users."),
+    Lazy("tokens", "._admin:tokens_app", "Manage API tokens."),
+    Lazy("workspaces", "._admin:workspaces_app", "Manage workspaces."),
+)
 
 app = typer.Typer(
     name="helix",
+    cls=LazyGroup.of(COMMANDS),
     help="Helix: supervised agent runs whose event log is the session.",
+    epilog=epilog(""),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,
+    # Up to 120 columns when the terminal has them: summaries are not cut at 80.
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
 )
 
 
@@ -47,39 +166,3 @@ def _root(
     ),
 ) -> None:
     """Helix: supervised agent runs whose event log is the session."""
-
-
-app.command()(demo)
-app.command()(init)
-app.command("run")(run_command)
-app.command()(resume)
-app.command()(approve)
-app.command()(deny)
-app.command()(steer)
-app.command()(pause)
-app.command()(cancel)
-app.command()(runs)
-app.command()(show)
-app.command()(logs)
-app.command()(replay)
-app.command()(fork)
-app.command()(export)
-app.command("import")(import_)
-app.command()(bench)
-app.command()(files)
-app.command()(diff)
-app.command()(rollback)
-app.command()(compare)
-app.command()(keep)
-app.command()(spend)
-app.add_typer(schema_app, name="schema")
-app.add_typer(models_app, name="models")
-app.command()(doctor)
-app.add_typer(sandbox_app, name="sandbox")
-app.add_typer(policy_app, name="policy")
-app.command()(serve)
-app.command()(login)
-app.command()(status)
-app.add_typer(users_app, name="users")
-app.add_typer(tokens_app, name="tokens")
-app.add_typer(workspaces_app, name="workspaces")

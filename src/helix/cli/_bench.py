@@ -16,12 +16,12 @@ def bench(
     suite: Annotated[
         str,
         typer.Argument(
-            help="The suite to run: eventlog, models, engine, world, sandbox or server."
+            help="The suite to run: eventlog, models, engine, world, sandbox, server or cli."
         ),
     ],
     json: Annotated[bool, typer.Option("--json", help="One JSON figure per line.")] = False,
     quick: Annotated[
-        bool, typer.Option(help="Tiny sizes: a smoke test, not a measurement.")
+        bool, typer.Option("--quick", help="Tiny sizes: a smoke test, not a measurement.")
     ] = False,
     postgres: Annotated[
         str | None,
@@ -31,7 +31,9 @@ def bench(
             " answers."
         ),
     ] = None,
-    no_postgres: Annotated[bool, typer.Option(help="Measure SQLite only.")] = False,
+    no_postgres: Annotated[
+        bool, typer.Option("--no-postgres", help="Measure SQLite only.")
+    ] = False,
 ) -> None:
     """Run a benchmark suite and print its figures."""
     from helix.bench import run_suite

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import getpass
 import os
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 
@@ -19,7 +18,9 @@ from helix.errors import (
     NotFoundError,
     StoreUnavailableError,
 )
-from helix.kernel.log import EventStore, open_store
+
+if TYPE_CHECKING:
+    from helix.kernel.log import EventStore
 
 T = TypeVar("T")
 
@@ -53,6 +54,8 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
 
 def run(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run a command's coroutine, turning Helix errors into a message and exit code."""
+    import asyncio
+
     try:
         return asyncio.run(main())
     except HelixError as error:
@@ -75,6 +78,8 @@ def run_now(action: Callable[[], T]) -> T:
 
 async def with_store(use: Callable[[EventStore], Awaitable[T]]) -> T:
     """Open the store the environment names, use it, close it."""
+    from helix.kernel.log import open_store
+
     settings = Settings.from_env()
     store = await open_store(settings.db_url, durability=settings.durability)
     try:

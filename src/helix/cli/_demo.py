@@ -21,13 +21,12 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from helix.config import Settings
-from helix.kernel.log import EventStore
-from helix.kernel.session import SessionState, replay_run, turn_boundary
 
 from ._common import run, with_store
-from ._live import exit_code, show
 
-if TYPE_CHECKING:  # the engine and the mock server load when the demo runs, not at --help
+if TYPE_CHECKING:  # the kernel, engine and mock server load when the demo runs, not at --help
+    from helix.kernel.log import EventStore
+    from helix.kernel.session import SessionState
     from helix.runtime import Engine
 
 _MODEL = "openai:scripted-demo"
@@ -70,9 +69,12 @@ _FORK_STEPS: tuple[dict[str, Any], ...] = (
 
 def demo() -> None:
     """Run a scripted agent end to end: writes, a denied command, an approval, done."""
+    from helix.kernel.session import replay_run, turn_boundary
     from helix.providers import Price, PriceBook, Scenario
     from helix.runtime import Engine, fork_with_world
     from helix.testing import MockModelServer
+
+    from ._live import exit_code
 
     async def main(store: EventStore) -> int:
         settings = Settings.from_env()
@@ -125,6 +127,8 @@ async def _drive_shown(
 ) -> SessionState:
     """Drive a run to its end while its events past ``after`` print (approvals answered)."""
     from helix.api import LocalApi
+
+    from ._live import show
 
     store = engine.store
     api = LocalApi(engine, actor="user:demo")

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from helix.config import Settings
-from helix.kernel.log import open_store
 
 from ._common import who
 
@@ -134,6 +133,7 @@ async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:
         finally:
             await remote.aclose()
     from helix.api import LocalApi
+    from helix.kernel.log import open_store
 
     from ._live import engine_for
 

@@ -90,13 +90,7 @@ def init(
     """Set this project up: workspace, model, sandbox tier, budget; write helix.yaml.
 
     helix run here then uses it (docs/init.md).
-
-    \b
-    Examples:
-      helix init
-      helix init --model openai:gpt-4.1 --tier bwrap --budget 2 --yes
-      helix init --model llamacpp --base-url http://127.0.0.1:8080/v1 --yes
-    """  # noqa: D301 (click's \b keeps the examples' lines)
+    """
     from helix.config import Settings
     from helix.errors import HelixError
 

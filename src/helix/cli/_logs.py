@@ -13,7 +13,6 @@ from helix.errors import ConflictError
 
 from ._common import fail, print_json_line, run
 from ._door import Door, with_door
-from ._render import event_line, state_dict
 
 
 def logs(
@@ -25,6 +24,7 @@ def logs(
     json: Annotated[bool, typer.Option("--json", help="One JSON event per line.")] = False,
 ) -> None:
     """Print a run's events; with --follow, stream them live until the run ends."""
+    from ._render import event_line
 
     async def main(door: Door) -> None:
         events = door.api.events(run_id, after=after, follow=follow)
@@ -42,6 +42,8 @@ def replay(
 ) -> None:
     """Rebuild a run's state from its log (recorded results are read back, never re-run)."""
     from helix.kernel.session import replay as fold
+
+    from ._render import state_dict
 
     async def main(door: Door) -> None:
         await door.api.get(run_id)  # not found: exit 3

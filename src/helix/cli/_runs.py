@@ -6,14 +6,12 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
-from helix.kernel.events import RUN_STATUSES, RunStatus
-
 from ._common import fail, print_json_line, run
 from ._door import Door, with_door
-from ._render import record_dict, run_lines
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the kernel's event models load when a command runs, not at --help
     from helix.api import Run
+    from helix.kernel.events import RunStatus
 
 ACTIVE: tuple[RunStatus, ...] = ("queued", "running", "waiting", "paused")
 
@@ -24,6 +22,8 @@ def runs(
     json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
     """List runs, newest first."""
+    from helix.kernel.events import RUN_STATUSES
+
     if status is not None and status not in RUN_STATUSES:
         fail(f"unknown status {status!r}: choose from {', '.join(RUN_STATUSES)}")
 
@@ -49,6 +49,8 @@ async def newest(door: Door, status: str | None, limit: int) -> list[Run]:
 
 def print_runs(found: list[Run], *, json: bool) -> None:
     """``helix runs`` output."""
+    from ._render import record_dict
+
     for one in found:
         if json:
             print_json_line(record_dict(one))
@@ -71,6 +73,8 @@ def print_active(found: list[Run]) -> None:
 
 def show_run(one: Run, *, json: bool) -> None:
     """``helix show`` output."""
+    from ._render import record_dict, run_lines
+
     if json:
         print_json_line(record_dict(one))
     else:
@@ -98,6 +102,7 @@ def fork(
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Fork a run at a turn boundary, with its own copy of the world there, and run it."""
+    from ._render import record_dict
 
     async def main(door: Door) -> int:
         forked = await door.api.fork(run_id, turn=turn, message=message, model=model)

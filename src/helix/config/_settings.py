@@ -6,10 +6,12 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from helix.errors import ConfigError
-from helix.kernel.log import Durability, parse_store_url
+
+if TYPE_CHECKING:  # the kernel's log is imported when settings are read, not at import
+    from helix.kernel.log import Durability
 
 _DURABILITIES = ("normal", "full")
 
@@ -32,6 +34,8 @@ class Settings:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Read and check the settings; ``ConfigError`` names the variable at fault."""
+        from helix.kernel.log import parse_store_url
+
         env = os.environ if env is None else env
         home = Path(env.get("HELIX_HOME") or Path.home() / ".local" / "share" / "helix")
         db_url = env.get("HELIX_DB") or f"sqlite:///{home / 'helix.db'}"
@@ -50,7 +54,7 @@ class Settings:
         return cls(
             home=home,
             db_url=db_url,
-            durability=cast(Durability, durability),
+            durability=cast("Durability", durability),
             notify=tuple(env.get("HELIX_NOTIFY", "").split()),
             public_url=public_url,
         )

@@ -29,6 +29,7 @@ from ._registry import ModelOpener as ModelOpener
 from ._registry import ModelSpec as ModelSpec
 from ._registry import build_model as build_model
 from ._registry import check_model as check_model
+from ._registry import check_usable as check_usable
 from ._registry import model_for_role as model_for_role
 from ._registry import open_model as open_model
 from ._registry import parse_model_name as parse_model_name
@@ -104,6 +105,7 @@ __all__ = [
     "UserMessage",
     "build_model",
     "check_model",
+    "check_usable",
     "collect",
     "detect_hardware",
     "estimate_tokens",

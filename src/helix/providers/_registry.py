@@ -14,6 +14,7 @@ from ._provider import PROVIDERS, Connection
 from ._retry import FailureHook, RetryingModel, RetryPolicy
 from ._scripted import ScriptedModel
 from ._scripts import ScriptAccess, locate_script, read_script
+from ._sdk import require_installed
 
 ModelSpec = str | Sequence[str]
 """One model name, or a fallback chain of them."""
@@ -68,6 +69,29 @@ def check_model(name: str, *, scripts: ScriptAccess = True) -> None:
     provider, model = parse_model_name(name)
     if provider == "scripted" and scripts is not True:
         locate_script(model, scripts)
+
+
+def check_usable(
+    name: str, *, env: Mapping[str, str] | None = None, scripts: ScriptAccess = True
+) -> None:
+    """``ConfigError`` unless a run here could open ``name``: nothing is imported or called.
+
+    Beyond ``check_model``: the provider's SDK is installed (else the message names the
+    ``pip install 'helix-harness[EXTRA]'`` command) and its key is set in ``env``
+    (``MissingKeyError`` names the variable; local servers need none, only their
+    address, which has a default). ``local:MODEL`` is resolved when the run starts (it
+    asks the local servers); only its SDK is checked here.
+    """
+    check_model(name, scripts=scripts)
+    provider, _ = parse_model_name(name)
+    if provider in _IN_PROCESS or provider == "scripted":
+        return
+    if provider == "local":
+        require_installed("openai")  # every local server speaks the OpenAI dialect
+        return
+    spec = PROVIDERS[provider]
+    require_installed(spec.family)
+    spec.connect(os.environ if env is None else env)
 
 
 def open_model(

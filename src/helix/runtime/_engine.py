@@ -21,7 +21,14 @@ from helix.gates import Gate, GatePipeline, Policy, build_gate_pipeline
 from helix.kernel.events import NewEvent, RunCreated, RunFailed, RunSettings, SupervisorRestarted
 from helix.kernel.log import EventStore, RunRecord, new_run_id
 from helix.kernel.session import SessionState, replay_run
-from helix.providers import ModelAdapter, PriceBook, ScriptAccess, check_model, parse_model_name
+from helix.providers import (
+    ModelAdapter,
+    PriceBook,
+    ScriptAccess,
+    check_model,
+    check_usable,
+    parse_model_name,
+)
 from helix.sandbox import Sandbox, StrongestSandbox, require_sandbox
 from helix.tools import ToolRegistry, builtin_registry
 from helix.world import ObjectStore, world_root
@@ -138,6 +145,7 @@ class Engine:
             raise ConfigError("no model: pass --model provider:model or set model in the blueprint")
         names = [spec] if isinstance(spec, str) else list(spec)
         self.check_model(names)
+        self.check_usable(names)  # a missing SDK or key is refused here, not retried later
         budget = blueprint.budget
         if budget_usd is not None:
             budget = budget.model_copy(update={"usd": budget_usd})
@@ -169,6 +177,28 @@ class Engine:
         """``ModelNameError`` unless every name is well formed and this engine may open it."""
         for name in [spec] if isinstance(spec, str) else list(spec):
             check_model(name, scripts=self.scripts)
+
+    def check_usable(self, spec: str | Sequence[str]) -> None:
+        """``ConfigError`` unless this engine could open every model now: SDK, key.
+
+        The message names the fix (``pip install 'helix-harness[EXTRA]'``, or the key's
+        variable). Nothing to check when a model factory supplies the runs' models.
+        """
+        if self._model_factory is not None:
+            return
+        for name in [spec] if isinstance(spec, str) else list(spec):
+            check_usable(name, env=self.env, scripts=self.scripts)
+
+    async def check_ready(self, run_id: str) -> None:
+        """``ConfigError`` if the run could not be driven here as it stands (model, sandbox).
+
+        Checked before a run is resumed, so a key that vanished since it started is said
+        once, and the run is left as it was.
+        """
+        setup = await self.setup(run_id)
+        if setup.blueprint.model is not None:
+            self.check_model(setup.blueprint.model)
+            self.check_usable(setup.blueprint.model)
 
     async def setup(self, run_id: str) -> RunSetup:
         """Rebuild a run's collaborators from its log (any process can).
@@ -267,7 +297,9 @@ class Engine:
             async with open_supervisor(
                 on_restart=self._restarted, on_give_up=self._gave_up, clock=self.clock
             ) as supervisor:
-                supervisor.start_child(ChildSpec(id=run_id, start=incarnation))
+                # A configuration error (no SDK, no key) is not a crash: no restart helps.
+                spec = ChildSpec(id=run_id, start=incarnation, fatal=(ConfigError,))
+                supervisor.start_child(spec)
             if refused:
                 raise refused[0]
             return result[0] if result else await replay_run(self.store, run_id)
@@ -311,15 +343,25 @@ class Engine:
         await append_checked(self.store, run_id, lambda s: None if finished(s) else [event])
 
     async def _gave_up(self, run_id: str, error: BaseException) -> None:
-        message = f"the run loop kept crashing: {_describe(error)}"
+        cause = _unwrap(error)
+        if isinstance(cause, ConfigError):  # said once, whole: it names its fix
+            message = str(cause)
+        else:
+            message = f"the run loop kept crashing: {_describe(error)}"
         failed = [NewEvent(RunFailed(error=message))]
         await append_checked(self.store, run_id, lambda s: None if finished(s) else failed)
 
 
-def _describe(error: BaseException) -> str:
-    """``Type: message`` of the error itself, not of the task groups it passed through."""
+def _unwrap(error: BaseException) -> BaseException:
+    """The error itself, not the task groups it passed through."""
     while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
         error = error.exceptions[0]
+    return error
+
+
+def _describe(error: BaseException) -> str:
+    """``Type: message`` of the error itself, not of the task groups it passed through."""
+    error = _unwrap(error)
     return f"{type(error).__name__}: {error}"
 
 

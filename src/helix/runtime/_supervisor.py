@@ -30,6 +30,11 @@ class ChildSpec:
     restart: Restart = "transient"
     max_restarts: int = 3
     period_s: float = 60.0
+    fatal: tuple[type[Exception], ...] = ()
+    """Errors no restart can fix (a configuration error): the supervisor gives up at once.
+
+    Matched through task groups: an exception group holding only these counts.
+    """
 
 
 OnRestart = Callable[[str, BaseException, int], Awaitable[None]]
@@ -103,13 +108,25 @@ class Supervisor:
             except Exception as error:
                 now = self._clock.monotonic()
                 crashes = [t for t in crashes if now - t < spec.period_s] + [now]
-                if spec.restart == "temporary" or len(crashes) > spec.max_restarts:
+                if (
+                    spec.restart == "temporary"
+                    or len(crashes) > spec.max_restarts
+                    or _is_fatal(error, spec.fatal)
+                ):
                     await self._on_give_up(spec.id, error)
                     return
                 await self._on_restart(spec.id, error, len(crashes))
                 continue
             if spec.restart != "permanent":
                 return
+
+
+def _is_fatal(error: Exception, fatal: tuple[type[Exception], ...]) -> bool:
+    if not fatal:
+        return False
+    if isinstance(error, BaseExceptionGroup):
+        return all(_is_fatal(e, fatal) for e in error.exceptions if isinstance(e, Exception))
+    return isinstance(error, fatal)
 
 
 @asynccontextmanager

@@ -119,6 +119,7 @@ async def fork_with_world(
     """
     if model is not None:
         engine.check_model(model)
+        engine.check_usable(model)
     store, objects = engine.store, engine.objects
     seq = await turn_boundary(store, run_id, turn)
     try:

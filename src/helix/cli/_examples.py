@@ -1,0 +1,117 @@
+"""Examples every command's help ends with: real invocations, keyed by command path.
+
+``helix users add --help`` ends with ``EXAMPLES["users add"]``; ``""`` is ``helix``
+itself. A command added to ``_app.py`` gets its examples here (a test checks that
+every command's help has some).
+"""
+
+from __future__ import annotations
+
+RUN = "run_4488dcc2f1db44be9ce9"
+"""An id as ``helix run`` prints it (shown in examples)."""
+FORK = "run_91c0e2a7b3d54f6a8e10"
+
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "": (
+        "helix demo",
+        "helix run 'add a --verbose flag to cli.py' --model openai:gpt-4.1",
+        "helix runs",
+        "helix run --help",
+    ),
+    "demo": ("helix demo", "HELIX_HOME=/tmp/helix-try helix demo"),
+    "init": (
+        "helix init",
+        "helix init --model openai:gpt-4.1 --tier bwrap --budget 2 --yes",
+        "helix init --model llamacpp --base-url http://127.0.0.1:8080/v1 --yes",
+    ),
+    "run": (
+        "helix run 'fix the failing test in tests/test_api.py' --model openai:gpt-4.1",
+        "helix run 'tidy the README' --model ollama:qwen2.5-coder:7b --dir ~/src/app",
+        "helix run 'upgrade the deps' --blueprint agent.yaml --budget 2 --detach",
+        "helix run 'list the TODOs' --model anthropic:claude-sonnet-4-5 --json",
+    ),
+    "resume": (f"helix resume {RUN}", f"helix resume {RUN} --budget 5"),
+    "approve": (f"helix approve {RUN}", f"helix approve {RUN} req_3 --reason 'looks safe'"),
+    "deny": (f"helix deny {RUN}", f"helix deny {RUN} req_3 --reason 'not on main'"),
+    "steer": (f"helix steer {RUN} 'use pytest, not unittest'",),
+    "pause": (f"helix pause {RUN}",),
+    "cancel": (f"helix cancel {RUN}",),
+    "runs": ("helix runs", "helix runs --status running --limit 5", "helix runs --json"),
+    "show": (f"helix show {RUN}", f"helix show {RUN} --json"),
+    "logs": (f"helix logs {RUN}", f"helix logs {RUN} --follow", f"helix logs {RUN} --json"),
+    "replay": (f"helix replay {RUN}", f"helix replay {RUN} --to 12 --json"),
+    "fork": (
+        f"helix fork {RUN} --turn 1 --message 'try a smaller change'",
+        f"helix fork {RUN} --turn 0 --model anthropic:claude-sonnet-4-5 --detach",
+    ),
+    "export": (f"helix export {RUN} > run.jsonl",),
+    "import": ("helix import run.jsonl", "helix import run.jsonl --as run_copy --json"),
+    "bench": (
+        "helix bench cli",
+        "helix bench eventlog --no-postgres --json",
+        "helix bench engine --quick",
+    ),
+    "files": (
+        f"helix files {RUN}",
+        f"helix files {RUN} --turn 2",
+        f"helix files {RUN} notes/todo.md --turn start",
+    ),
+    "diff": (f"helix diff {RUN}", f"helix diff {RUN} README.md --from 1 --to now"),
+    "rollback": (f"helix rollback {RUN}", f"helix rollback {RUN} --to 2"),
+    "compare": (f"helix compare {RUN} {FORK}", f"helix compare {RUN} {FORK} --json"),
+    "keep": (f"helix keep {FORK}", f"helix keep {FORK} --yes"),
+    "spend": ("helix spend", "helix spend --by person", "helix spend --workspace team --json"),
+    "schema": ("helix schema events > events.schema.json",),
+    "schema events": ("helix schema events > events.schema.json",),
+    "models": ("helix models", "helix models --json", "helix models recommend"),
+    "models recommend": ("helix models recommend", "helix models recommend --json"),
+    "doctor": ("helix doctor", "helix doctor --json"),
+    "sandbox": ("helix sandbox run -- ls -la",),
+    "sandbox run": (
+        "helix sandbox run -- ls -la",
+        "helix sandbox run --tier bwrap --dir ./app -- pytest -q",
+        "helix sandbox run --network api.github.com -- curl -sI https://api.github.com",
+    ),
+    "policy": (f"helix policy replay {RUN} --policy stricter.yaml",),
+    "policy replay": (
+        f"helix policy replay {RUN} --policy stricter.yaml",
+        "helix policy replay --workspace default --policy stricter.yaml --json",
+    ),
+    "serve": (
+        "helix serve",
+        "helix serve --host 0.0.0.0 --port 8420 --public-url https://helix.example.com",
+        "helix serve --no-resume",
+    ),
+    "login": (
+        "helix login http://127.0.0.1:8420 --user alice",
+        "printf '%s' \"$HELIX_TOKEN\" | helix login https://helix.example.com --token-stdin",
+    ),
+    "status": ("helix status",),
+    "users": ("helix users add alice --workspace team --role admin",),
+    "users add": (
+        "helix users add alice",
+        "printf '%s' \"$PW\" | helix users add bob --workspace team --password-stdin",
+    ),
+    "users remove": ("helix users remove bob",),
+    "users passwd": (
+        "printf '%s' \"$PW\" | helix users passwd alice --password-stdin",
+        "helix users passwd alice --remove",
+    ),
+    "tokens": ("helix tokens create --user alice",),
+    "tokens create": ("helix tokens create --user alice",),
+    "tokens revoke": (
+        "printf '%s' \"$TOKEN\" | helix tokens revoke",
+        "helix tokens revoke --user alice",
+    ),
+    "workspaces": ("helix workspaces add team --owner alice",),
+    "workspaces add": ("helix workspaces add team", "helix workspaces add team --owner alice"),
+}
+
+
+def epilog(path: str) -> str | None:
+    """The ``Examples:`` block for ``helix PATH --help`` (``""`` is ``helix`` itself)."""
+    lines = EXAMPLES.get(path)
+    if not lines:
+        return None
+    # \b keeps Click from re-wrapping the block into one paragraph.
+    return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in lines)

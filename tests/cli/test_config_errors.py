@@ -1,0 +1,60 @@
+"""A model this machine cannot use is one clear line naming the fix, before any run exists."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+MODEL = "anthropic:claude-sonnet-4-5"
+
+
+def _helix(
+    home: Path, *args: str, prelude: str = "", **env: str
+) -> subprocess.CompletedProcess[str]:
+    inherited = {
+        k: v for k, v in os.environ.items() if not k.startswith(("HELIX_", "ANTHROPIC_", "OPENAI_"))
+    }
+    code = (
+        f"{prelude}\nimport sys\nsys.argv = ['helix', *{list(args)!r}]\n"
+        "from helix.cli import main\nmain()"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**inherited, "HELIX_HOME": str(home), **env},
+        timeout=120,
+    )
+
+
+def _no_runs(home: Path) -> bool:
+    listed = _helix(home, "runs", "--json")
+    assert listed.returncode == 0, listed.stderr
+    return [json.loads(line) for line in listed.stdout.splitlines()] == []
+
+
+def test_a_missing_key_names_the_variable_once(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    result = _helix(home, "run", "hello", "--model", MODEL, "--dir", str(tmp_path))
+    assert result.returncode == 2
+    assert result.stderr == "error: anthropic needs an API key: set ANTHROPIC_API_KEY\n"
+    assert result.stdout == ""
+    assert _no_runs(home)
+
+
+def test_a_missing_extra_names_the_install_command(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    result = _helix(
+        home, "run", "hello", "--model", MODEL, "--dir", str(tmp_path),
+        prelude="import sys; sys.modules['anthropic'] = None  # the extra is not installed",
+        ANTHROPIC_API_KEY="sk-test",
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr == (
+        "error: this model needs the 'anthropic' package: pip install 'helix-harness[anthropic]'\n"
+    )
+    assert "Traceback" not in result.stderr
+    assert _no_runs(home)
