@@ -98,7 +98,9 @@ def test_login_then_run_show_logs_export_import(
     )
     halfway = json.loads(client.ok("replay", run_id, "--to", "3", "--json"))
     assert halfway["head"] == 3
-    assert "status" in client.ok("replay", run_id)
+    replayed_text = client.ok("replay", run_id)
+    assert "● All tidy." in replayed_text  # the session as it was shown, from the server
+    assert "completed · 2 turns" in replayed_text
     assert client("replay", "run_nope").returncode == 3
 
     exported = client.ok("export", run_id)
@@ -175,12 +177,14 @@ def test_a_runs_child_is_followed_in_its_output(
         {"text": "The worker found nothing."},
     )  # fmt: skip
     lines = client.ok("run", "look around", "--model", MODEL).splitlines()
-    spawned = next(i for i, line in enumerate(lines) if "agent.spawned" in line)
-    child = [line for line in lines[spawned + 1 :] if line.startswith("│ ")]
-    assert any("tool.completed" in line for line in child)
-    assert any("run.completed" in line and "Nothing there." in line for line in child)
-    assert "agent.reported" in lines[spawned + 1 + len(child)]
-    assert "The worker found nothing." in lines[-1]
+    spawned = next(i for i, line in enumerate(lines) if "delegated to run_" in line)
+    child = [line for line in lines[spawned + 1 :] if line.startswith("│")]
+    assert any(line.startswith("│ ✓ list_files") for line in child)
+    assert "│ ● Nothing there." in child
+    after_child = lines[spawned + 1 + len(child) :]
+    assert after_child[0].startswith("✓ delegate list the files")  # the call, with its report
+    assert "● The worker found nothing." in after_child
+    assert any(line.startswith("completed · 2 turns") for line in after_child)
 
 
 def test_status_without_a_server_shows_the_embedded_store(cli: Cli, tmp_path: Path) -> None:

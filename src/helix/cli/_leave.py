@@ -70,12 +70,15 @@ async def watch_driving(watch: Watch, driving: Coroutine[Any, Any, object] | Non
             drive = group.create_task(driving) if driving is not None else None
             shown = group.create_task(follow())
             stopped = group.create_task(stop.wait())
-            with _interrupts(stop, again):
-                done, _ = await asyncio.wait({shown, stopped}, return_when=asyncio.FIRST_COMPLETED)
-                if stopped in done or shown.result() == NO_ANSWER:
-                    why = "interrupted" if stopped in done else "unanswered"
-                    return await _leave(watch, shown, drive, why)
-            stopped.cancel()
+            try:
+                with _interrupts(stop, again):
+                    first = asyncio.FIRST_COMPLETED
+                    done, _ = await asyncio.wait({shown, stopped}, return_when=first)
+                    if stopped in done or shown.result() == NO_ANSWER:
+                        why = "interrupted" if stopped in done else "unanswered"
+                        return await _leave(watch, shown, drive, why)
+            finally:
+                stopped.cancel()
             if drive is not None:
                 await drive
             return 0 if shown.result() == "run.completed" else 1

@@ -117,10 +117,10 @@ class Screen:
 
     def idle(self) -> None:
         """Hide the spinner."""
-        self.activity.label = ""
         if self._status is not None:
             self._status.stop()
             self._status = None
+        self.activity.label = ""
 
     @contextlib.contextmanager
     def still(self) -> Iterator[None]:
