@@ -52,12 +52,12 @@ async def read_line(stream: TextIO | None = None) -> str | None:
             await ready
         finally:
             loop.remove_reader(fd)
-        chunk = os.read(fd, 4096)
-        if not chunk:  # the end: Ctrl-D on an empty line, or a closed pipe
+        byte = os.read(fd, 1)  # one at a time: what follows the line stays unread
+        if not byte:  # the end: Ctrl-D on an empty line, or a closed pipe
             return _decode(chunks) if chunks else None
-        chunks.append(chunk)
-        if chunk.endswith(b"\n"):
+        if byte == b"\n":
             return _decode(chunks)
+        chunks.append(byte)
 
 
 def _typed(stream: TextIO | None) -> bool:

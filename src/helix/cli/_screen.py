@@ -62,7 +62,7 @@ def _trimmed(line: list[Segment]) -> list[Segment]:
 
 
 class Nested:
-    """A child run's lines, each behind a ``│`` per level of delegation."""
+    """A block's lines, trimmed, each behind a ``│`` per level of delegation (0: none)."""
 
     def __init__(self, inner: RenderableType, depth: int) -> None:
         self.inner = inner
@@ -102,7 +102,7 @@ class Screen:
 
     def print(self, renderable: RenderableType, depth: int = 0) -> None:
         """Print above the spinner (behind a child's bars at ``depth``)."""
-        self.console.print(Nested(renderable, depth) if depth else renderable)
+        self.console.print(Nested(renderable, depth))
 
     def spin(self, label: str, cost_usd: float) -> None:
         """Show the spinner saying ``label`` (its clock restarts when the label changes)."""
