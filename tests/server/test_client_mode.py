@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from helix.testing import MockModelServer
+from tests.e2e._terminal import Terminal
 
 from .conftest import MODEL, WAIT_S, Cli, free_port, play, wait_until
 
@@ -232,3 +233,31 @@ def test_the_world_commands_and_spend_go_through_the_server(
 
     with Sdk.from_env({"HELIX_HOME": str(tmp_path / "client-home")}) as sdk:
         assert sdk.get(run_id).status == "completed"
+
+
+def test_ctrl_c_leaves_a_run_the_server_drives_going(
+    cli: Cli, tmp_path: Path, server_url: str, model_server: MockModelServer
+) -> None:
+    client = Client(cli, tmp_path)
+    client.ok("login", server_url, "--user", "alice", "--password-stdin", stdin="alice-password\n")
+    play(
+        model_server,
+        {"text": "Taking a moment.", "delay_s": 2.0, "tool_calls": [
+            {"name": "list_files", "args": {}}]},
+        {"text": "Finished on the server."},
+    )  # fmt: skip
+    terminal = Terminal(["run", "take a moment", "--model", MODEL], client.env)
+    try:
+        terminal.wait_for("thinking (turn 1)", WAIT_S)
+        terminal.interrupt()
+        assert terminal.finish(WAIT_S) == 130
+    finally:
+        terminal.close()
+    text = terminal.text
+    run_id = text.split("▶ ", 1)[1].split()[0]
+    assert f"run {run_id} is running, driven by its driver (a server" in " ".join(text.split())
+    assert f"follow it: helix logs {run_id} --follow" in text
+    assert "Traceback" not in terminal.raw
+    followed = client.ok("logs", run_id, "--follow")  # it went on without this terminal
+    assert "run.completed" in followed.splitlines()[-1]
+    assert json.loads(client.ok("show", run_id, "--json"))["status"] == "completed"
