@@ -53,7 +53,7 @@ def test_a_run_reads_as_a_session_with_marks_diffs_and_a_summary(helix: Helix) -
         terminal.close()
     text = terminal.text
     run_id = _run_id(text)
-    assert f"{MODEL} · world {helix.world} · no budget cap" in _words(text)
+    assert f"{MODEL} · world {helix.world} · no budget cap · Ctrl-C to pause" in _words(text)
     assert _words(LONG) in _words(text)  # the agent's words, never cut
     assert "● Done: notes.md has two lines, and the check exited 3 as planned." in text
     # Five gates allowed the write: one mark. The ask shows why, then the answer.

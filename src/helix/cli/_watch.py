@@ -58,6 +58,8 @@ class Watch:
         """The runs being shown: the run, then the child it waits on, and so on."""
         self.top: RunView | None = None
         self.leaving = False
+        self.driven_here = False
+        """Whether this process drives the run (a Ctrl-C then pauses it)."""
 
     @property
     def screen(self) -> Screen:
@@ -69,6 +71,8 @@ class Watch:
 
             console = self._console or Console(highlight=False)
             self._screen = Screen(console, live=True)
+            if self.driven_here:
+                self._screen.leave_hint = "Ctrl-C to pause"
         return self._screen
 
     def until(self, state: SessionState) -> bool:
