@@ -137,3 +137,24 @@ def test_the_input_ending_at_a_question_leaves_the_call_waiting_on_a_paused_run(
     log = helix.logs(run_id)
     assert len(of_type(log, "approval.requested")) == 1  # the same question, answered later
     assert helix.show(run_id)["status"] == "completed"
+
+
+def test_ctrl_c_while_a_child_works_pauses_both(helix: Helix) -> None:
+    helix.play(
+        {"text": "Handing it over.", "tool_calls": [
+            {"name": "delegate", "args": {"objective": "think it over"}}]},
+        {"text": "Thinking, slowly.", "delay_s": 600.0},  # the child's first model call
+    )  # fmt: skip
+    terminal = Terminal(["run", "delegate", "--model", MODEL, "--dir", str(helix.world)], helix.env)
+    try:
+        child_id = terminal.wait_for("delegated to run_", WAIT_S).split("delegated to ")[1][:24]
+        terminal.wait_for("thinking (turn 1)", WAIT_S, after=child_id)  # the child's model
+        terminal.interrupt()
+        assert terminal.finish(WAIT_S) == 130
+    finally:
+        terminal.close()
+    text = terminal.text
+    run_id = _run_id(text)
+    assert f"run {run_id} is paused." in text
+    assert helix.show(run_id)["status"] == "paused"
+    assert helix.show(child_id)["status"] == "paused"  # neither left "running"
