@@ -149,7 +149,7 @@ class Watch:
                     event = getter.result()
                     if event is None:
                         return None
-                    waiting += await view.add(event)
+                    waiting += self._to_ask(view, await view.add(event))
                     if asking is not None and asking[0].state != "waiting":
                         asking[1].cancel()  # answered elsewhere meanwhile
                         view.print(_elsewhere(asking[0]))
@@ -165,12 +165,17 @@ class Watch:
             if asking is not None:
                 asking[1].cancel()
 
+    def _to_ask(self, view: RunView, calls: list[Call]) -> list[Call]:
+        """The calls to ask about here; for the others, how to answer them elsewhere."""
+        if self.ask:
+            return calls
+        for call in calls:
+            view.print(_hint_to_decide(view.run_id, call))
+        return []
+
     def _question(
         self, group: asyncio.TaskGroup, view: RunView, call: Call
-    ) -> tuple[Call, asyncio.Task[Answer | None]] | None:
-        if not self.ask:
-            view.print(_hint_to_decide(view.run_id, call))
-            return None
+    ) -> tuple[Call, asyncio.Task[Answer | None]]:
         from ._prompt import ask
 
         async def asked() -> Answer | None:
