@@ -301,3 +301,19 @@ async def test_a_question_answered_elsewhere_is_no_longer_asked(tmp_path: Path) 
     assert "allowed by user:bob elsewhere" in out
     assert out.count("Allow it? [y]es / [n]o:") == 1
     assert (tmp_path / "world" / "made.txt").exists()
+
+
+async def test_a_forks_replay_shows_its_parents_turns_with_their_diffs(tmp_path: Path) -> None:
+    engine = _engine(tmp_path, WORK)
+    run_id = await _created(tmp_path, engine)
+    await engine.drive(run_id)
+    api = LocalApi(engine, drive=lambda _run: None)  # only created: nothing drives it
+    fork = await api.fork(run_id, turn=1, message="use four")
+    out = io.StringIO()
+    await show_replay(api, fork.id, to=None, console=Console(file=out, width=100))
+    text = out.getvalue()
+    assert text.startswith(f"▶ {fork.id}  write a.txt")
+    assert "✓ write_file path=a.txt content='one two'" in text
+    assert "    +two" in text  # the parent's diff, read from the parent's world
+    assert f"· forked from {run_id} at turn 1: use four" in text
+    assert "edit_file" not in text  # the parent's later turns are not the fork's

@@ -87,6 +87,8 @@ class Call:
     """The run a delegating call started."""
     egress: str = ""
     """The connections a command attempted, on one line (empty: none)."""
+    run_id: str | None = None
+    """The run whose log holds the call (a fork's first calls are its parent's)."""
 
     @property
     def done(self) -> bool:
@@ -187,7 +189,10 @@ class Transcript:
             self.ended_turns.append(int(data["turn"]))
             return None
         if event.type.startswith(("tool.", "gate.", "approval.", "file.", "egress.")):
-            return self._call_event(event.type, event.turn, data)
+            block = self._call_event(event.type, event.turn, data)
+            if event.type == "tool.requested" and isinstance(block, Call):
+                block.run_id = event.run_id
+            return block
         if event.type.startswith("model."):
             return self._model_event(event.type, event.turn, data)
         if event.type == "steer.received":

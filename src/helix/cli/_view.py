@@ -21,7 +21,7 @@ from ._screen import Screen
 from ._transcript import Block, Call, Note, Said, Transcript
 
 if TYPE_CHECKING:
-    from helix.api import HelixApi, RunEvent
+    from helix.api import HelixApi, Point, RunEvent
 
 
 class RunView:
@@ -136,14 +136,16 @@ class RunView:
         turn = call.turn
         if turn is None or turn < 1:
             return ""
+        end: Point
         if self.live:
-            end: int | str = "now"
+            end = "now"
         elif turn in (self.turn_ends or ()):
             end = turn
         else:
             return ""
+        run_id = call.run_id or self.run_id  # a fork's first calls are its parent's
         try:
-            return await self.api.diff(self.run_id, start=turn - 1, end=end, path=path)  # type: ignore[arg-type]
+            return await self.api.diff(run_id, start=turn - 1, end=end, path=path)
         except HelixError:  # the world is gone, or the point was never reached
             return ""
 
