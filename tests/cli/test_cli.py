@@ -58,8 +58,10 @@ def test_demo_runs_a_scripted_agent_through_the_engine(home: Path) -> None:
     out = result.stdout
     assert "SCRIPTED" in out
     assert "denied by the commands gate" in out
-    assert "approval.requested" in out
-    assert "run.completed" in out
+    assert "✗ run_command rm -rf /" in out  # the denial, as one block
+    assert "? run_command mkdir -p build" in out  # the ask, then its result
+    assert "✓ run_command mkdir -p build && wc -l notes/todo.md > build/lines.txt" in out
+    assert "completed · 4 turns" in out
     assert result.stderr == ""
     (world,) = (home / "demo").iterdir()
     assert (world / "notes" / "todo.md").read_text().startswith("# TODO")
@@ -209,6 +211,8 @@ def test_schema_events_is_json_schema(home: Path) -> None:
         (["runs", "--limit", "0"], None, 2, ""),
         (["bench", "nope"], None, 2, "unknown benchmark suite"),
         (["import", "/no/such/file"], None, 2, "cannot read"),
+        (["replay", "run_nope", "--to", "-1"], None, 2, "--to"),
+        (["replay", "run_nope"], None, 3, "run_nope"),
         (["nonsense"], None, 2, ""),
     ],
 )

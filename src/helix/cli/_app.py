@@ -66,7 +66,7 @@ COMMANDS = (
     Lazy(
         "replay",
         "._logs:replay",
-        "Rebuild a run's state from its log (recorded results are read back, never re-run).",
+        "Show a run's session from its log, as it was shown live (nothing is run again).",
     ),
     Lazy(
         "fork",

@@ -21,6 +21,7 @@ from ._common import who
 
 if TYPE_CHECKING:
     from helix.api import HelixApi, LocalApi, Run
+    from helix.kernel.session import SessionState
     from helix.runtime import Blueprint
 
 T = TypeVar("T")
@@ -94,29 +95,34 @@ class Door:
     async def watch(self, run_id: str, *, json: bool, after: int) -> int:
         """Show the run live (driving it here if it is this process's) until it ends.
 
-        Exit 0 when it completed; 1 when it failed or was cancelled.
+        Exit 0 when it completed; 1 when it failed or was cancelled, or a question went
+        unanswered; 130 when the person left with Ctrl-C (a run driven here is paused).
         """
-        from ._live import asking, drive_while_showing
+        from ._live import Driving, asking, drive_while_showing
 
         ask = asking(json)
-        driving = None
-        if self.local is not None and run_id in self.here:
+        driving: Driving | None = None
+        local = self.local
+        if local is not None and run_id in self.here:
             self.here.remove(run_id)
-            driving = self._drive(self.local, run_id, tell=not ask)
-        final = await drive_while_showing(
-            self.api, run_id, driving, json=json, after=after, ask=ask
-        )
-        return 0 if final == "run.completed" else 1
+
+            async def drive(until: Callable[[SessionState], bool]) -> None:
+                await self._drive(local, run_id, until=until, tell=not ask)
+
+            driving = drive
+        return await drive_while_showing(self.api, run_id, driving, json=json, after=after, ask=ask)
 
     @staticmethod
-    async def _drive(local: LocalApi, run_id: str, *, tell: bool) -> None:
+    async def _drive(
+        local: LocalApi, run_id: str, *, until: Callable[[SessionState], bool], tell: bool
+    ) -> None:
         """Drive the run here; ``tell``: nobody asks here, so ``HELIX_NOTIFY`` is told."""
         if not tell:
-            await local.engine.drive(run_id)
+            await local.engine.drive(run_id, until=until)
             return
         from ._notices import drive_telling
 
-        await drive_telling(local.store, run_id, local.engine.drive(run_id))
+        await drive_telling(local.store, run_id, local.engine.drive(run_id, until=until))
 
 
 async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:
