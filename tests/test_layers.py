@@ -45,7 +45,8 @@ ALLOWED: dict[str, set[str]] = {
     "helix.config": set(_KERNEL),
     "helix.accounts": _KERNEL | {"helix.gates"},
     "helix.server": set(_SERVER),
-    "helix.cli": _SERVER | {"helix.testing", "helix.bench", "helix.server"},
+    "helix.tui": _API | {"helix.api"},
+    "helix.cli": _SERVER | {"helix.testing", "helix.bench", "helix.server", "helix.tui"},
 }
 
 

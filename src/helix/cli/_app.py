@@ -21,6 +21,7 @@ from ._sandbox import sandbox_app
 from ._schema import schema_app
 from ._serve import serve
 from ._spend import spend
+from ._tui import tui
 from ._world import compare, diff, files, keep, rollback
 
 app = typer.Typer(
@@ -76,6 +77,7 @@ app.command()(doctor)
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(policy_app, name="policy")
 app.command()(serve)
+app.command()(tui)
 app.command()(login)
 app.command()(status)
 app.add_typer(users_app, name="users")

@@ -1,0 +1,30 @@
+"""``helix tui``: a Textual cockpit over the one door (``helix.api``).
+
+A runs list with live status; a run's conversation and tool blocks; approvals and
+steering from the keyboard; the world's files and diffs at any turn; fork, rollback,
+pause, resume and cancel. Embedded (``LocalApi``, the runs it starts driven in its own
+process, given a ``Driver``) or a server's client (``HttpApi``). See docs/tui.md.
+Needs the ``tui`` extra (Textual).
+"""
+
+from ._app import Driver as Driver
+from ._app import HelixTui as HelixTui
+from ._blocks import Call as Call
+from ._blocks import Note as Note
+from ._blocks import Said as Said
+from ._blocks import Transcript as Transcript
+from ._files_screen import FilesScreen as FilesScreen
+from ._run_screen import RunScreen as RunScreen
+from ._runs_screen import RunsScreen as RunsScreen
+
+__all__ = [
+    "Call",
+    "Driver",
+    "FilesScreen",
+    "HelixTui",
+    "Note",
+    "RunScreen",
+    "RunsScreen",
+    "Said",
+    "Transcript",
+]

@@ -1,0 +1,254 @@
+"""One run: its conversation and tool blocks, a pending approval, steering and control."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Static
+
+from helix.errors import HelixError
+
+from ._blocks import Block, Call, Transcript
+from ._render import approval_text, block_text, head_text
+
+if TYPE_CHECKING:
+    from helix.api import Approval, Decision, Point, Run, RunEvent
+
+    from ._app import HelixTui
+
+REFRESH_ON = ("run.", "turn.", "approval.", "model.responded", "steer.", "world.rolled_back")
+"""Events after which the header (status, turns, spend) is read again."""
+
+
+class BlockView(Static):
+    """One block of the conversation; re-rendered as the block fills in."""
+
+    def __init__(self, block: Block) -> None:
+        super().__init__(block_text(block), classes="block")
+        self.block = block
+
+    def redraw(self) -> None:
+        """Show the block as it is now."""
+        self.update(block_text(self.block))
+
+
+class RunScreen(Screen[None]):
+    """A run as it happens (or happened): followed through the door until it ends."""
+
+    BINDINGS = [
+        Binding("escape", "back", "back"),
+        Binding("a", "decide('allow')", "allow"),
+        Binding("d", "decide('deny')", "deny"),
+        Binding("s", "steer", "steer"),
+        Binding("p", "pause", "pause"),
+        Binding("r", "resume", "resume"),
+        Binding("c", "cancel", "cancel"),
+        Binding("w", "world", "files"),
+        Binding("f", "fork", "fork"),
+        Binding("b", "rollback", "rollback"),
+    ]
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.run: Run | None = None
+        self.transcript = Transcript()
+        self.seen = -1
+        """The seq of the last event shown."""
+        self.asking: list[Approval] = []
+        """The run's pending approvals, as of the last event that could change them."""
+        self.views: list[BlockView] = []
+
+    @property
+    def tui(self) -> HelixTui:
+        """The app, typed."""
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        """Header, conversation, approval panel, steer input, keys."""
+        yield Header()
+        yield Static("", id="head")
+        yield VerticalScroll(id="conversation")
+        yield Static("", id="approval")
+        yield Input(placeholder="steer: tell the agent something, Enter sends", id="steer")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Read the run, then follow its events."""
+        self.query_one("#conversation").focus()
+        self.follow()
+
+    def follow(self) -> None:
+        """Follow the run's events from the last one shown (again, after a resume)."""
+        self.run_worker(self._follow(), group="follow", exclusive=True, exit_on_error=False)
+
+    async def _follow(self) -> None:
+        await self.refresh_head()
+        try:
+            async for event in self.tui.api.events(self.run_id, after=self.seen, follow=True):
+                await self.take(event)
+        except HelixError as error:
+            self.tui.fail(f"following {self.run_id}: {error}")
+        await self.refresh_head()
+
+    async def take(self, event: RunEvent) -> None:
+        """Show one event."""
+        self.seen = event.seq
+        done = self.transcript.add(event)
+        box = self.query_one("#conversation", VerticalScroll)
+        at_end = box.scroll_offset.y >= box.max_scroll_y - 1
+        if done is not None and not any(v.block is done for v in self.views):
+            view = BlockView(done)
+            self.views.append(view)
+            await box.mount(view, before=self._first_pending_view())
+        for block in self.transcript.pending():
+            if not any(v.block is block for v in self.views):
+                view = BlockView(block)
+                self.views.append(view)
+                await box.mount(view)
+        for view in self.views[-12:]:
+            view.redraw()
+        if event.type == "turn.ended" and event.turn is not None:
+            await self._diffs(event.turn)
+        if event.type.startswith(REFRESH_ON):
+            await self.refresh_head()
+        if event.type in ("approval.requested", "approval.decided") or event.terminal:
+            await self.refresh_approvals()
+        if at_end:
+            box.scroll_end(animate=False)
+
+    def _first_pending_view(self) -> BlockView | None:
+        pending = self.transcript.pending()
+        return next((v for v in self.views if v.block in pending), None)
+
+    async def _diffs(self, turn: int) -> None:
+        """Fetch the diff of each file edit made in the turn, to show under its call."""
+        start: Point = "start" if turn <= 1 else turn - 1
+        for view in self.views:
+            call = view.block
+            if isinstance(call, Call) and call.turn == turn and call.changed and not call.diff:
+                parts = []
+                for path in call.changed:
+                    with contextlib.suppress(HelixError):
+                        parts.append(
+                            await self.tui.api.diff(self.run_id, start=start, end=turn, path=path)
+                        )
+                call.diff = "".join(parts) or None
+                view.redraw()
+
+    async def refresh_head(self) -> None:
+        """Read the run again and show its header."""
+        run = await self.tui.attempt(self.tui.api.get(self.run_id), "reading the run")
+        if run is None:
+            return
+        self.run = run
+        self.query_one("#head", Static).update(
+            head_text(run, driven_here=self.tui.driven_here(run.id))
+        )
+
+    async def refresh_approvals(self) -> None:
+        """Read the pending approvals; show the first one with why it asks."""
+        asked = await self.tui.attempt(self.tui.api.approvals(self.run_id), "reading approvals")
+        self.asking = asked or []
+        panel = self.query_one("#approval", Static)
+        if not self.asking:
+            panel.remove_class("asking")
+            panel.update("")
+            return
+        first = self.asking[0]
+        call = self.transcript.call(first.call_id)
+        panel.update(approval_text(first, None if call is None else call.why))
+        panel.add_class("asking")
+
+    async def action_decide(self, decision: Decision) -> None:
+        """Allow or deny the pending approval shown."""
+        if not self.asking:
+            self.tui.notify("nothing is waiting for a decision")
+            return
+        request = self.asking[0]
+        decided = await self.tui.attempt(
+            self.tui.api.decide(self.run_id, request.request_id, decision), decision
+        )
+        if decided is not None:
+            self.tui.notify(f"{decision}: {request.name}")
+        await self.refresh_approvals()
+
+    def action_steer(self) -> None:
+        """Type a message for the agent."""
+        self.query_one("#steer", Input).focus()
+
+    async def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Send the steer message."""
+        if event.input.id != "steer":
+            return
+        message = event.value.strip()
+        if not message:
+            return
+        if not await self.tui.succeed(self.tui.api.steer(self.run_id, message), "steer"):
+            return
+        event.input.value = ""
+        self.tui.notify("sent to the agent")
+        self.query_one("#conversation").focus()
+
+    def action_back(self) -> None:
+        """Leave the steer input, or go back to the runs list."""
+        steer = self.query_one("#steer", Input)
+        if steer.has_focus:
+            self.query_one("#conversation").focus()
+        else:
+            self.app.pop_screen()
+
+    async def action_pause(self) -> None:
+        """Pause at the next safe point."""
+        if await self.tui.attempt(self.tui.api.pause(self.run_id), "pause") is not None:
+            self.tui.notify("pausing")
+        await self.refresh_head()
+
+    async def action_resume(self) -> None:
+        """Resume (driven here in embedded mode, by the server otherwise)."""
+        if await self.tui.attempt(self.tui.api.resume(self.run_id), "resume") is not None:
+            self.tui.notify("resumed")
+            self.follow()
+
+    def action_cancel(self) -> None:
+        """Cancel, once confirmed."""
+        from ._dialogs import ConfirmDialog
+
+        async def confirmed(yes: bool | None) -> None:
+            if yes:
+                await self.tui.attempt(self.tui.api.cancel(self.run_id), "cancel")
+                await self.refresh_head()
+
+        self.app.push_screen(ConfirmDialog(f"Cancel run {self.run_id}?"), confirmed)
+
+    def action_world(self) -> None:
+        """The world's files and diffs, at the run's last turn."""
+        from ._files_screen import FilesScreen
+
+        self.app.push_screen(FilesScreen(self.run_id, None if self.run is None else self.run.turns))
+
+    def action_fork(self) -> None:
+        """Fork at a turn with a message (asked in a dialog); open the fork."""
+        from ._dialogs import ForkDialog
+
+        def forked(run_id: str | None) -> None:
+            if run_id is not None:
+                self.app.push_screen(RunScreen(run_id))
+
+        turns = 0 if self.run is None else self.run.turns
+        self.app.push_screen(ForkDialog(self.run_id, turns), forked)
+
+    def action_rollback(self) -> None:
+        """Roll the world back to a turn (asked and confirmed in a dialog)."""
+        from ._dialogs import RollbackDialog
+
+        def rolled(done: bool | None) -> None:
+            if done:
+                self.follow()
+
+        self.app.push_screen(RollbackDialog(self.run_id), rolled)

@@ -1,0 +1,81 @@
+"""The cockpit at the keyboard: start a run, steer it, approve its call; embedded and client."""
+
+from __future__ import annotations
+
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+from helix.testing import MockModelServer
+from helix.tui import Call, HelixTui, Note, RunScreen, RunsScreen
+from tests.api.conftest import MODEL, Door, play
+
+from .conftest import in_tui, until
+
+ASK = {"name": "run_command", "args": {"command": "echo hi > out.txt"}}
+
+
+def runs_screen(app: HelixTui) -> RunsScreen:
+    assert isinstance(app.screen, RunsScreen)
+    return app.screen
+
+
+async def type_into(pilot: Pilot[None], widget_id: str, text: str) -> None:
+    app = pilot.app
+    box = app.screen.query_one(f"#{widget_id}", Input)
+    box.focus()
+    box.value = text
+    await pilot.pause()
+
+
+async def test_start_steer_and_approve_a_run(door: Door, model_server: MockModelServer) -> None:
+    play(model_server, {"text": "Writing the file.", "tool_calls": [ASK]}, {"text": "Wrote it."})
+
+    async def scene(app: HelixTui, pilot: Pilot[None]) -> None:
+        await until(pilot, lambda: runs_screen(app).loads > 0, "the runs list")
+        await pilot.press("n")
+        await type_into(pilot, "objective", "write out.txt")
+        await type_into(pilot, "model", MODEL)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, RunScreen), "the new run's screen")
+        screen = app.screen
+        assert isinstance(screen, RunScreen)
+        assert app.driven_here(screen.run_id) == (door.kind == "local")
+
+        # The approval is shown: what, with which arguments, why.
+        await until(pilot, lambda: screen.asking, "the approval")
+        panel = str(screen.query_one("#approval").render())
+        assert "run_command" in panel
+        assert "echo hi > out.txt" in panel
+        assert "why:" in panel
+        assert "[a] allow" in panel
+
+        # Steer while it waits: the message is logged and the agent reads it next.
+        await pilot.press("s")
+        await pilot.press(*"take care")
+        await pilot.press("enter")
+        await until(
+            pilot,
+            lambda: any(b.text == "steer: take care" for b in notes(screen)),
+            "the steer in the conversation",
+        )
+        await pilot.press("a")
+        await until(pilot, lambda: screen.run is not None and screen.run.finished, "the end")
+        assert screen.run is not None
+        assert screen.run.status == "completed"
+        assert not screen.asking
+        calls = [b for b in screen.transcript.blocks if isinstance(b, Call)]
+        assert [(c.name, c.verdict, c.decision, c.ok) for c in calls] == [
+            ("run_command", "ask", "allow", True)
+        ]
+        said = [getattr(b, "text", "") for b in screen.transcript.blocks]
+        assert "Writing the file." in said
+        assert "Wrote it." in said
+        second = model_server.requests[-1].body
+        assert "take care" in str(second["messages"])
+        assert app.errors == []
+
+    await in_tui(scene)
+
+
+def notes(screen: RunScreen) -> list[Note]:
+    return [b for b in screen.transcript.blocks if isinstance(b, Note)]
