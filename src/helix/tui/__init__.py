@@ -13,16 +13,24 @@ from ._blocks import Call as Call
 from ._blocks import Note as Note
 from ._blocks import Said as Said
 from ._blocks import Transcript as Transcript
+from ._dialogs import ConfirmDialog as ConfirmDialog
+from ._dialogs import ForkDialog as ForkDialog
+from ._dialogs import NewRunDialog as NewRunDialog
+from ._dialogs import RollbackDialog as RollbackDialog
 from ._files_screen import FilesScreen as FilesScreen
 from ._run_screen import RunScreen as RunScreen
 from ._runs_screen import RunsScreen as RunsScreen
 
 __all__ = [
     "Call",
+    "ConfirmDialog",
     "Driver",
     "FilesScreen",
+    "ForkDialog",
     "HelixTui",
+    "NewRunDialog",
     "Note",
+    "RollbackDialog",
     "RunScreen",
     "RunsScreen",
     "Said",

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 from textual.app import App
 from textual.binding import Binding
-from textual.worker import Worker
+from textual.worker import Worker, WorkerCancelled, WorkerFailed, get_current_worker
 
 from helix.errors import HelixError, RunStateError
 
@@ -48,6 +48,7 @@ class HelixTui(App[None]):
     """``helix tui``: runs, a run's conversation, approvals, steering, its world."""
 
     TITLE = "helix"
+    ENABLE_COMMAND_PALETTE = False
     CSS = """
     #head { padding: 0 1; background: $boost; }
     #conversation { padding: 0 1; }
@@ -61,7 +62,10 @@ class HelixTui(App[None]):
               padding: 1 2; background: $surface; }
     .error { color: $error; }
     """
-    BINDINGS = [Binding("ctrl+q", "quit", "quit", show=False)]
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "quit", show=False),
+        Binding("question_mark", "keys", "all keys", show=False),
+    ]
 
     def __init__(self, api: HelixApi, *, driver: Driver | None = None, poll_s: float = 1.0) -> None:
         super().__init__()
@@ -82,6 +86,13 @@ class HelixTui(App[None]):
         """Open on the runs list."""
         self.sub_title = "embedded" if self.driver is not None else "client of a server"
         self.push_screen(RunsScreen())
+
+    def action_keys(self) -> None:
+        """Show or hide the panel of every key of this screen (for a narrow terminal)."""
+        if self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
 
     def fail(self, message: str) -> None:
         """Show an error (a notification) and keep it in ``errors``."""
@@ -113,20 +124,29 @@ class HelixTui(App[None]):
         if self.driver is None:
             return
         for run_id in self.driver.take():
+            previous = self.driving.get(run_id)
             self.driving[run_id] = self.run_worker(
-                self._drive(run_id), name=f"drive {run_id}", group="drive", exit_on_error=False
+                self._drive(run_id, previous),
+                name=f"drive {run_id}",
+                group="drive",
+                exit_on_error=False,
             )
 
-    async def _drive(self, run_id: str) -> None:
+    async def _drive(self, run_id: str, previous: Worker[None] | None) -> None:
         assert self.driver is not None
+        me = get_current_worker()
         try:
+            if previous is not None:  # a drive that is ending (paused): let it end first
+                with contextlib.suppress(WorkerFailed, WorkerCancelled):
+                    await previous.wait()
             await self.driver.drive(run_id)
         except RunStateError:
             pass  # another process drives it: it is followed through the store
         except HelixError as error:
             self.fail(f"run {run_id}: {error}")
         finally:
-            self.driving.pop(run_id, None)
+            if self.driving.get(run_id) is me:
+                del self.driving[run_id]
 
     def driven_here(self, run_id: str) -> bool:
         """Whether this process drives the run."""

@@ -9,10 +9,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, OptionList, Static
+from textual.widgets import Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ._render import diff_text
+from ._widgets import Keys
 
 if TYPE_CHECKING:
     from helix.api import FileEntry, Point
@@ -64,7 +65,7 @@ class FilesScreen(Screen[None]):
             with VerticalScroll(id="view"):
                 yield Static("", id="content")
         yield Input(placeholder="turn (a number, or start); Enter goes there", id="turn")
-        yield Footer()
+        yield Keys()
 
     async def on_mount(self) -> None:
         """List the world at the chosen turn and show what that turn changed."""
@@ -88,6 +89,8 @@ class FilesScreen(Screen[None]):
         files = self.query_one("#files", OptionList)
         files.clear_options()
         files.add_options([Option(e.path, id=e.path) for e in self.entries])
+        if self.entries:
+            files.highlighted = 0
         await self.action_diff()
 
     async def action_step(self, by: int) -> None:

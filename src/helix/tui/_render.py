@@ -42,7 +42,7 @@ def args_line(args: dict[str, Any], width: int = 80) -> str:
     return clip(" ".join(parts), width)
 
 
-def diff_text(diff: str) -> Text:
+def diff_text(diff: str, indent: str = "") -> Text:
     """A unified diff, coloured: additions green, removals red, headers dim."""
     out = Text()
     for line in diff.splitlines():
@@ -56,7 +56,7 @@ def diff_text(diff: str) -> Text:
             style = "red"
         else:
             style = ""
-        out.append(line + "\n", style=style)
+        out.append(indent + line + "\n", style=style)
     return out
 
 
@@ -96,7 +96,7 @@ def call_text(call: Call) -> Text:
         out.append("  … waiting for a decision\n" if call.verdict == "ask" and call.decision
                    is None else "  … running\n", style="dim")  # fmt: skip
     if call.diff:
-        out.append_text(diff_text(call.diff))
+        out.append_text(diff_text(call.diff, indent="  "))
     elif call.changed:
         out.append(f"  changed: {', '.join(call.changed)}\n", style="cyan")
     out.rstrip()

@@ -9,12 +9,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Header, Input, Static
 
 from helix.errors import HelixError
 
-from ._blocks import Block, Call, Transcript
-from ._render import approval_text, block_text, head_text
+from ._blocks import Call, Transcript
+from ._render import approval_text, head_text
+from ._widgets import BlockView, Keys
 
 if TYPE_CHECKING:
     from helix.api import Approval, Decision, Point, Run, RunEvent
@@ -23,18 +24,6 @@ if TYPE_CHECKING:
 
 REFRESH_ON = ("run.", "turn.", "approval.", "model.responded", "steer.", "world.rolled_back")
 """Events after which the header (status, turns, spend) is read again."""
-
-
-class BlockView(Static):
-    """One block of the conversation; re-rendered as the block fills in."""
-
-    def __init__(self, block: Block) -> None:
-        super().__init__(block_text(block), classes="block")
-        self.block = block
-
-    def redraw(self) -> None:
-        """Show the block as it is now."""
-        self.update(block_text(self.block))
 
 
 class RunScreen(Screen[None]):
@@ -76,7 +65,7 @@ class RunScreen(Screen[None]):
         yield VerticalScroll(id="conversation")
         yield Static("", id="approval")
         yield Input(placeholder="steer: tell the agent something, Enter sends", id="steer")
-        yield Footer()
+        yield Keys()
 
     def on_mount(self) -> None:
         """Read the run, then follow its events."""
@@ -117,8 +106,10 @@ class RunScreen(Screen[None]):
             await self._diffs(event.turn)
         if event.type.startswith(REFRESH_ON):
             await self.refresh_head()
-        if event.type in ("approval.requested", "approval.decided") or event.terminal:
+        if event.type.startswith(("approval.", "run.")):
             await self.refresh_approvals()
+        elif self.asking:
+            self.show_approval()
         if at_end:
             box.scroll_end(animate=False)
 
@@ -155,6 +146,10 @@ class RunScreen(Screen[None]):
         """Read the pending approvals; show the first one with why it asks."""
         asked = await self.tui.attempt(self.tui.api.approvals(self.run_id), "reading approvals")
         self.asking = asked or []
+        self.show_approval()
+
+    def show_approval(self) -> None:
+        """Show the first pending approval (with why its gate asked, once that is read)."""
         panel = self.query_one("#approval", Static)
         if not self.asking:
             panel.remove_class("asking")

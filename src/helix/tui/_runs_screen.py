@@ -8,9 +8,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from ._render import STATUS_STYLES, clip
+from ._widgets import Keys
 
 if TYPE_CHECKING:
     from helix.api import Run
@@ -48,7 +49,7 @@ class RunsScreen(Screen[None]):
         yield Header()
         yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
         yield Static("", id="hint")
-        yield Footer()
+        yield Keys()
 
     def on_mount(self) -> None:
         """Columns, a first load, then a refresh on an interval."""
@@ -57,8 +58,8 @@ class RunsScreen(Screen[None]):
         table.add_column("status", key="status")
         table.add_column("turns", key="turns")
         table.add_column("cost", key="cost")
-        table.add_column("created", key="created")
         table.add_column("objective", key="objective")
+        table.add_column("created", key="created")
         self.run_worker(self.reload(), group="reload", exclusive=True)
         self.set_interval(self.tui.poll_s, self._tick)
 
@@ -93,8 +94,8 @@ class RunsScreen(Screen[None]):
             status,
             str(run.turns),
             f"${run.cost_usd:.4f}",
-            created,
             fork + clip(run.objective, 60),
+            created,
         ]
 
     def chosen(self) -> str | None:

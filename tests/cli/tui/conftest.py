@@ -37,6 +37,19 @@ def model_server() -> Iterator[MockModelServer]:
         yield server
 
 
+def _enter(opened: Door, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Name the door in the environment, as a person would for ``helix tui``."""
+    for name, value in opened.env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("HELIX_USER", "tester")
+    monkeypatch.delenv("HELIX_SERVER", raising=False)
+    monkeypatch.delenv("HELIX_TOKEN", raising=False)
+    if opened.url is not None:
+        assert opened.token is not None
+        monkeypatch.setenv("HELIX_SERVER", opened.url)
+        monkeypatch.setenv("HELIX_TOKEN", opened.token)
+
+
 @pytest.fixture(params=["local", "http"])
 def door(
     request: pytest.FixtureRequest,
@@ -45,14 +58,7 @@ def door(
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[Door]:
     with open_door(request.param, tmp_path, model_server) as opened:
-        for name, value in opened.env.items():
-            monkeypatch.setenv(name, value)
-        monkeypatch.delenv("HELIX_SERVER", raising=False)
-        monkeypatch.delenv("HELIX_TOKEN", raising=False)
-        if opened.url is not None:
-            assert opened.token is not None
-            monkeypatch.setenv("HELIX_SERVER", opened.url)
-            monkeypatch.setenv("HELIX_TOKEN", opened.token)
+        _enter(opened, monkeypatch)
         yield opened
 
 
@@ -61,10 +67,7 @@ def local_door(
     tmp_path: Path, model_server: MockModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Door]:
     with open_door("local", tmp_path, model_server) as opened:
-        for name, value in opened.env.items():
-            monkeypatch.setenv(name, value)
-        monkeypatch.delenv("HELIX_SERVER", raising=False)
-        monkeypatch.delenv("HELIX_TOKEN", raising=False)
+        _enter(opened, monkeypatch)
         yield opened
 
 

@@ -42,12 +42,14 @@ async def test_start_steer_and_approve_a_run(door: Door, model_server: MockModel
         assert app.driven_here(screen.run_id) == (door.kind == "local")
 
         # The approval is shown: what, with which arguments, why.
-        await until(pilot, lambda: screen.asking, "the approval")
-        panel = str(screen.query_one("#approval").render())
-        assert "run_command" in panel
-        assert "echo hi > out.txt" in panel
-        assert "why:" in panel
-        assert "[a] allow" in panel
+        def panel() -> str:
+            return str(screen.query_one("#approval").render())
+
+        await until(pilot, lambda: "why:" in panel(), "the approval")
+        assert "run_command" in panel()
+        assert "echo hi > out.txt" in panel()
+        assert "why: the command may change things" in panel()
+        assert "[a] allow" in panel()
 
         # Steer while it waits: the message is logged and the agent reads it next.
         await pilot.press("s")
