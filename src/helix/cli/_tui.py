@@ -9,7 +9,7 @@ from ._common import EXIT_USAGE, fail, run
 from ._door import Door, with_door
 
 if TYPE_CHECKING:
-    from helix.tui import HelixTui
+    from helix.cli.tui import HelixTui
 
 INSTALL = "pip install 'helix-harness[tui]'"
 
@@ -36,7 +36,7 @@ def tui() -> None:
 
 def cockpit(door: Door, *, poll_s: float = 1.0) -> HelixTui:
     """The app over the door: embedded (driving what it starts) or a server's client."""
-    from helix.tui import Driver, HelixTui
+    from helix.cli.tui import Driver, HelixTui
 
     local = door.local
     if local is None:

@@ -21,8 +21,8 @@ from textual.pilot import Pilot
 from helix.cli._door import Door as CliDoor
 from helix.cli._door import with_door
 from helix.cli._tui import cockpit
+from helix.cli.tui import HelixTui
 from helix.testing import MockModelServer
-from helix.tui import HelixTui
 from tests.api.conftest import Door, open_door
 
 WAIT_S = 60.0

@@ -5,8 +5,9 @@ from __future__ import annotations
 from textual.pilot import Pilot
 
 from helix import AsyncClient
+from helix.cli._transcript import Note
+from helix.cli.tui import ConfirmDialog, HelixTui, RunScreen
 from helix.testing import MockModelServer
-from helix.tui import ConfirmDialog, HelixTui, Note, RunScreen
 from tests.api.conftest import MODEL, Door, play
 
 from .conftest import in_tui, until
@@ -37,7 +38,7 @@ async def test_pause_resume_cancel(door: Door, model_server: MockModelServer) ->
         await until(pilot, lambda: status(screen) == "paused", "paused")
         await pilot.press("r")
         await until(pilot, lambda: status(screen) in ("running", "waiting"), "resumed")
-        assert any(b.text == "resumed" for b in notes(screen))
+        assert any(b.kind == "resumed" for b in notes(screen))
         await until(pilot, lambda: screen.asking, "the question, still open")
         assert app.driven_here(screen.run_id) == (door.kind == "local")
         await pilot.press("c")
@@ -49,7 +50,7 @@ async def test_pause_resume_cancel(door: Door, model_server: MockModelServer) ->
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), "the confirmation")
         await pilot.click("#ok")
         await until(pilot, lambda: status(screen) == "cancelled", "cancelled")
-        assert any(b.text.startswith("cancelled by") for b in notes(screen))
+        assert any(b.kind == "cancelled" for b in notes(screen))
         assert app.errors == []
 
     await in_tui(scene)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from textual.pilot import Pilot
 from textual.widgets import Input
 
+from helix.cli._transcript import Call, Said
+from helix.cli.tui import HelixTui, RunScreen, RunsScreen
 from helix.testing import MockModelServer
-from helix.tui import Call, HelixTui, Note, RunScreen, RunsScreen
 from tests.api.conftest import MODEL, Door, play
 
 from .conftest import in_tui, until
@@ -45,10 +46,10 @@ async def test_start_steer_and_approve_a_run(door: Door, model_server: MockModel
         def panel() -> str:
             return str(screen.query_one("#approval").render())
 
-        await until(pilot, lambda: "why:" in panel(), "the approval")
+        await until(pilot, lambda: "why (" in panel(), "the approval")
         assert "run_command" in panel()
         assert "echo hi > out.txt" in panel()
-        assert "why: the command may change things" in panel()
+        assert "why (approval gate): the command may change things" in panel()
         assert "[a] allow" in panel()
 
         # Steer while it waits: the message is logged and the agent reads it next.
@@ -57,7 +58,7 @@ async def test_start_steer_and_approve_a_run(door: Door, model_server: MockModel
         await pilot.press("enter")
         await until(
             pilot,
-            lambda: any(b.text == "steer: take care" for b in notes(screen)),
+            lambda: any(b.who == "person" and b.text == "take care" for b in said(screen)),
             "the steer in the conversation",
         )
         await pilot.press("a")
@@ -66,12 +67,11 @@ async def test_start_steer_and_approve_a_run(door: Door, model_server: MockModel
         assert screen.run.status == "completed"
         assert not screen.asking
         calls = [b for b in screen.transcript.blocks if isinstance(b, Call)]
-        assert [(c.name, c.verdict, c.decision, c.ok) for c in calls] == [
-            ("run_command", "ask", "allow", True)
+        assert [(c.name, c.verdict, c.decision, c.state) for c in calls] == [
+            ("run_command", "ask", "allow", "ok")
         ]
-        said = [getattr(b, "text", "") for b in screen.transcript.blocks]
-        assert "Writing the file." in said
-        assert "Wrote it." in said
+        agent = [b.text for b in said(screen) if b.who == "agent"]
+        assert agent == ["Writing the file.", "Wrote it."]
         second = model_server.requests[-1].body
         assert "take care" in str(second["messages"])
         assert app.errors == []
@@ -79,5 +79,5 @@ async def test_start_steer_and_approve_a_run(door: Door, model_server: MockModel
     await in_tui(scene)
 
 
-def notes(screen: RunScreen) -> list[Note]:
-    return [b for b in screen.transcript.blocks if isinstance(b, Note)]
+def said(screen: RunScreen) -> list[Said]:
+    return [b for b in screen.transcript.blocks if isinstance(b, Said)]

@@ -5,7 +5,8 @@ from __future__ import annotations
 from textual import events
 from textual.widgets import Footer, Static
 
-from ._blocks import Block
+from helix.cli._transcript import Block
+
 from ._render import block_text
 
 NARROW = 100
@@ -18,10 +19,12 @@ class BlockView(Static):
     def __init__(self, block: Block) -> None:
         super().__init__(block_text(block), classes="block")
         self.block = block
+        self.diff: str | None = None
+        """For a call that edited files: their diff over its turn, once fetched."""
 
     def redraw(self) -> None:
         """Show the block as it is now."""
-        self.update(block_text(self.block))
+        self.update(block_text(self.block, self.diff))
 
 
 class Keys(Footer):

@@ -11,10 +11,10 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Header, Input, Static
 
+from helix.cli._transcript import Block, Call, Transcript
 from helix.errors import HelixError
 
-from ._blocks import Call, Transcript
-from ._render import approval_text, head_text
+from ._render import approval_text, head_text, turn_rule
 from ._widgets import BlockView, Keys
 
 if TYPE_CHECKING:
@@ -46,12 +46,15 @@ class RunScreen(Screen[None]):
         super().__init__()
         self.run_id = run_id
         self.run: Run | None = None
-        self.transcript = Transcript()
+        self.transcript = Transcript(run_id)
         self.seen = -1
         """The seq of the last event shown."""
         self.asking: list[Approval] = []
         """The run's pending approvals, as of the last event that could change them."""
-        self.views: list[BlockView] = []
+        self.views: dict[int, BlockView] = {}
+        """The view of each block shown, by the block's ``id()``."""
+        self.shown_turn = 0
+        """The last turn whose rule is shown."""
 
     @property
     def tui(self) -> HelixTui:
@@ -86,22 +89,17 @@ class RunScreen(Screen[None]):
         await self.refresh_head()
 
     async def take(self, event: RunEvent) -> None:
-        """Show one event."""
+        """Show one event: a new block is added, a changed one redrawn."""
         self.seen = event.seq
-        done = self.transcript.add(event)
+        block = self.transcript.add(event)
         box = self.query_one("#conversation", VerticalScroll)
         at_end = box.scroll_offset.y >= box.max_scroll_y - 1
-        if done is not None and not any(v.block is done for v in self.views):
-            view = BlockView(done)
-            self.views.append(view)
-            await box.mount(view, before=self._first_pending_view())
-        for block in self.transcript.pending():
-            if not any(v.block is block for v in self.views):
-                view = BlockView(block)
-                self.views.append(view)
-                await box.mount(view)
-        for view in self.views[-12:]:
-            view.redraw()
+        if block is not None:
+            view = self.views.get(id(block))
+            if view is None:
+                await self._mount(box, block)
+            else:
+                view.redraw()
         if event.type == "turn.ended" and event.turn is not None:
             await self._diffs(event.turn)
         if event.type.startswith(REFRESH_ON):
@@ -113,24 +111,29 @@ class RunScreen(Screen[None]):
         if at_end:
             box.scroll_end(animate=False)
 
-    def _first_pending_view(self) -> BlockView | None:
-        pending = self.transcript.pending()
-        return next((v for v in self.views if v.block in pending), None)
+    async def _mount(self, box: VerticalScroll, block: Block) -> None:
+        if block.turn is not None and block.turn > self.shown_turn:
+            self.shown_turn = block.turn
+            await box.mount(Static(turn_rule(block.turn), classes="block rule"))
+        view = BlockView(block)
+        self.views[id(block)] = view
+        await box.mount(view)
 
     async def _diffs(self, turn: int) -> None:
-        """Fetch the diff of each file edit made in the turn, to show under its call."""
+        """Fetch the diff of each file a call of the turn edited, to show under the call."""
         start: Point = "start" if turn <= 1 else turn - 1
-        for view in self.views:
+        for view in self.views.values():
             call = view.block
-            if isinstance(call, Call) and call.turn == turn and call.changed and not call.diff:
-                parts = []
-                for path in call.changed:
-                    with contextlib.suppress(HelixError):
-                        parts.append(
-                            await self.tui.api.diff(self.run_id, start=start, end=turn, path=path)
-                        )
-                call.diff = "".join(parts) or None
-                view.redraw()
+            if not isinstance(call, Call) or call.turn != turn or not call.files or view.diff:
+                continue
+            parts = []
+            for path in dict.fromkeys(change.path for change in call.files):
+                with contextlib.suppress(HelixError):
+                    parts.append(
+                        await self.tui.api.diff(self.run_id, start=start, end=turn, path=path)
+                    )
+            view.diff = "".join(parts) or None
+            view.redraw()
 
     async def refresh_head(self) -> None:
         """Read the run again and show its header."""
@@ -157,7 +160,7 @@ class RunScreen(Screen[None]):
             return
         first = self.asking[0]
         call = self.transcript.call(first.call_id)
-        panel.update(approval_text(first, None if call is None else call.why))
+        panel.update(approval_text(first, call))
         panel.add_class("asking")
 
     async def action_decide(self, decision: Decision) -> None:

@@ -4,15 +4,12 @@ A runs list with live status; a run's conversation and tool blocks; approvals an
 steering from the keyboard; the world's files and diffs at any turn; fork, rollback,
 pause, resume and cancel. Embedded (``LocalApi``, the runs it starts driven in its own
 process, given a ``Driver``) or a server's client (``HttpApi``). See docs/tui.md.
+It draws the blocks of the CLI's transcript (``_transcript.py``), as ``helix run`` does.
 Needs the ``tui`` extra (Textual).
 """
 
 from ._app import Driver as Driver
 from ._app import HelixTui as HelixTui
-from ._blocks import Call as Call
-from ._blocks import Note as Note
-from ._blocks import Said as Said
-from ._blocks import Transcript as Transcript
 from ._dialogs import ConfirmDialog as ConfirmDialog
 from ._dialogs import ForkDialog as ForkDialog
 from ._dialogs import NewRunDialog as NewRunDialog
@@ -22,17 +19,13 @@ from ._run_screen import RunScreen as RunScreen
 from ._runs_screen import RunsScreen as RunsScreen
 
 __all__ = [
-    "Call",
     "ConfirmDialog",
     "Driver",
     "FilesScreen",
     "ForkDialog",
     "HelixTui",
     "NewRunDialog",
-    "Note",
     "RollbackDialog",
     "RunScreen",
     "RunsScreen",
-    "Said",
-    "Transcript",
 ]
