@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from typing import TYPE_CHECKING
 
 from ._common import EXIT_USAGE, fail, run
@@ -25,7 +24,9 @@ def tui() -> None:
       helix tui
       HELIX_SERVER=http://127.0.0.1:8765 HELIX_TOKEN=... helix tui
     """
-    if importlib.util.find_spec("textual") is None:
+    try:
+        import textual  # noqa: F401  (the extra, checked before anything opens)
+    except ImportError:
         fail(f"helix tui needs Textual, which the tui extra installs: {INSTALL}", EXIT_USAGE)
 
     async def main(door: Door) -> None:

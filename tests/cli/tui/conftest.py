@@ -107,9 +107,13 @@ def screen_text(app: HelixTui) -> str:
 
 
 MASKS = [
-    (re.compile(r"\b\d{2}:\d{2}:\d{2}\b"), "hh:mm:ss"),
     (re.compile(r"\d{4}-\d{2}-\d{2}T[\d:.]+Z?"), "<time>"),
+    (re.compile(r"\b\d{2}:\d{2}:\d{2}\b"), "hh:mm:ss"),
 ]
+
+
+def _same_width(stand_in: str) -> Callable[[re.Match[str]], str]:
+    return lambda found: stand_in.ljust(len(found.group()), "~")
 
 
 def masked(text: str, ids: dict[str, str]) -> str:
@@ -117,7 +121,7 @@ def masked(text: str, ids: dict[str, str]) -> str:
     for real, name in ids.items():
         text = text.replace(real, name.ljust(len(real), "_")[: len(real)])
     for pattern, stand_in in MASKS:
-        text = pattern.sub(stand_in, text)
+        text = pattern.sub(_same_width(stand_in), text)
     return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
 
 

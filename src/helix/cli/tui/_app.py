@@ -58,13 +58,14 @@ class HelixTui(App[None]):
     #steer { dock: bottom; }
     #files { width: 1fr; max-width: 48; min-width: 16; }
     #view { width: 3fr; padding: 0 1; }
+    .dialog Horizontal { height: auto; margin: 1 0 0 0; }
+    .dialog Button { margin: 0 1 0 0; }
     .dialog { width: 90%; max-width: 80; height: auto; border: thick $primary;
               padding: 1 2; background: $surface; }
     .error { color: $error; }
     """
     BINDINGS = [
         Binding("ctrl+q", "quit", "quit", show=False),
-        Binding("question_mark", "keys", "all keys", show=False),
     ]
 
     def __init__(self, api: HelixApi, *, driver: Driver | None = None, poll_s: float = 1.0) -> None:

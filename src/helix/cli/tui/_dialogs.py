@@ -25,9 +25,10 @@ if TYPE_CHECKING:
 R = TypeVar("R")
 
 
-class _Dialog(ModalScreen[R]):
+class Dialog(ModalScreen[R]):
     """A box with fields, an error line, and OK / Cancel (Escape cancels)."""
 
+    DEFAULT_CSS = "Dialog { align: center middle; }"
     BINDINGS = [Binding("escape", "dismiss_none", "cancel")]
     OK = "OK"
 
@@ -91,7 +92,7 @@ def parse_point(text: str) -> Point:
     return int(text)
 
 
-class ConfirmDialog(_Dialog[bool]):
+class ConfirmDialog(Dialog[bool]):
     """Yes or no."""
 
     OK = "Yes"
@@ -109,7 +110,7 @@ class ConfirmDialog(_Dialog[bool]):
         self.dismiss(True)
 
 
-class NewRunDialog(_Dialog[str]):
+class NewRunDialog(Dialog[str]):
     """Start a run: an objective, optionally a model. Answers the new run's id."""
 
     OK = "Start"
@@ -135,7 +136,7 @@ class NewRunDialog(_Dialog[str]):
         self.dismiss(run.id)
 
 
-class ForkDialog(_Dialog[str]):
+class ForkDialog(Dialog[str]):
     """Fork a run where a turn ended, with a message. Answers the fork's id."""
 
     OK = "Fork"
@@ -168,7 +169,7 @@ class ForkDialog(_Dialog[str]):
         self.dismiss(fork.id)
 
 
-class RollbackDialog(_Dialog[bool]):
+class RollbackDialog(Dialog[bool]):
     """Restore the run's world to its start or a turn's end."""
 
     OK = "Roll back"

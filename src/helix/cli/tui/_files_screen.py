@@ -28,6 +28,7 @@ class FilesScreen(Screen[None]):
     """Files and diffs of the run's world at a turn (``None``: now)."""
 
     BINDINGS = [
+        Binding("question_mark", "app.keys", "keys"),
         Binding("escape", "back", "back"),
         Binding("left_square_bracket", "step(-1)", "turn -1"),
         Binding("right_square_bracket", "step(1)", "turn +1"),

@@ -64,7 +64,8 @@ def block_text(block: Block, diff: str | None = None) -> Text:
             return Text(f"you> {block.text}", style=WHO["person"])
         return Text(block.text, style=WHO[block.who])
     if isinstance(block, Note):
-        return Text(f"• {block.text}", style=TONES.get(block.tone, ""))
+        text = "completed" if block.kind == "completed" else block.text  # its text was said
+        return Text(f"• {text}", style=TONES.get(block.tone, ""))
     return call_text(block, diff)
 
 

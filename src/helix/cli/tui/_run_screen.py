@@ -11,7 +11,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Header, Input, Static
 
-from helix.cli._transcript import Block, Call, Transcript
+from helix.cli._transcript import Block, Call, Note, Transcript
 from helix.errors import HelixError
 
 from ._render import approval_text, head_text, turn_rule
@@ -30,6 +30,7 @@ class RunScreen(Screen[None]):
     """A run as it happens (or happened): followed through the door until it ends."""
 
     BINDINGS = [
+        Binding("question_mark", "app.keys", "keys"),
         Binding("escape", "back", "back"),
         Binding("a", "decide('allow')", "allow"),
         Binding("d", "decide('deny')", "deny"),
@@ -94,7 +95,7 @@ class RunScreen(Screen[None]):
         block = self.transcript.add(event)
         box = self.query_one("#conversation", VerticalScroll)
         at_end = box.scroll_offset.y >= box.max_scroll_y - 1
-        if block is not None:
+        if block is not None and not (isinstance(block, Note) and block.kind == "created"):
             view = self.views.get(id(block))
             if view is None:
                 await self._mount(box, block)
@@ -108,8 +109,8 @@ class RunScreen(Screen[None]):
             await self.refresh_approvals()
         elif self.asking:
             self.show_approval()
-        if at_end:
-            box.scroll_end(animate=False)
+        if at_end:  # once the layout has taken the new block (and panel) in
+            self.call_after_refresh(box.scroll_end, animate=False)
 
     async def _mount(self, box: VerticalScroll, block: Block) -> None:
         if block.turn is not None and block.turn > self.shown_turn:

@@ -26,6 +26,7 @@ class RunsScreen(Screen[None]):
     """Every visible run, refreshed on an interval (and after each action here)."""
 
     BINDINGS = [
+        Binding("question_mark", "app.keys", "keys"),
         Binding("enter", "open", "open", show=True),
         Binding("n", "new", "new run"),
         Binding("g", "reload", "refresh"),
@@ -55,9 +56,9 @@ class RunsScreen(Screen[None]):
         """Columns, a first load, then a refresh on an interval."""
         table = self.query_one(DataTable)
         table.add_column("run", key="run")
-        table.add_column("status", key="status")
-        table.add_column("turns", key="turns")
-        table.add_column("cost", key="cost")
+        table.add_column("status", key="status", width=11)  # the widest: "completed ●"
+        table.add_column("turns", key="turns", width=5)
+        table.add_column("cost", key="cost", width=9)
         table.add_column("objective", key="objective")
         table.add_column("created", key="created")
         self.run_worker(self.reload(), group="reload", exclusive=True)
