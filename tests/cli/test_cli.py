@@ -58,8 +58,10 @@ def test_demo_runs_a_scripted_agent_through_the_engine(home: Path) -> None:
     out = result.stdout
     assert "SCRIPTED" in out
     assert "denied by the commands gate" in out
-    assert "approval.requested" in out
-    assert "run.completed" in out
+    assert "✗ run_command rm -rf /" in out  # the denial, as one block
+    assert "? run_command mkdir -p build" in out  # the ask, then its result
+    assert "✓ run_command mkdir -p build && wc -l notes/todo.md > build/lines.txt" in out
+    assert "completed · 4 turns" in out
     assert result.stderr == ""
     (world,) = (home / "demo").iterdir()
     assert (world / "notes" / "todo.md").read_text().startswith("# TODO")

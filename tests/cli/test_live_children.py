@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -24,18 +25,11 @@ CHILD = Scenario.of(
 
 
 async def test_a_childs_events_are_shown_indented_and_its_approval_asked(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def model(setup: RunSetup) -> ModelAdapter:
         return ScriptedModel(PARENT if setup.depth == 0 else CHILD, label="test")
 
-    asked: list[str] = []
-
-    def answer(question: str) -> str:
-        asked.append(question)
-        return "y"
-
-    monkeypatch.setattr("builtins.input", answer)
     world = tmp_path / "world"
     world.mkdir()
     engine = Engine(MemoryEventStore(), home=tmp_path / "home", model_factory=model, env={})
@@ -43,15 +37,21 @@ async def test_a_childs_events_are_shown_indented_and_its_approval_asked(
         "delegate it", blueprint=Blueprint(model="scripted:t"), world=world
     )
 
-    state = await drive_and_show(engine, record.id, json=False, interactive=True)
+    answers = io.StringIO("\nperhaps\ny\n")  # unclear twice, then yes
+    state = await drive_and_show(engine, record.id, json=False, interactive=True, stdin=answers)
 
     assert state.status == "completed"
     assert (world / "made.txt").exists()  # the child's command ran, allowed inline
-    assert asked == ["allow run_command {'command': 'touch made.txt'}? [y/n] "]
-    lines = capsys.readouterr().out.splitlines()
-    spawned = next(i for i, line in enumerate(lines) if "agent.spawned" in line)
-    child_lines = [line for line in lines[spawned + 1 :] if line.startswith("│ ")]
-    assert any("approval.requested" in line for line in child_lines)
-    assert any("run.completed" in line and "Made made.txt." in line for line in child_lines)
-    assert not lines[-1].startswith("│")  # the parent has the last word
-    assert "run.completed" in lines[-1]
+    out = capsys.readouterr().out
+    assert out.count("Allow it? [y]es / [n]o:") == 3  # asked again until the answer was clear
+    lines = out.splitlines()
+    spawned = next(i for i, line in enumerate(lines) if "delegated to run_" in line)
+    child = [line for line in lines[spawned + 1 :] if line.startswith("│")]
+    assert "│ ● Making it." in child
+    assert any(line.startswith("│ ? run_command touch made.txt") for line in child)
+    assert any(line.startswith("│ ✓ run_command touch made.txt") for line in child)
+    assert "│ ● Made made.txt." in child
+    last_child = max(i for i, line in enumerate(lines) if line.startswith("│"))
+    parent_after = lines[last_child + 1 :]
+    assert "● The worker made it." in parent_after  # the parent has the last word
+    assert any(line.startswith("completed · ") for line in parent_after)

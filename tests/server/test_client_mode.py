@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from helix.testing import MockModelServer
+from tests.e2e._terminal import Terminal
 
 from .conftest import MODEL, WAIT_S, Cli, free_port, play, wait_until
 
@@ -98,7 +99,9 @@ def test_login_then_run_show_logs_export_import(
     )
     halfway = json.loads(client.ok("replay", run_id, "--to", "3", "--json"))
     assert halfway["head"] == 3
-    assert "status" in client.ok("replay", run_id)
+    replayed_text = client.ok("replay", run_id)
+    assert "● All tidy." in replayed_text  # the session as it was shown, from the server
+    assert "completed · 2 turns" in replayed_text
     assert client("replay", "run_nope").returncode == 3
 
     exported = client.ok("export", run_id)
@@ -175,12 +178,14 @@ def test_a_runs_child_is_followed_in_its_output(
         {"text": "The worker found nothing."},
     )  # fmt: skip
     lines = client.ok("run", "look around", "--model", MODEL).splitlines()
-    spawned = next(i for i, line in enumerate(lines) if "agent.spawned" in line)
-    child = [line for line in lines[spawned + 1 :] if line.startswith("│ ")]
-    assert any("tool.completed" in line for line in child)
-    assert any("run.completed" in line and "Nothing there." in line for line in child)
-    assert "agent.reported" in lines[spawned + 1 + len(child)]
-    assert "The worker found nothing." in lines[-1]
+    spawned = next(i for i, line in enumerate(lines) if "delegated to run_" in line)
+    child = [line for line in lines[spawned + 1 :] if line.startswith("│")]
+    assert any(line.startswith("│ ✓ list_files") for line in child)
+    assert "│ ● Nothing there." in child
+    after_child = lines[spawned + 1 + len(child) :]
+    assert after_child[0].startswith("✓ delegate list the files")  # the call, with its report
+    assert "● The worker found nothing." in after_child
+    assert any(line.startswith("completed · 2 turns") for line in after_child)
 
 
 def test_status_without_a_server_shows_the_embedded_store(cli: Cli, tmp_path: Path) -> None:
@@ -228,3 +233,31 @@ def test_the_world_commands_and_spend_go_through_the_server(
 
     with Sdk.from_env({"HELIX_HOME": str(tmp_path / "client-home")}) as sdk:
         assert sdk.get(run_id).status == "completed"
+
+
+def test_ctrl_c_leaves_a_run_the_server_drives_going(
+    cli: Cli, tmp_path: Path, server_url: str, model_server: MockModelServer
+) -> None:
+    client = Client(cli, tmp_path)
+    client.ok("login", server_url, "--user", "alice", "--password-stdin", stdin="alice-password\n")
+    play(
+        model_server,
+        {"text": "Taking a moment.", "delay_s": 2.0, "tool_calls": [
+            {"name": "list_files", "args": {}}]},
+        {"text": "Finished on the server."},
+    )  # fmt: skip
+    terminal = Terminal(["run", "take a moment", "--model", MODEL], client.env)
+    try:
+        terminal.wait_for("thinking (turn 1)", WAIT_S)
+        terminal.interrupt()
+        assert terminal.finish(WAIT_S) == 130
+    finally:
+        terminal.close()
+    text = terminal.text
+    run_id = text.split("▶ ", 1)[1].split()[0]
+    assert f"run {run_id} is running, driven by its driver (a server" in " ".join(text.split())
+    assert f"follow it: helix logs {run_id} --follow" in text
+    assert "Traceback" not in terminal.raw
+    followed = client.ok("logs", run_id, "--follow")  # it went on without this terminal
+    assert "run.completed" in followed.splitlines()[-1]
+    assert json.loads(client.ok("show", run_id, "--json"))["status"] == "completed"

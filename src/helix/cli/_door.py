@@ -22,6 +22,7 @@ from ._common import who
 
 if TYPE_CHECKING:
     from helix.api import HelixApi, LocalApi, Run
+    from helix.kernel.session import SessionState
     from helix.runtime import Blueprint
 
 T = TypeVar("T")
@@ -89,22 +90,23 @@ class Door:
     async def watch(self, run_id: str, *, json: bool, after: int) -> int:
         """Show the run live (driving it here if it is this process's) until it ends.
 
-        Exit 0 when it completed; 1 when it failed or was cancelled.
+        Exit 0 when it completed; 1 when it failed or was cancelled, or a question went
+        unanswered; 130 when the person left with Ctrl-C (a run driven here is paused).
         """
-        from ._live import asking, drive_while_showing
+        from ._live import Driving, asking, drive_while_showing
 
-        driving = None
-        if self.local is not None and run_id in self.here:
+        driving: Driving | None = None
+        local = self.local
+        if local is not None and run_id in self.here:
             self.here.remove(run_id)
-            driving = self._drive(self.local, run_id)
-        final = await drive_while_showing(
+
+            async def drive(until: Callable[[SessionState], bool]) -> None:
+                await local.engine.drive(run_id, until=until)
+
+            driving = drive
+        return await drive_while_showing(
             self.api, run_id, driving, json=json, after=after, ask=asking(json)
         )
-        return 0 if final == "run.completed" else 1
-
-    @staticmethod
-    async def _drive(local: LocalApi, run_id: str) -> None:
-        await local.engine.drive(run_id)
 
 
 async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:

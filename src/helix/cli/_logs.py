@@ -38,21 +38,29 @@ def logs(
 def replay(
     run_id: Annotated[str, typer.Argument(metavar="RUN")],
     to: Annotated[int | None, typer.Option("--to", help="Stop after this seq.")] = None,
-    json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    json: Annotated[
+        bool, typer.Option("--json", help="Print the state rebuilt from the log, as JSON.")
+    ] = False,
 ) -> None:
-    """Rebuild a run's state from its log (recorded results are read back, never re-run)."""
-    from helix.kernel.session import replay as fold
+    """Show a run's session from its log, as it was shown live (nothing is run again).
+
+    With --json, the state the log folds into (status, turn, pending calls, usage…).
+    """
 
     async def main(door: Door) -> None:
         await door.api.get(run_id)  # not found: exit 3
-        # The fold here, over the events the door hands out: nothing runs, here or there.
-        state = fold([e.to_kernel() async for e in door.api.events(run_id)], to_seq=to)
-        shown = state_dict(state)
         if json:
-            print_json_line(shown)
-        else:
-            for key, value in shown.items():
-                typer.echo(f"{key:<18} {value}")
+            from helix.kernel.session import replay as fold
+
+            # The fold here, over the events the door hands out: nothing runs, here or there.
+            state = fold([e.to_kernel() async for e in door.api.events(run_id)], to_seq=to)
+            print_json_line(state_dict(state))
+            return
+        from rich.console import Console
+
+        from ._view import show_replay
+
+        await show_replay(door.api, run_id, to=to, console=Console(highlight=False))
 
     run(lambda: with_door(main))
 

@@ -123,6 +123,22 @@ def summarize_args(args: dict[str, Any], width: int = SUMMARY_WIDTH) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
+_CONTROLS = {
+    **{code: chr(0x2400 + code) for code in range(32) if code not in (9, 10)},
+    0x7F: "\u2421",
+    **{code: "\ufffd" for code in range(0x80, 0xA0)},
+}
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print on a terminal, newlines and tabs kept.
+
+    Control characters (an escape sequence an agent or a command wrote) are shown as
+    symbols, never obeyed.
+    """
+    return text.translate(_CONTROLS)
+
+
 def exit_code_of(output: str) -> int | None:
     """The exit code a command's output ends with (``[exit code N]``), else ``None``."""
     found = _EXIT.search(output)
@@ -149,6 +165,10 @@ class Transcript:
         self.model = ""
         self.world = ""
         self.budget_usd: float | None = None
+        self.auto_approve = False
+        """Whether the run allows what the gates would ask about (its asks need nobody)."""
+        self.ended_turns: list[int] = []
+        """The turns whose ``turn.ended`` was folded: points of the world and forks."""
         self.thinking = False
         """A model call is under way (requested, not yet answered)."""
         self.ending: Note | None = None
@@ -163,6 +183,9 @@ class Transcript:
         if event.turn is not None:
             self.turn = event.turn if self.turn is None else max(self.turn, event.turn)
         data = event.data
+        if event.type == "turn.ended":
+            self.ended_turns.append(int(data["turn"]))
+            return None
         if event.type.startswith(("tool.", "gate.", "approval.", "file.", "egress.")):
             return self._call_event(event.type, event.turn, data)
         if event.type.startswith("model."):
@@ -292,6 +315,7 @@ class Transcript:
             self.world = str(data["world"])
             budget = data.get("budget") or {}
             self.budget_usd = budget.get("usd")
+            self.auto_approve = bool((data.get("settings") or {}).get("auto_approve", False))
             return Note("created", self.objective, "info")
         if kind == "run.forked":
             parent = data["parent"]

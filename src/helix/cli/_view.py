@@ -1,0 +1,163 @@
+"""A run drawn on a terminal: what ``helix run``, ``resume``, ``fork`` and ``replay`` show.
+
+Events are folded into a ``Transcript``; each block is printed once it is complete:
+the agent's text in full, a tool call when it has its result (and the files it
+changed, with their diff), a run note at once. A call that waits on a person is shown
+as a question first. While the model thinks or a tool runs, a spinner says so with the
+time elapsed and the spend (on a terminal only: captured output gets no control codes).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.console import Console, RenderableType
+from rich.text import Text
+
+from helix.errors import HelixError
+
+from ._blocks import call_block, header, note, question, repeats, said, summary
+from ._screen import Screen
+from ._transcript import Block, Call, Note, Said, Transcript
+
+if TYPE_CHECKING:
+    from helix.api import HelixApi, RunEvent
+
+
+class RunView:
+    """One run's events as a person reads them, printed as they come."""
+
+    def __init__(
+        self,
+        screen: Screen,
+        api: HelixApi,
+        run_id: str,
+        *,
+        depth: int = 0,
+        after: int = -1,
+        live: bool = True,
+    ) -> None:
+        self.screen = screen
+        self.api = api
+        self.run_id = run_id
+        self.depth = depth
+        self.after = after
+        self.live = live
+        self.transcript = Transcript(run_id)
+        self.started = False
+        self._held: Call | None = None
+        """A finished call, printed once its ``file.changed`` events are in."""
+        self._asked: set[str] = set()
+        """Calls shown as a question already (their block does not say why again)."""
+        self.turn_ends: set[int] | None = None
+        """Replaying: the turns that end in what is replayed (their world is known)."""
+
+    @property
+    def console(self) -> Console:
+        """The console printed on."""
+        return self.screen.console
+
+    def print(self, renderable: RenderableType) -> None:
+        """Print a block of this run (nested under its parents' bars)."""
+        self.screen.print(renderable, self.depth)
+
+    async def add(self, event: RunEvent) -> list[Call]:
+        """Fold and show one event; the calls waiting for an answer from here now."""
+        block = self.transcript.add(event)
+        if self._held is not None and not _belongs(event, self._held):
+            await self._flush()
+        if event.seq < self.after:
+            return []
+        if not self.started:
+            self.started = True
+            if self.depth == 0:
+                self.print(header(self.transcript, live=self.live))
+        if event.seq == self.after:  # caught up: a question asked before is asked again
+            pending = self.transcript.pending()
+            for call in pending:
+                self._asked.add(call.call_id)
+                self.print(question(call))
+            return pending
+        return await self._show(event, block)
+
+    async def close(self) -> None:
+        """Print what is still held (the stream ended)."""
+        if self._held is not None:
+            await self._flush()
+        self.screen.idle()
+
+    # -- what each event shows ------------------------------------------------------------
+
+    async def _show(self, event: RunEvent, block: Block | None) -> list[Call]:
+        kind = event.type
+        transcript = self.transcript
+        if kind == "model.requested":
+            self._spin(f"thinking (turn {transcript.turn})")
+        elif kind == "tool.started" and isinstance(block, Call):
+            self._spin(f"running {block.name}")
+        elif kind in ("tool.completed", "tool.interrupted") and isinstance(block, Call):
+            self._held = block
+        elif kind == "approval.requested" and isinstance(block, Call):
+            if transcript.auto_approve or not self.live:
+                return []
+            self.screen.idle()
+            self._asked.add(block.call_id)
+            self.print(question(block))
+            return [block]
+        elif isinstance(block, Said):
+            self.screen.idle()
+            if block.who == "agent":
+                self.print(Text(""))
+            self.print(said(block))
+        elif isinstance(block, Note) and kind != "run.created":
+            if kind in ("run.completed", "run.failed", "run.cancelled", "run.paused"):
+                self.screen.idle()
+            if kind == "run.paused" and self.depth == 0 and self.live:
+                self._spin("paused: helix resume in another terminal, or Ctrl-C to leave")
+            if not (kind == "run.completed" and repeats(transcript, block)):
+                self.print(note(block))
+        return []
+
+    def _spin(self, label: str) -> None:
+        if self.live:
+            self.screen.spin(label, self.transcript.cost_usd)
+
+    async def _flush(self) -> None:
+        call, self._held = self._held, None
+        if call is None:
+            return
+        diffs = {change.path: await self._diff(call, change.path) for change in call.files}
+        self.print(call_block(call, diffs, why=call.call_id not in self._asked))
+
+    async def _diff(self, call: Call, path: str) -> str:
+        """The file's diff over the call's turn: to now while live, to the turn's end after."""
+        turn = call.turn
+        if turn is None or turn < 1:
+            return ""
+        if self.live:
+            end: int | str = "now"
+        elif turn in (self.turn_ends or ()):
+            end = turn
+        else:
+            return ""
+        try:
+            return await self.api.diff(self.run_id, start=turn - 1, end=end, path=path)  # type: ignore[arg-type]
+        except HelixError:  # the world is gone, or the point was never reached
+            return ""
+
+
+def _belongs(event: RunEvent, call: Call) -> bool:
+    return event.type == "file.changed" and event.data.get("call_id") == call.call_id
+
+
+async def show_replay(api: HelixApi, run_id: str, *, to: int | None, console: Console) -> None:
+    """The session as it was logged (up to seq ``to``), drawn as it was shown live."""
+    screen = Screen(console, live=False)
+    view = RunView(screen, api, run_id, live=False)
+    events = [e async for e in api.events(run_id) if to is None or e.seq <= to]
+    view.turn_ends = {int(e.data["turn"]) for e in events if e.type == "turn.ended"}
+    for event in events:
+        await view.add(event)
+    await view.close()
+    at = None if to is None or not events or events[-1].seq < to else to
+    screen.print(summary(view.transcript, None, at=at))
