@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
-from rich.console import Console
+from rich.console import Console, RenderableType
 from textual.pilot import Pilot
 
 from helix.cli._door import Door as CliDoor
@@ -103,6 +103,13 @@ def screen_text(app: HelixTui) -> str:
     console = Console(width=width, height=height, record=True, file=io.StringIO(),
                       color_system=None, legacy_windows=False)  # fmt: skip
     console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text()
+
+
+def plain(renderable: RenderableType, width: int = 100) -> str:
+    """A renderable as plain text."""
+    console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
+    console.print(renderable)
     return console.export_text()
 
 

@@ -62,7 +62,7 @@ async def test_start_steer_and_approve_a_run(door: Door, model_server: MockModel
             "the steer in the conversation",
         )
         await pilot.press("a")
-        await until(pilot, lambda: screen.run is not None and screen.run.finished, "the end")
+        await until(pilot, lambda: screen.ended, "the end")
         assert screen.run is not None
         assert screen.run.status == "completed"
         assert not screen.asking

@@ -6,11 +6,11 @@ from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
-from helix.cli.tui import FilesScreen, ForkDialog, HelixTui, RollbackDialog, RunScreen
+from helix.cli.tui import FilesScreen, ForkDialog, HelixTui, RollbackDialog, RunScreen, RunsScreen
 from helix.testing import MockModelServer
 from tests.api.conftest import MODEL, Door, play
 
-from .conftest import in_tui, until
+from .conftest import in_tui, plain, screen_text, until
 
 ASK = {"name": "run_command", "args": {"command": "echo hi > out.txt"}}
 FIRST = {"name": "write_file", "args": {"path": "a.txt", "content": "one\n"}}
@@ -30,7 +30,7 @@ def current(app: HelixTui) -> Screen[object]:
 
 
 def finished(screen: RunScreen) -> bool:
-    return screen.run is not None and screen.run.finished
+    return screen.ended
 
 
 def error_line(app: HelixTui) -> str:
@@ -57,12 +57,12 @@ async def test_files_diffs_fork_and_rollback(door: Door, model_server: MockModel
         screen = await open_run(app, pilot, "write a.txt twice")
         await until(pilot, lambda: finished(screen), "the run's end")
         # The call's edit shows as a diff under it, once its turn has ended.
-        views = [v for v in screen.views.values() if v.diff]
-        await until(pilot, lambda: len([v for v in screen.views.values() if v.diff]) == 2, "diffs")
-        views = [v for v in screen.views.values() if v.diff]
-        assert "+one" in (views[0].diff or "")
-        assert "-one" in (views[1].diff or "")
-        assert "+two" in (views[1].diff or "")
+        await until(pilot, lambda: len([v for v in screen.views.values() if v.diffs]) == 2, "diffs")
+        first, second = [plain(v.drawn()) for v in screen.views.values() if v.diffs]
+        assert "write_file" in first
+        assert "+one" in first
+        assert "-one" in second
+        assert "+two" in second
 
         # The world at turn 1, then turn 2: the file's content and the turn's diff.
         await pilot.press("w")
@@ -162,5 +162,46 @@ async def test_rollback_while_the_run_runs_is_refused_in_the_ui(
         assert screen.run.status == "completed"  # denied, the agent went on and finished
         await pilot.press("a")  # nothing asks any more: said, not a crash
         await until(pilot, lambda: app.is_running, "the app still running")
+
+    await in_tui(scene)
+
+
+HOSTILE = "[/bold] [link=x]not a link[/link] \x1b[2J\x1b]0;owned\x07"
+"""Markup that would not parse, and escape sequences: shown as text, never obeyed."""
+
+
+async def test_hostile_text_is_shown_as_text(
+    local_door: Door, model_server: MockModelServer
+) -> None:
+    name = "[/x].txt"
+    write = {"name": "write_file", "args": {"path": name, "content": HOSTILE + "\n"}}
+    play(model_server, {"text": HOSTILE, "tool_calls": [write]}, {"text": "[red]done"})
+
+    async def scene(app: HelixTui, pilot: Pilot[None]) -> None:
+        screen = await open_run(app, pilot, HOSTILE)
+        await until(pilot, lambda: finished(screen), "the run's end")
+        await until(pilot, lambda: any(v.diffs for v in screen.views.values()), "the diff")
+        shown = screen_text(app)
+        assert "[/bold] [link=x]not a link[/link]" in shown
+        assert "\x1b" not in shown
+        assert "[red]done" in shown
+        await pilot.press("w")
+        await until(pilot, lambda: isinstance(current(app), FilesScreen), "the files")
+        await pilot.press("enter")
+        files = current(app)
+        assert isinstance(files, FilesScreen)
+        await until(pilot, lambda: files.shown == name, "the file")
+        shown = screen_text(app)
+        assert name in shown
+        assert "[/bold] [link=x]" in shown
+        await pilot.press("escape", "escape")
+        await until(pilot, lambda: isinstance(current(app), RunsScreen), "the runs list")
+        runs = current(app)
+        assert isinstance(runs, RunsScreen)
+        loads = runs.loads
+        await until(pilot, lambda: runs.loads > loads, "a refresh")
+        assert "[/bold] [link=x]" in screen_text(app)
+        await pilot.press("f")  # nothing happens on the runs list; the app is fine
+        assert app.errors == []
 
     await in_tui(scene)

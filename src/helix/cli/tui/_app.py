@@ -98,7 +98,7 @@ class HelixTui(App[None]):
     def fail(self, message: str) -> None:
         """Show an error (a notification) and keep it in ``errors``."""
         self.errors.append(message)
-        self.notify(message, title="error", severity="error", timeout=8)
+        self.notify(message, title="error", severity="error", timeout=8, markup=False)
 
     async def attempt(self, action: Awaitable[T], what: str) -> T | None:
         """Await an API call; a Helix error is shown, not raised (None then)."""

@@ -14,6 +14,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from helix.cli._screen import text_of
 from helix.errors import HelixError
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ class Dialog(ModalScreen[R]):
 
     def show_error(self, message: str) -> None:
         """Say what is wrong, in the dialog and in the app's errors."""
-        self.query_one("#error", Static).update(message)
+        self.query_one("#error", Static).update(text_of(message))
         self.tui.errors.append(message)
 
     def action_dismiss_none(self) -> None:
@@ -103,7 +104,7 @@ class ConfirmDialog(Dialog[bool]):
 
     def fields(self) -> ComposeResult:
         """The question."""
-        yield Label(self.question)
+        yield Label(text_of(self.question))
 
     async def confirm(self) -> None:
         """Yes."""
@@ -148,7 +149,7 @@ class ForkDialog(Dialog[str]):
 
     def fields(self) -> ComposeResult:
         """Turn and message."""
-        yield Label(f"Fork {self.run_id} where a turn ended (0: the start)")
+        yield Label(text_of(f"Fork {self.run_id} where a turn ended (0: the start)"))
         yield Input(str(self.turn), placeholder="turn", id="turn")
         yield Input(placeholder="message for the fork (optional)", id="message")
 
@@ -180,7 +181,7 @@ class RollbackDialog(Dialog[bool]):
 
     def fields(self) -> ComposeResult:
         """Where to."""
-        yield Label(f"Roll {self.run_id}'s world back to (a turn, or start):")
+        yield Label(text_of(f"Roll {self.run_id}'s world back to (a turn, or start):"))
         yield Input("start", id="to")
         yield Label("Files changed since then are restored; this is logged.")
 

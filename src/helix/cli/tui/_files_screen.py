@@ -12,6 +12,8 @@ from textual.screen import Screen
 from textual.widgets import Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from helix.cli._screen import text_of
+
 from ._render import diff_text
 from ._widgets import Keys
 
@@ -89,7 +91,7 @@ class FilesScreen(Screen[None]):
         self.entries = [e for e in entries or [] if e.kind != "dir"]
         files = self.query_one("#files", OptionList)
         files.clear_options()
-        files.add_options([Option(e.path, id=e.path) for e in self.entries])
+        files.add_options([Option(text_of(e.path), id=e.path) for e in self.entries])
         if self.entries:
             files.highlighted = 0
         await self.action_diff()
@@ -155,7 +157,7 @@ class FilesScreen(Screen[None]):
             return
         body = data[:MAX_SHOWN].decode("utf-8", errors="replace")
         more = f"\n… {len(data) - MAX_SHOWN} more bytes" if len(data) > MAX_SHOWN else ""
-        self._show(Text(f"{path} at turn {self.turn}\n", style="bold") + Text(body + more), path)
+        self._show(text_of(f"{path} at turn {self.turn}\n", "bold") + text_of(body + more), path)
 
     def _show(self, content: Text, what: str) -> None:
         self.shown = what

@@ -31,7 +31,7 @@ class RunScreen(Screen[None]):
 
     BINDINGS = [
         Binding("question_mark", "app.keys", "keys"),
-        Binding("escape", "back", "back"),
+        Binding("escape", "back", "back", show=False),
         Binding("a", "decide('allow')", "allow"),
         Binding("d", "decide('deny')", "deny"),
         Binding("s", "steer", "steer"),
@@ -56,6 +56,11 @@ class RunScreen(Screen[None]):
         """The view of each block shown, by the block's ``id()``."""
         self.shown_turn = 0
         """The last turn whose rule is shown."""
+
+    @property
+    def ended(self) -> bool:
+        """Whether the run has ended and every one of its events is shown."""
+        return self.run is not None and self.run.finished and self.seen >= self.run.head
 
     @property
     def tui(self) -> HelixTui:
@@ -116,7 +121,7 @@ class RunScreen(Screen[None]):
         if block.turn is not None and block.turn > self.shown_turn:
             self.shown_turn = block.turn
             await box.mount(Static(turn_rule(block.turn), classes="block rule"))
-        view = BlockView(block)
+        view = BlockView(block, self.transcript)
         self.views[id(block)] = view
         await box.mount(view)
 
@@ -125,15 +130,13 @@ class RunScreen(Screen[None]):
         start: Point = "start" if turn <= 1 else turn - 1
         for view in self.views.values():
             call = view.block
-            if not isinstance(call, Call) or call.turn != turn or not call.files or view.diff:
+            if not isinstance(call, Call) or call.turn != turn or not call.files or view.diffs:
                 continue
-            parts = []
             for path in dict.fromkeys(change.path for change in call.files):
                 with contextlib.suppress(HelixError):
-                    parts.append(
-                        await self.tui.api.diff(self.run_id, start=start, end=turn, path=path)
+                    view.diffs[path] = await self.tui.api.diff(
+                        self.run_id, start=start, end=turn, path=path
                     )
-            view.diff = "".join(parts) or None
             view.redraw()
 
     async def refresh_head(self) -> None:
@@ -174,7 +177,7 @@ class RunScreen(Screen[None]):
             self.tui.api.decide(self.run_id, request.request_id, decision), decision
         )
         if decided is not None:
-            self.tui.notify(f"{decision}: {request.name}")
+            self.tui.notify(f"{decision}: {request.name}", markup=False)
         await self.refresh_approvals()
 
     def action_steer(self) -> None:

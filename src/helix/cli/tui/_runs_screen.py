@@ -10,6 +10,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 
+from helix.cli._screen import text_of
+
 from ._render import STATUS_STYLES, clip
 from ._widgets import Keys
 
@@ -91,11 +93,11 @@ class RunsScreen(Screen[None]):
         fork = "⑂ " if run.parent is not None else ""
         created = run.created_at[11:19] if len(run.created_at) >= 19 else run.created_at
         return [
-            run.id,
+            text_of(run.id),
             status,
             str(run.turns),
             f"${run.cost_usd:.4f}",
-            fork + clip(run.objective, 60),
+            text_of(fork + clip(run.objective, 60)),
             created,
         ]
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from rich.console import RenderableType
 from textual import events
 from textual.widgets import Footer, Static
 
-from helix.cli._transcript import Block
+from helix.cli._transcript import Block, Transcript
 
-from ._render import block_text
+from ._render import block_view
 
 NARROW = 100
 """Below this many columns the keys line packs tighter."""
@@ -16,15 +17,20 @@ NARROW = 100
 class BlockView(Static):
     """One block of the conversation; re-rendered as the block fills in."""
 
-    def __init__(self, block: Block) -> None:
-        super().__init__(block_text(block), classes="block")
+    def __init__(self, block: Block, transcript: Transcript) -> None:
+        super().__init__(block_view(block, transcript, {}), classes="block")
         self.block = block
-        self.diff: str | None = None
-        """For a call that edited files: their diff over its turn, once fetched."""
+        self.transcript = transcript
+        self.diffs: dict[str, str] = {}
+        """For a call that edited files: each file's diff over its turn, once fetched."""
+
+    def drawn(self) -> RenderableType:
+        """The block as it is now, drawn."""
+        return block_view(self.block, self.transcript, self.diffs)
 
     def redraw(self) -> None:
         """Show the block as it is now."""
-        self.update(block_text(self.block, self.diff))
+        self.update(self.drawn())
 
 
 class Keys(Footer):
