@@ -56,6 +56,7 @@ class HelixTui(App[None]):
     #approval { border: heavy $warning; padding: 0 1; display: none; }
     #approval.asking { display: block; }
     #steer { dock: bottom; }
+    #activity { padding: 0 1; display: none; }
     #files { width: 1fr; max-width: 48; min-width: 16; }
     #view { width: 3fr; padding: 0 1; }
     .dialog Horizontal { height: auto; margin: 1 0 0 0; }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -72,6 +73,7 @@ class RunScreen(Screen[None]):
         yield Header()
         yield Static("", id="head")
         yield VerticalScroll(id="conversation")
+        yield Static("", id="activity")
         yield Static("", id="approval")
         yield Input(placeholder="steer: tell the agent something, Enter sends", id="steer")
         yield Keys()
@@ -106,6 +108,10 @@ class RunScreen(Screen[None]):
                 await self._mount(box, block)
             else:
                 view.redraw()
+        activity = self.query_one("#activity", Static)
+        activity.display = self.transcript.thinking
+        if self.transcript.thinking:
+            activity.update(Text("… the model is thinking", style="dim italic"))
         if event.type == "turn.ended" and event.turn is not None:
             await self._diffs(event.turn)
         if event.type.startswith(REFRESH_ON):
