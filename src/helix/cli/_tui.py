@@ -16,13 +16,9 @@ INSTALL = "pip install 'helix-harness[tui]'"
 def tui() -> None:
     """Open the terminal cockpit: runs, conversations, approvals, steering, files.
 
-    Embedded on the store here (runs it starts or resumes are driven in this process),
-    or a server's client when HELIX_SERVER or `helix login` names one. Keys are shown at
-    the bottom; see docs/tui.md.
+    Embedded on the store here (runs it starts are driven here), or a server's client.
 
-    Examples:
-      helix tui
-      HELIX_SERVER=http://127.0.0.1:8765 HELIX_TOKEN=... helix tui
+    Examples: `helix tui`, `HELIX_SERVER=URL HELIX_TOKEN=TOKEN helix tui` (docs/tui.md).
     """
     try:
         import textual  # noqa: F401  (the extra, checked before anything opens)
