@@ -76,3 +76,29 @@ async def test_quitting_pauses_the_runs_driven_here(
 
 def notes(screen: RunScreen) -> list[Note]:
     return [b for b in screen.transcript.blocks if isinstance(b, Note)]
+
+
+async def test_a_run_driven_elsewhere_is_followed_and_answered_through_the_store(
+    local_door: Door, model_server: MockModelServer
+) -> None:
+    """Embedded: another driver (its own engine and store connection) runs it; we approve."""
+    play(model_server, {"text": "Writing.", "tool_calls": [ASK]}, {"text": "Done."})
+    async with AsyncClient(env=local_door.env, user="elsewhere") as other:
+        run = await other.create("write out.txt", model=MODEL)
+
+        async def scene(app: HelixTui, pilot: Pilot[None]) -> None:
+            screen = RunScreen(run.id)
+            await app.push_screen(screen)
+            await until(pilot, lambda: screen.asking, "the approval")
+            assert not app.driven_here(run.id)
+            await pilot.press("a")
+            await until(pilot, lambda: screen.ended, "the end")
+            assert screen.run is not None
+            assert screen.run.status == "completed"
+            assert not app.driven_here(run.id)
+            assert app.errors == []
+
+        await in_tui(scene)
+        assert await other.read(run.id, "out.txt") == b"hi\n"
+        decided = [e async for e in other.events(run.id) if e.type == "approval.decided"]
+        assert [(e.data["decision"], e.data["by"]) for e in decided] == [("allow", "user:tester")]
