@@ -50,7 +50,7 @@ class RunScreen(Screen[None]):
         self.run: Run | None = None
         self.transcript = Transcript(run_id)
         self.seen = -1
-        """The seq of the last event shown."""
+        """The seq of the last event shown (its block drawn, the header and panel read)."""
         self.asking: list[Approval] = []
         """The run's pending approvals, as of the last event that could change them."""
         self.views: dict[int, BlockView] = {}
@@ -98,7 +98,6 @@ class RunScreen(Screen[None]):
 
     async def take(self, event: RunEvent) -> None:
         """Show one event: a new block is added, a changed one redrawn."""
-        self.seen = event.seq
         block = self.transcript.add(event)
         box = self.query_one("#conversation", VerticalScroll)
         at_end = box.scroll_offset.y >= box.max_scroll_y - 1
@@ -122,6 +121,7 @@ class RunScreen(Screen[None]):
             self.show_approval()
         if at_end:  # once the layout has taken the new block (and panel) in
             self.call_after_refresh(box.scroll_end, animate=False)
+        self.seen = event.seq
 
     async def _mount(self, box: VerticalScroll, block: Block) -> None:
         if block.turn is not None and block.turn > self.shown_turn:
