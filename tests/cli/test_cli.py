@@ -211,6 +211,8 @@ def test_schema_events_is_json_schema(home: Path) -> None:
         (["runs", "--limit", "0"], None, 2, ""),
         (["bench", "nope"], None, 2, "unknown benchmark suite"),
         (["import", "/no/such/file"], None, 2, "cannot read"),
+        (["replay", "run_nope", "--to", "-1"], None, 2, "--to"),
+        (["replay", "run_nope"], None, 3, "run_nope"),
         (["nonsense"], None, 2, ""),
     ],
 )

@@ -17,6 +17,7 @@ from helix.cli._live import drive_and_show
 from helix.cli._prompt import answer_of, read_line
 from helix.cli._transcript import Note, Transcript
 from helix.cli._view import show_replay
+from helix.cli._watch import Watch
 from helix.kernel.log import MemoryEventStore
 from helix.providers import ModelAdapter, Scenario, ScriptedModel
 from helix.runtime import Blueprint, Engine, RunSetup
@@ -225,3 +226,78 @@ async def test_lines_are_read_without_a_thread_to_the_end_of_input() -> None:
         os.close(write)  # the input ends: what was typed counts
         assert await reading == "part"
         assert await read_line(stream) is None
+
+
+class _Screen(io.StringIO):
+    """Captured output that says when ``awaited`` has been written."""
+
+    def __init__(self, awaited: str) -> None:
+        super().__init__()
+        self.awaited = awaited
+        self.shown = asyncio.Event()
+
+    def write(self, text: str) -> int:
+        written = super().write(text)
+        if self.awaited in self.getvalue():
+            self.shown.set()
+        return written
+
+
+ASKING = Scenario.of(
+    {"text": "Making it.", "tool_calls": [
+        {"name": "run_command", "args": {"command": "touch made.txt"}}]},
+    {"text": "Made it."},
+)  # fmt: skip
+
+
+async def _answer_elsewhere(api: LocalApi, run_id: str) -> None:
+    events = api.events(run_id, follow=True)
+    async for event in events:
+        if event.type == "approval.requested":
+            await api.decide(run_id, str(event.data["request_id"]), "allow")
+            return
+
+
+async def test_without_a_terminal_the_view_says_how_to_answer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    engine = _engine(tmp_path, ASKING)
+    run_id = await _created(tmp_path, engine, auto_approve=False)
+    async with asyncio.TaskGroup() as group:
+        group.create_task(_answer_elsewhere(LocalApi(engine, actor="user:bob"), run_id))
+        state = await drive_and_show(engine, run_id, json=False, interactive=False)
+    assert state.status == "completed"
+    out = capsys.readouterr().out
+    assert f"waiting for a decision: helix approve {run_id} apr_" in _words(out)
+    assert "✓ run_command touch made.txt  allowed by user:bob · exit 0" in out
+    assert "Allow it?" not in out
+
+
+async def test_a_question_answered_elsewhere_is_no_longer_asked(tmp_path: Path) -> None:
+    engine = _engine(tmp_path, ASKING)
+    run_id = await _created(tmp_path, engine, auto_approve=False)
+    screen = _Screen("Allow it? [y]es / [n]o:")
+    api = LocalApi(engine, actor="user:bob")
+
+    async def answer_once_asked() -> None:
+        await screen.shown.wait()  # the question is up
+        (pending,) = await api.approvals(run_id)
+        await api.decide(run_id, pending.request_id, "allow")
+
+    read, write = os.pipe()  # a keyboard nobody types at
+    try:
+        with os.fdopen(read) as keyboard:
+            watch = Watch(
+                api, run_id, json=False, after=-1, ask=True, stdin=keyboard,
+                console=Console(file=screen, width=100),
+            )  # fmt: skip
+            async with asyncio.TaskGroup() as group:
+                group.create_task(answer_once_asked())
+                code = await asyncio.wait_for(watch.run(engine.drive(run_id)), 60)
+    finally:
+        os.close(write)
+    assert code == 0
+    out = screen.getvalue()
+    assert "allowed by user:bob elsewhere" in out
+    assert out.count("Allow it? [y]es / [n]o:") == 1
+    assert (tmp_path / "world" / "made.txt").exists()

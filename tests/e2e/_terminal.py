@@ -88,13 +88,16 @@ class Terminal:
         """Everything written, as plain lines."""
         return plain(self.raw)
 
-    def wait_for(self, needle: str, timeout: float) -> str:
-        """Wait until ``needle`` was written (fails after ``timeout``); the text so far."""
+    def wait_for(self, needle: str, timeout: float, *, after: str = "") -> str:
+        """Wait until ``needle`` was written (after ``after``, if given); the text so far.
+
+        Fails after ``timeout``.
+        """
         deadline = time.monotonic() + timeout
         with self._changed:
             while True:
                 text = plain(self._raw.decode(errors="replace"))
-                if needle in text:
+                if needle in (text.partition(after)[2] if after else text):
                     return text
                 left = deadline - time.monotonic()
                 if left <= 0 or self._closed:

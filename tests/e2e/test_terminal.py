@@ -53,7 +53,7 @@ def test_a_run_reads_as_a_session_with_marks_diffs_and_a_summary(helix: Helix) -
         terminal.close()
     text = terminal.text
     run_id = _run_id(text)
-    assert f"{MODEL} · world {helix.world} · no budget cap" in _words(text)
+    assert f"{MODEL} · world {helix.world} · no budget cap · Ctrl-C to pause" in _words(text)
     assert _words(LONG) in _words(text)  # the agent's words, never cut
     assert "● Done: notes.md has two lines, and the check exited 3 as planned." in text
     # Five gates allowed the write: one mark. The ask shows why, then the answer.
@@ -137,3 +137,24 @@ def test_the_input_ending_at_a_question_leaves_the_call_waiting_on_a_paused_run(
     log = helix.logs(run_id)
     assert len(of_type(log, "approval.requested")) == 1  # the same question, answered later
     assert helix.show(run_id)["status"] == "completed"
+
+
+def test_ctrl_c_while_a_child_works_pauses_both(helix: Helix) -> None:
+    helix.play(
+        {"text": "Handing it over.", "tool_calls": [
+            {"name": "delegate", "args": {"objective": "think it over"}}]},
+        {"text": "Thinking, slowly.", "delay_s": 600.0},  # the child's first model call
+    )  # fmt: skip
+    terminal = Terminal(["run", "delegate", "--model", MODEL, "--dir", str(helix.world)], helix.env)
+    try:
+        child_id = terminal.wait_for("delegated to run_", WAIT_S).split("delegated to ")[1][:24]
+        terminal.wait_for("thinking (turn 1)", WAIT_S, after=child_id)  # the child's model
+        terminal.interrupt()
+        assert terminal.finish(WAIT_S) == 130
+    finally:
+        terminal.close()
+    text = terminal.text
+    run_id = _run_id(text)
+    assert f"run {run_id} is paused." in text
+    assert helix.show(run_id)["status"] == "paused"
+    assert helix.show(child_id)["status"] == "paused"  # neither left "running"

@@ -257,6 +257,7 @@ def test_ctrl_c_leaves_a_run_the_server_drives_going(
     run_id = text.split("▶ ", 1)[1].split()[0]
     assert f"run {run_id} is running, driven by its driver (a server" in " ".join(text.split())
     assert f"follow it: helix logs {run_id} --follow" in text
+    assert "Ctrl-C to leave" in text  # not "to pause": the server drives it
     assert "Traceback" not in terminal.raw
     followed = client.ok("logs", run_id, "--follow")  # it went on without this terminal
     assert "run.completed" in followed.splitlines()[-1]

@@ -37,13 +37,13 @@ _NOTE_MARKS = {"info": "·", "good": "✓", "warn": "!", "bad": "✗"}
 _OPS = {"create": ("+", "created"), "modify": ("~", "modified"), "delete": ("-", "deleted")}
 
 
-def header(t: Transcript, *, live: bool) -> RenderableType:
-    """The run's id, objective, model, world and budget."""
+def header(t: Transcript, *, hint: str | None) -> RenderableType:
+    """The run's id, objective, model, world and budget (and ``hint``: how to leave)."""
     budget = "no budget cap" if t.budget_usd is None else f"budget ${t.budget_usd:g}"
     first = Text.assemble(("▶ ", "bold"), (t.run_id, "bold cyan"), "  ", _text(t.objective))
     rest = [t.model or "?", f"world {t.world}" if t.world else "", budget]
-    if live:
-        rest.append("Ctrl-C to leave")
+    if hint:
+        rest.append(hint)
     second = _text("  " + " · ".join(r for r in rest if r), "dim")
     return Group(first, second)
 

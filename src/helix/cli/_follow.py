@@ -1,4 +1,4 @@
-"""Following a run, the same whether it is driven here or by a server: colours, the end."""
+"""Following a run, the same whether it is driven here or by a server: where it ends."""
 
 from __future__ import annotations
 
@@ -8,19 +8,6 @@ from helix.kernel.events import TERMINAL_EVENTS, Event
 
 if TYPE_CHECKING:
     from helix.api import RunEvent
-
-COLOURS = {
-    "run.completed": "green",
-    "run.failed": "red",
-    "run.cancelled": "red",
-    "gate.decided": "dim",
-    "approval.requested": "yellow",
-    "budget.exceeded": "yellow",
-    "run.paused": "yellow",
-    "model.failed": "yellow",
-    "supervisor.restarted": "magenta",
-}
-"""The style of an event's line, by type (rich's names); the rest are plain."""
 
 CHILD_WAIT_TRIES = 200
 """Tries, 50 ms apart, to find a child whose id its parent logged just before creating it."""

@@ -40,6 +40,7 @@ class Watch(Protocol):
     run_id: str
     views: list[RunView]
     leaving: bool
+    driven_here: bool
 
     async def follow(self) -> str | None:
         """Show the run until it ends."""
@@ -54,6 +55,7 @@ async def watch_driving(watch: Watch, driving: Coroutine[Any, Any, object] | Non
     """Show the run while ``driving`` (or another driver) drives it; the exit code."""
     stop = asyncio.Event()
     drive: asyncio.Task[object] | None = None
+    watch.driven_here = driving is not None
 
     def again() -> None:  # a second Ctrl-C: cut the step under way
         if drive is not None:

@@ -37,7 +37,7 @@ def logs(
 
 def replay(
     run_id: Annotated[str, typer.Argument(metavar="RUN")],
-    to: Annotated[int | None, typer.Option("--to", help="Stop after this seq.")] = None,
+    to: Annotated[int | None, typer.Option("--to", min=0, help="Stop after this seq.")] = None,
     json: Annotated[
         bool, typer.Option("--json", help="Print the state rebuilt from the log, as JSON.")
     ] = False,

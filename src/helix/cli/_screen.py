@@ -98,6 +98,8 @@ class Screen:
         self.console = console
         self.spins = console.is_terminal and live
         self.activity = Activity()
+        self.leave_hint = "Ctrl-C to leave"
+        """How the person leaves (the header says it): pausing the run, or leaving it going."""
         self._status: Status | None = None
 
     def print(self, renderable: RenderableType, depth: int = 0) -> None:

@@ -71,7 +71,9 @@ class RunView:
         if not self.started:
             self.started = True
             if self.depth == 0:
-                self.print(header(self.transcript, live=self.live))
+                self.print(
+                    header(self.transcript, hint=self.screen.leave_hint if self.live else None)
+                )
         if event.seq == self.after:  # caught up: a question asked before is asked again
             pending = self.transcript.pending()
             for call in pending:
@@ -113,7 +115,7 @@ class RunView:
             if kind in ("run.completed", "run.failed", "run.cancelled", "run.paused"):
                 self.screen.idle()
             if kind == "run.paused" and self.depth == 0 and self.live:
-                self._spin("paused: helix resume in another terminal, or Ctrl-C to leave")
+                self._spin(f"paused: helix resume in another terminal, or {self.screen.leave_hint}")
             if not (kind == "run.completed" and repeats(transcript, block)):
                 self.print(note(block))
         return []

@@ -58,6 +58,8 @@ class Watch:
         """The runs being shown: the run, then the child it waits on, and so on."""
         self.top: RunView | None = None
         self.leaving = False
+        self.driven_here = False
+        """Whether this process drives the run (a Ctrl-C then pauses it)."""
 
     @property
     def screen(self) -> Screen:
@@ -69,6 +71,8 @@ class Watch:
 
             console = self._console or Console(highlight=False)
             self._screen = Screen(console, live=True)
+            if self.driven_here:
+                self._screen.leave_hint = "Ctrl-C to pause"
         return self._screen
 
     def until(self, state: SessionState) -> bool:
@@ -145,7 +149,7 @@ class Watch:
                     event = getter.result()
                     if event is None:
                         return None
-                    waiting += await view.add(event)
+                    waiting += self._to_ask(view, await view.add(event))
                     if asking is not None and asking[0].state != "waiting":
                         asking[1].cancel()  # answered elsewhere meanwhile
                         view.print(_elsewhere(asking[0]))
@@ -161,12 +165,17 @@ class Watch:
             if asking is not None:
                 asking[1].cancel()
 
+    def _to_ask(self, view: RunView, calls: list[Call]) -> list[Call]:
+        """The calls to ask about here; for the others, how to answer them elsewhere."""
+        if self.ask:
+            return calls
+        for call in calls:
+            view.print(_hint_to_decide(view.run_id, call))
+        return []
+
     def _question(
         self, group: asyncio.TaskGroup, view: RunView, call: Call
-    ) -> tuple[Call, asyncio.Task[Answer | None]] | None:
-        if not self.ask:
-            view.print(_hint_to_decide(view.run_id, call))
-            return None
+    ) -> tuple[Call, asyncio.Task[Answer | None]]:
         from ._prompt import ask
 
         async def asked() -> Answer | None:
