@@ -86,7 +86,7 @@ class HelixTui(App[None]):
 
     def on_mount(self) -> None:
         """Open on the runs list."""
-        self.sub_title = "embedded" if self.driver is not None else "client of a server"
+        self.sub_title = "embedded" if self.mode == "embedded" else "client of a server"
         self.push_screen(RunsScreen())
 
     def action_keys(self) -> None:
@@ -144,8 +144,8 @@ class HelixTui(App[None]):
             await self.driver.drive(run_id)
         except RunStateError:
             pass  # another process drives it: it is followed through the store
-        except HelixError as error:
-            self.fail(f"run {run_id}: {error}")
+        except Exception as error:  # said, not swallowed: the run is left for `helix resume`
+            self.fail(f"driving {run_id} stopped: {error}")
         finally:
             if self.driving.get(run_id) is me:
                 del self.driving[run_id]
