@@ -45,8 +45,7 @@ ALLOWED: dict[str, set[str]] = {
     "helix.config": set(_KERNEL),
     "helix.accounts": _KERNEL | {"helix.gates"},
     "helix.server": set(_SERVER),
-    "helix.tui": _API | {"helix.api"},
-    "helix.cli": _SERVER | {"helix.testing", "helix.bench", "helix.server", "helix.tui"},
+    "helix.cli": _SERVER | {"helix.testing", "helix.bench", "helix.server"},
 }
 
 
