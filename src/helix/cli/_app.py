@@ -25,6 +25,11 @@ COMMANDS = (
         "Run a scripted agent end to end: writes, a denied command, an approval, done.",
     ),
     Lazy(
+        "tui",
+        "._tui:tui",
+        "Open the terminal cockpit: runs, conversations, approvals, steering, files.",
+    ),
+    Lazy(
         "init",
         "._init:init",
         "Set this project up: workspace, model, sandbox tier, budget; write helix.yaml.",

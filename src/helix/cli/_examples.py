@@ -19,6 +19,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "helix run --help",
     ),
     "demo": ("helix demo", "HELIX_HOME=/tmp/helix-try helix demo"),
+    "tui": ("helix tui", "HELIX_SERVER=https://helix.example.org HELIX_TOKEN=hx_… helix tui"),
     "init": (
         "helix init",
         "helix init --model openai:gpt-4.1 --tier bwrap --budget 2 --yes",
