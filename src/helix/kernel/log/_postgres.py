@@ -271,16 +271,29 @@ class PostgresEventStore(EventStore):
     async def _query_runs(
         self,
         status: RunStatus | None,
-        workspace: str | None,
+        workspaces: frozenset[str] | None,
         parent_id: str | None,
         limit: int,
         after: tuple[str, str] | None,
     ) -> list[RunRecord]:
-        where, args = run_filters(status, workspace, parent_id, after, lambda n: f"${n}")
+        where, args = run_filters(status, workspaces, parent_id, after, lambda n: f"${n}")
         with self._refusals():
             rows = await self._pool.fetch(
                 f"SELECT {RUN_COLUMNS} FROM runs {where}"
                 f" ORDER BY created_at DESC, id DESC LIMIT ${len(args) + 1}",
+                *args,
+                limit,
+            )
+        return [run_from_row(row) for row in rows]
+
+    async def _query_prefix(
+        self, prefix: str, workspaces: frozenset[str] | None, limit: int
+    ) -> list[RunRecord]:
+        # ids are COLLATE "C": the range is byte order, a scan of the primary key.
+        where, args = run_filters(None, workspaces, None, None, lambda n: f"${n}", prefix)
+        with self._refusals():
+            rows = await self._pool.fetch(
+                f"SELECT {RUN_COLUMNS} FROM runs {where} ORDER BY id LIMIT ${len(args) + 1}",
                 *args,
                 limit,
             )

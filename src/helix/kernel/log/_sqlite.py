@@ -252,16 +252,26 @@ class SqliteEventStore(EventStore):
     async def _query_runs(
         self,
         status: RunStatus | None,
-        workspace: str | None,
+        workspaces: frozenset[str] | None,
         parent_id: str | None,
         limit: int,
         after: tuple[str, str] | None,
     ) -> list[RunRecord]:
-        where, args = run_filters(status, workspace, parent_id, after, lambda _n: "?")
+        where, args = run_filters(status, workspaces, parent_id, after, lambda _n: "?")
         with self._reading():
             rows = self._db.execute(
                 f"SELECT {RUN_COLUMNS} FROM runs {where} ORDER BY created_at DESC, id DESC LIMIT ?",
                 [*args, limit],
+            ).fetchall()
+        return [run_from_row(row) for row in rows]
+
+    async def _query_prefix(
+        self, prefix: str, workspaces: frozenset[str] | None, limit: int
+    ) -> list[RunRecord]:
+        where, args = run_filters(None, workspaces, None, None, lambda _n: "?", prefix)
+        with self._reading():
+            rows = self._db.execute(
+                f"SELECT {RUN_COLUMNS} FROM runs {where} ORDER BY id LIMIT ?", [*args, limit]
             ).fetchall()
         return [run_from_row(row) for row in rows]
 
