@@ -201,7 +201,7 @@ class LocalApi:
                     folder.rmdir()
             raise
         self.drive(record.id)
-        return self._run(record)
+        return await self._run(record)
 
     async def _blueprint(self, blueprint: BlueprintArg, workspace: str) -> Blueprint | None:
         from helix.runtime import Blueprint
@@ -244,11 +244,12 @@ class LocalApi:
             status=status, workspace=workspace, limit=limit, cursor=cursor,
             workspaces=self.visible,
         )  # fmt: skip
-        return RunList(runs=[self._run(r) for r in page.runs], next_cursor=page.next_cursor)
+        runs = [await self._run(r) for r in page.runs]
+        return RunList(runs=runs, next_cursor=page.next_cursor)
 
     async def get(self, run_id: str) -> Run:
         """One run: by its id, a unique prefix of it, or ``last`` (the newest)."""
-        return self._run(await self.resolve(run_id))
+        return await self._run(await self.resolve(run_id))
 
     async def resolve(self, run_id: str) -> RunRecord:
         """The run an id, a unique prefix or ``last`` names, among the visible ones.
@@ -260,11 +261,15 @@ class LocalApi:
     async def _id(self, run_id: str) -> str:
         return (await self.resolve(run_id)).id
 
-    def _run(self, record: RunRecord) -> Run:
-        """The wire model, with whether a driver holds the run (asked only if it is live)."""
-        if record.status in TERMINAL_STATUSES:
-            return Run.of(record)
-        return Run.of(record, driven=self._locks.held(record.id))
+    async def _run(self, record: RunRecord) -> Run:
+        """The wire model: whether a driver holds the run (if it is live), a fork's turn."""
+        live = record.status not in TERMINAL_STATUSES
+        driven = self._locks.held(record.id) if live else None
+        turn = None
+        if record.parent is not None:  # its run.forked says at the end of which turn
+            forked = await self.store.event_at(record.id, record.parent.seq + 1)
+            turn = forked.turn if forked is not None else None
+        return Run.of(record, driven=driven, fork_turn=turn)
 
     async def events(
         self, run_id: str, *, after: int = -1, follow: bool = False
@@ -374,7 +379,7 @@ class LocalApi:
             self.engine, run_id, turn, message=message, model=model, actor=self.actor
         )
         self.drive(record.id)
-        return self._run(record)
+        return await self._run(record)
 
     # -- the world --------------------------------------------------------------------
 
@@ -414,7 +419,7 @@ class LocalApi:
 
         run_a, run_b = await self._id(run_a), await self._id(run_b)
         first, second, text = await runtime.compare(self.engine, run_a, run_b)
-        return Comparison(runs=[self._run(first), self._run(second)], diff=text)
+        return Comparison(runs=[await self._run(first), await self._run(second)], diff=text)
 
     async def keep(self, run_id: str) -> Kept:
         """Make the original directory hold this branch's world."""

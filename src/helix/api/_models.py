@@ -48,6 +48,8 @@ class Parent(_Out):
 
     run_id: str
     seq: int
+    turn: int | None = None
+    """The turn whose end the fork branched at (0: the start)."""
 
 
 class Run(_Out):
@@ -92,8 +94,10 @@ class Run(_Out):
         return self.driven is False and self.status in ("queued", "running", "waiting")
 
     @classmethod
-    def of(cls, record: RunRecord, *, driven: bool | None = None) -> Run:
-        """From the run registry's row (and whether a driver holds the run now)."""
+    def of(
+        cls, record: RunRecord, *, driven: bool | None = None, fork_turn: int | None = None
+    ) -> Run:
+        """From the run registry's row, whether a driver holds it now, and a fork's turn."""
         parent = record.parent
         return cls(
             id=record.id,
@@ -102,7 +106,9 @@ class Run(_Out):
             model=record.model,
             blueprint=record.blueprint,
             world=record.world,
-            parent=None if parent is None else Parent(run_id=parent.run_id, seq=parent.seq),
+            parent=None
+            if parent is None
+            else Parent(run_id=parent.run_id, seq=parent.seq, turn=fork_turn),
             workspace=record.workspace,
             turns=record.turns,
             cost_usd=record.cost_usd,

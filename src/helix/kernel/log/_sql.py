@@ -75,6 +75,23 @@ def run_from_row(row: Sequence[Any]) -> RunRecord:
         ) from None
 
 
+def select_runs(
+    status: str | None,
+    workspaces: frozenset[str] | None,
+    parent_id: str | None,
+    after: tuple[str, str] | None,
+    limit: int,
+    placeholder: Any,
+    prefix: str | None = None,
+) -> tuple[str, list[Any]]:
+    """The whole query of a run listing: newest first, or in id order for a prefix."""
+    where, args = run_filters(status, workspaces, parent_id, after, placeholder, prefix)
+    order = "id" if prefix is not None else "created_at DESC, id DESC"
+    args.append(limit)
+    limited = f"LIMIT {placeholder(len(args))}"
+    return f"SELECT {RUN_COLUMNS} FROM runs {where} ORDER BY {order} {limited}", args
+
+
 def run_filters(
     status: str | None,
     workspaces: frozenset[str] | None,

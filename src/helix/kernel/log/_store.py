@@ -39,6 +39,8 @@ FORK_POINT_TYPES = frozenset({"run.created", "run.forked", "turn.ended"})
 """Event types whose seq is a turn boundary, where a run may be forked."""
 
 _READ_PAGE = 1000
+_LAST_SEQ = 2**62
+"""No log reaches this seq; SQL integers (64-bit) hold it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,8 +216,11 @@ class EventStore(ABC):
         """Return the run's events with ``after < seq <= to_seq``, in seq order.
 
         A fork's log is stitched: events up to its fork point come from its ancestors
-        (keeping their ``run_id``), the rest are its own.
+        (keeping their ``run_id``), the rest are its own. Bounds past any seq a log can
+        hold are taken as "the end" (never handed to a database as an overflowing int).
         """
+        after = min(after, _LAST_SEQ)
+        to_seq = None if to_seq is None else min(to_seq, _LAST_SEQ)
         out: list[Event] = []
         for segment in await self._segments(run_id):
             lo = max(after, segment.first - 1)
