@@ -13,10 +13,11 @@ import os
 from collections.abc import AsyncGenerator, Iterable
 from typing import TYPE_CHECKING, Any
 
-from helix.errors import ConfigError, NotFoundError, StoreUnavailableError
+from helix.errors import ConfigError, NotFoundError, RunNotFoundError, StoreUnavailableError
 from helix.kernel.events import RunStatus
 
 from ._errors import error_of
+from ._ids import plausible
 from ._models import (
     Approval,
     ApprovalList,
@@ -326,7 +327,12 @@ class HttpApi:
 
 
 def _at(run_id: str) -> str:
-    """The run's path: its id (or prefix, or ``last``) as one path segment."""
+    """The run's path: its id (or prefix, or ``last``) as one path segment.
+
+    What no id could start (``/``, spaces, …) is not found here, as the server would say.
+    """
+    if not plausible(run_id):
+        raise RunNotFoundError(run_id)
     return f"/runs/{_segment(run_id)}"
 
 

@@ -36,7 +36,7 @@ async def resolve_run(
         if not newest.runs:
             raise _not_found(ref, "there are no runs yet (`last` names the newest run)")
         return newest.runs[0]
-    if not _plausible(ref):
+    if not plausible(ref):
         raise RunNotFoundError(ref)
     try:
         exact = await store.get_run(ref)
@@ -58,8 +58,8 @@ async def resolve_run(
     raise AmbiguousRunError(ref, ids[:SHOWN], more=len(ids) > SHOWN)
 
 
-def _plausible(ref: str) -> bool:
-    """Whether ``ref`` could start an id (the characters the log allows in one)."""
+def plausible(ref: str) -> bool:
+    """Whether ``ref`` could start an id (the characters the log allows in one) or is ``last``."""
     bare = ref.replace("-", "").replace("_", "")
     return 0 < len(ref) <= _MAX_ID and (bare == "" or bare.isalnum())
 

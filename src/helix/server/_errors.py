@@ -98,7 +98,9 @@ def install_error_handlers(app: FastAPI) -> None:
     async def helix_error(_request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, HelixError)
         if isinstance(error, AmbiguousRunError):  # the full ids, for a client to offer
-            return error_response(400, error.code, str(error), candidates=error.candidates)
+            return error_response(
+                400, error.code, str(error), prefix=error.prefix, candidates=error.candidates
+            )
         return error_response(status_of(error), error.code, str(error))
 
     async def invalid(_request: Request, error: Exception) -> JSONResponse:
