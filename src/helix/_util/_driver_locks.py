@@ -4,10 +4,12 @@
 its process dies (``kill -9`` included), so a crashed driver never blocks a resume.
 
 A driver holds the lock exclusively. Anyone may ask whether a run is driven (``helix
-runs`` asks for every active run it lists): the question takes a *shared* lock for an
-instant, which another asker does not disturb, and a driver starting at that instant
-tells the two apart (a shared holder is an asker: it tries again) rather than giving up.
-Here because the runtime drives and the API only asks, and reading runs loads no engine.
+runs`` asks for every active run it lists) without getting in a driver's way: on Linux
+the driver also holds an open-file-description write lock on the file, which the
+question only *looks at* (``F_OFD_GETLK`` takes nothing). Elsewhere the question takes
+a shared lock for an instant, and a driver starting at that instant tells it from a
+driver (a shared holder is an asker: it tries again) rather than giving up. Here
+because the runtime drives and the API only asks: reading runs loads no engine.
 """
 
 from __future__ import annotations
@@ -15,10 +17,14 @@ from __future__ import annotations
 import fcntl
 import functools
 import os
+import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+_OFD = hasattr(fcntl, "F_OFD_GETLK") and hasattr(fcntl, "F_OFD_SETLK")
+_FLOCK = "hhqqi4x"
+"""``struct flock`` on Linux: type, whence, start, len (0: to the end), pid."""
 _TRIES = 1000
 """How often a starting driver tries again while only askers hold the lock (each holds
 it for a few microseconds, so more than a couple of tries means thousands of askers)."""
@@ -46,9 +52,15 @@ class DriverLocks:
         """Hold the run's driver lock; ``LockHeld`` if another driver holds it."""
         with open(self.folder / f"{run_id}.lock", "a+") as handle:
             _take(handle.fileno(), run_id)
+            if _OFD:  # what askers look at; released with the file, as the flock is
+                whole = struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+                fcntl.fcntl(handle, fcntl.F_OFD_SETLK, whole)
             try:
                 yield
             finally:
+                if _OFD:  # first, so the next driver never meets it
+                    free = struct.pack(_FLOCK, fcntl.F_UNLCK, os.SEEK_SET, 0, 0, 0)
+                    fcntl.fcntl(handle, fcntl.F_OFD_SETLK, free)
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
     def held(self, run_id: str) -> bool:
@@ -58,6 +70,11 @@ class DriverLocks:
         except OSError:  # no lock file: never driven under this home
             return False
         try:
+            if _OFD:
+                asked = struct.pack(_FLOCK, fcntl.F_RDLCK, os.SEEK_SET, 0, 0, 0)
+                found = fcntl.fcntl(fd, fcntl.F_OFD_GETLK, asked)
+                kind: int = struct.unpack(_FLOCK, found)[0]
+                return kind != fcntl.F_UNLCK
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
             return True
