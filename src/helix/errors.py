@@ -14,6 +14,7 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     │   └── StoreDamagedError    its file or a stored row is damaged (cannot be read back)
     ├── NotFoundError
     │   └── RunNotFoundError     no run with that id (in this workspace)
+    ├── AmbiguousRunError        a run id prefix names several runs (a usage error)
     ├── ConflictError
     │   ├── SeqConflictError     an append's expected seq is not the log's next seq
     │   └── RunExistsError       a run with that id already exists
@@ -77,6 +78,22 @@ class RunNotFoundError(NotFoundError):
     def __init__(self, run_id: str) -> None:
         super().__init__(f"run {run_id!r} does not exist")
         self.run_id = run_id
+
+
+class AmbiguousRunError(HelixError):
+    """A run id prefix starts the ids of several runs the caller may see.
+
+    A usage error (exit 2, HTTP 400 ``ambiguous_run_id``): give more of the id.
+    """
+
+    code = "ambiguous_run_id"
+
+    def __init__(self, prefix: str, candidates: list[str], more: bool = False) -> None:
+        listed = ", ".join(candidates) + (", …" if more else "")
+        super().__init__(f"run id {prefix!r} is ambiguous: it starts {listed}; give more of the id")
+        self.prefix = prefix
+        self.candidates = candidates
+        """Full ids of some of the runs it names (a few, in id order)."""
 
 
 class ConflictError(HelixError):

@@ -127,9 +127,20 @@ def test_export_then_import_round_trips(home: Path, tmp_path: Path) -> None:
     run_id = str(_demo_runs(home)[0]["id"])
     exported = helix(home, "export", run_id)
     assert exported.returncode == 0
-    again = helix(home, "import", "-", stdin=exported.stdout)
-    assert again.returncode == 1
-    assert "--as" in again.stderr
+    # The same export again: its id is taken, so the copy gets a fresh one, and says so.
+    again = helix(home, "import", "-", "--json", stdin=exported.stdout)
+    assert again.returncode == 0, again.stderr
+    made = json.loads(again.stdout)
+    assert made["original_id"] == run_id
+    assert made["id"] != run_id
+    assert made["id"].startswith("run_")
+    assert f"run {run_id} exists already: imported as {made['id']}" in again.stderr
+    assert helix(home, "show", made["id"]).returncode == 0
+    assert helix(home, "show", run_id).returncode == 0  # the original is untouched
+    # An id asked for is that id or nothing.
+    taken = helix(home, "import", "-", "--as", run_id, stdin=exported.stdout)
+    assert taken.returncode == 1
+    assert "--as NEW_ID" in taken.stderr
     imported = helix(home, "import", "-", "--as", "copy-1", stdin=exported.stdout)
     assert imported.returncode == 0, imported.stderr
     assert imported.stdout.strip() == "copy-1"

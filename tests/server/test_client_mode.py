@@ -86,7 +86,7 @@ def test_login_then_run_show_logs_export_import(
     assert shown["workspace"] == "alice"
     assert "status     completed" in client.ok("show", run_id)
     assert json.loads(client.ok("runs", "--json"))["id"] == run_id
-    assert run_id in client.ok("runs")
+    assert run_id[:12] in client.ok("runs")  # short: a unique prefix, which works as the id
     logged_events = [json.loads(line) for line in client.ok("logs", run_id, "--json").splitlines()]
     assert logged_events == events
     assert "run.completed" in client.ok("logs", run_id)
@@ -107,7 +107,12 @@ def test_login_then_run_show_logs_export_import(
     exported = client.ok("export", run_id)
     assert exported.splitlines() == ran.stdout.splitlines()
     copy = json.loads(client.ok("import", "-", "--as", "copy-1", "--json", stdin=exported))
-    assert copy == {"id": "copy-1", "status": "completed", "events": len(events)}
+    assert copy == {
+        "id": "copy-1",
+        "status": "completed",
+        "events": len(events),
+        "original_id": None,
+    }
     clash = client("import", "-", "--as", "copy-1", stdin=exported)
     assert clash.returncode == 1
     assert "--as NEW_ID" in clash.stderr

@@ -175,7 +175,12 @@ def test_export_then_import_round_trips(
         headers={"Content-Type": "application/x-ndjson"},
     )
     assert imported.status_code == 201, imported.text
-    assert imported.json() == {"id": "copy-1", "status": "completed", "events": len(lines)}
+    assert imported.json() == {
+        "id": "copy-1",
+        "status": "completed",
+        "events": len(lines),
+        "original_id": None,
+    }
     copy = owner.get("/runs/copy-1/export").text.splitlines()
     assert copy[1:] == exported.text.replace(run_id, "copy-1").splitlines()[1:]
     first, theirs = json.loads(copy[0]), json.loads(lines[0])

@@ -8,6 +8,8 @@ are the public SDK over either. See docs/sdk.md.
 from ._async_client import AsyncClient as AsyncClient
 from ._errors import error_of as error_of
 from ._http import HttpApi as HttpApi
+from ._ids import LAST as LAST
+from ._ids import resolve_run as resolve_run
 from ._local import BlueprintLookup as BlueprintLookup
 from ._local import LocalApi as LocalApi
 from ._login import ServerLogin as ServerLogin
@@ -46,6 +48,7 @@ from ._worlds import WORLD_NAME as WORLD_NAME
 from ._worlds import is_world_name as is_world_name
 
 __all__ = [
+    "LAST",
     "WORLD_NAME",
     "Accepted",
     "Approval",
@@ -84,5 +87,6 @@ __all__ = [
     "current_login",
     "error_of",
     "is_world_name",
+    "resolve_run",
     "save_login",
 ]

@@ -11,6 +11,7 @@ import json
 from functools import cache
 
 from helix.errors import (
+    AmbiguousRunError,
     ConfigError,
     ConflictError,
     HelixError,
@@ -42,7 +43,7 @@ def _codes() -> dict[str, type[HelixError]]:
 
 def error_of(status: int, body: str | bytes) -> HelixError:
     """The Helix error an HTTP error answer stands for."""
-    code, message = _read(status, body)
+    code, message, extra = _read(status, body)
     kind = _codes().get(code) if code is not None else None
     if kind is None:
         kind = _BY_STATUS.get(status, HelixError)
@@ -54,13 +55,17 @@ def error_of(status: int, body: str | bytes) -> HelixError:
     HelixError.__init__(error, message)
     if code is not None and code != kind.code:
         error.code = code  # e.g. unauthorized, forbidden: kept for the caller to read
+    if isinstance(error, AmbiguousRunError):  # the full ids the server listed
+        candidates = extra.get("candidates")
+        error.candidates = [str(c) for c in candidates] if isinstance(candidates, list) else []
+        error.prefix = str(extra.get("prefix", ""))
     return error
 
 
-def _read(status: int, body: str | bytes) -> tuple[str | None, str]:
+def _read(status: int, body: str | bytes) -> tuple[str | None, str, dict[str, object]]:
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
     try:
         error = json.loads(text)["error"]
-        return str(error["code"]), str(error["message"])
+        return str(error["code"]), str(error["message"]), dict(error)
     except (ValueError, KeyError, TypeError):
-        return None, text[:200] or f"HTTP {status}"
+        return None, text[:200] or f"HTTP {status}", {}

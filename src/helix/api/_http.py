@@ -13,10 +13,11 @@ import os
 from collections.abc import AsyncGenerator, Iterable
 from typing import TYPE_CHECKING, Any
 
-from helix.errors import ConfigError, NotFoundError, StoreUnavailableError
+from helix.errors import ConfigError, NotFoundError, RunNotFoundError, StoreUnavailableError
 from helix.kernel.events import RunStatus
 
 from ._errors import error_of
+from ._ids import plausible
 from ._models import (
     Approval,
     ApprovalList,
@@ -127,16 +128,20 @@ class HttpApi:
 
     async def get(self, run_id: str) -> Run:
         """One run."""
-        return Run.model_validate(await self._json("GET", f"/runs/{run_id}"))
+        return Run.model_validate(await self._json("GET", _at(run_id)))
 
     async def events(
         self, run_id: str, *, after: int = -1, follow: bool = False
     ) -> AsyncGenerator[RunEvent, None]:
-        """The run's events after ``after`` (pages); with ``follow``, the live stream."""
+        """The run's events after ``after`` (pages); with ``follow``, the live stream.
+
+        A prefix or ``last`` is resolved once, first: every page is of the same run.
+        """
+        run_id = (await self.get(run_id)).id
         if not follow:
             while True:
                 params = {"after": after, "limit": _PAGE}
-                raw = await self._json("GET", f"/runs/{run_id}/events", params=params)
+                raw = await self._json("GET", f"{_at(run_id)}/events", params=params)
                 page = EventPage.model_validate(raw)
                 for event in page.events:
                     yield event
@@ -153,13 +158,14 @@ class HttpApi:
         from websockets.exceptions import ConnectionClosed
 
         run = await self.get(run_id)  # not found: the 404, as a RunNotFoundError
+        run_id = run.id
         ended = run.finished  # an ended run never runs again: its head is the end
         if ended and after >= run.head:
             return
         base = "ws" + self.url.removeprefix("http")
         while True:
             token = (await self._json("POST", "/auth/ws-token"))["token"]
-            url = f"{base}/api/v1/runs/{run_id}/stream?token={token}&after={after}"
+            url = f"{base}/api/v1{_at(run_id)}/stream?token={token}&after={after}"
             try:
                 async with connect(url, max_size=None) as socket:
                     async for message in socket:
@@ -185,7 +191,7 @@ class HttpApi:
 
     async def approvals(self, run_id: str) -> list[Approval]:
         """The run's pending approval requests."""
-        raw = await self._json("GET", f"/runs/{run_id}/approvals")
+        raw = await self._json("GET", f"{_at(run_id)}/approvals")
         return ApprovalList.model_validate(raw).approvals
 
     async def decide(
@@ -198,34 +204,35 @@ class HttpApi:
     ) -> Decided:
         """Allow or deny a pending request (``None``: the only one)."""
         if request_id is None:
+            run_id = (await self.get(run_id)).id  # the one run, for both requests
             request_id = _only(run_id, await self.approvals(run_id))
         body = {"decision": decision, "reason": reason}
-        raw = await self._json("POST", f"/runs/{run_id}/approvals/{request_id}", json=body)
+        raw = await self._json("POST", f"{_at(run_id)}/approvals/{_segment(request_id)}", json=body)
         return Decided.model_validate(raw)
 
     async def steer(self, run_id: str, message: str) -> None:
         """Tell the agent something before its next model call."""
-        await self._send("POST", f"/runs/{run_id}/steer", json={"message": message})
+        await self._send("POST", f"{_at(run_id)}/steer", json={"message": message})
 
     async def pause(self, run_id: str) -> Run:
         """Pause at the next safe point."""
-        return Run.model_validate(await self._json("POST", f"/runs/{run_id}/pause"))
+        return Run.model_validate(await self._json("POST", f"{_at(run_id)}/pause"))
 
     async def resume(self, run_id: str, *, budget_usd: float | None = None) -> Run:
         """Resume (with a new USD cap, if given); the server drives it."""
         body = None if budget_usd is None else {"budget_usd": budget_usd}
-        return Run.model_validate(await self._json("POST", f"/runs/{run_id}/resume", json=body))
+        return Run.model_validate(await self._json("POST", f"{_at(run_id)}/resume", json=body))
 
     async def cancel(self, run_id: str) -> Run:
         """Cancel the run."""
-        return Run.model_validate(await self._json("POST", f"/runs/{run_id}/cancel"))
+        return Run.model_validate(await self._json("POST", f"{_at(run_id)}/cancel"))
 
     async def fork(
         self, run_id: str, *, turn: int, message: str | None = None, model: str | None = None
     ) -> Run:
         """Fork where a turn ended; the server drives the fork."""
         body = {"turn": turn, "message": message, "model": model}
-        forked = Forked.model_validate(await self._json("POST", f"/runs/{run_id}/fork", json=body))
+        forked = Forked.model_validate(await self._json("POST", f"{_at(run_id)}/fork", json=body))
         return await self.get(forked.id)
 
     # -- the world --------------------------------------------------------------------
@@ -237,14 +244,14 @@ class HttpApi:
         params: dict[str, Any] = {"turn": str(turn)}
         if path is not None:
             params["path"] = path
-        raw = await self._json("GET", f"/runs/{run_id}/files", params=params)
+        raw = await self._json("GET", f"{_at(run_id)}/files", params=params)
         return FileList.model_validate(raw).files
 
     async def read(self, run_id: str, path: str, *, turn: Point = "now") -> bytes:
         """A file's content at a point."""
         from urllib.parse import quote
 
-        where = f"/runs/{run_id}/files/{quote(path.lstrip('/'))}"
+        where = f"{_at(run_id)}/files/{quote(path.lstrip('/'))}"
         return (await self._send("GET", where, params={"turn": str(turn)})).content
 
     async def diff(
@@ -254,20 +261,21 @@ class HttpApi:
         params: dict[str, Any] = {"from": str(start), "to": str(end)}
         if path is not None:
             params["path"] = path
-        return (await self._send("GET", f"/runs/{run_id}/diff", params=params)).text
+        return (await self._send("GET", f"{_at(run_id)}/diff", params=params)).text
 
     async def rollback(self, run_id: str, *, to: Point = "start") -> Rollback:
         """Restore the world to its start or a turn's end."""
-        raw = await self._json("POST", f"/runs/{run_id}/rollback", json={"to": to})
+        raw = await self._json("POST", f"{_at(run_id)}/rollback", json={"to": to})
         return Rollback.model_validate(raw)
 
     async def compare(self, run_a: str, run_b: str) -> Comparison:
         """Both runs and the diff from A's last world to B's."""
-        return Comparison.model_validate(await self._json("GET", f"/runs/{run_a}/compare/{run_b}"))
+        where = f"{_at(run_a)}/compare/{_segment(run_b)}"
+        return Comparison.model_validate(await self._json("GET", where))
 
     async def keep(self, run_id: str) -> Kept:
         """Make the original directory hold this branch's world."""
-        return Kept.model_validate(await self._json("POST", f"/runs/{run_id}/keep"))
+        return Kept.model_validate(await self._json("POST", f"{_at(run_id)}/keep"))
 
     # -- the log as a file, and spend -------------------------------------------------
 
@@ -276,7 +284,7 @@ class HttpApi:
         import httpx
 
         try:
-            async with self._http.stream("GET", f"/runs/{run_id}/export") as answer:
+            async with self._http.stream("GET", f"{_at(run_id)}/export") as answer:
                 if answer.status_code >= 400:
                     raise error_of(answer.status_code, await answer.aread())
                 async for line in answer.aiter_lines():
@@ -307,7 +315,7 @@ class HttpApi:
         from helix.runtime import PolicyReplay
 
         body = {"policy": policy.model_dump(mode="json", exclude_unset=True)}
-        raw = await self._json("POST", f"/runs/{run_id}/policy-replay", json=body)
+        raw = await self._json("POST", f"{_at(run_id)}/policy-replay", json=body)
         return PolicyReplay.model_validate(raw)
 
     async def policy_replay_workspace(
@@ -319,6 +327,25 @@ class HttpApi:
         body = {"policy": policy.model_dump(mode="json", exclude_unset=True)}
         raw = await self._json("POST", f"/workspaces/{workspace}/policy-replay", json=body)
         return [PolicyReplay.model_validate(report) for report in raw["runs"]]
+
+
+def _at(run_id: str) -> str:
+    """The run's path: its id (or prefix, or ``last``) as one path segment.
+
+    What no id could start (``/``, spaces, …) is not found here, as the server would say.
+    """
+    if not plausible(run_id):
+        raise RunNotFoundError(run_id)
+    return f"/runs/{_segment(run_id)}"
+
+
+def _segment(text: str) -> str:
+    """``text`` as one path segment, whatever it holds (no ``/`` or ``..`` escapes it)."""
+    from urllib.parse import quote
+
+    if not text:
+        raise NotFoundError("an empty id names nothing")
+    return quote(text, safe="") if text not in (".", "..") else text.replace(".", "%2E")
 
 
 def _only(run_id: str, pending: list[Approval]) -> str:

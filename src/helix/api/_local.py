@@ -12,19 +12,22 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Iterable
 from contextlib import AsyncExitStack
 from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
+from helix._util import DriverLocks
 from helix.errors import ConfigError, RunStateError
 from helix.kernel.events import TERMINAL_EVENTS, TERMINAL_STATUSES, Budget, RunStatus
-from helix.kernel.log import EventStore, export_lines, import_lines
+from helix.kernel.log import EventStore, RunRecord, export_lines
 from helix.kernel.session import replay_run, spend
 from helix.world import WorldBrowser, parse_point
 
+from ._ids import resolve_run
+from ._importing import import_run
 from ._models import (
     Approval,
     Comparison,
@@ -67,6 +70,7 @@ class LocalApi:
         world_paths: bool = True,
         blueprints: BlueprintLookup | None = None,
         drive: Callable[[str], None] | None = None,
+        workspaces: Collection[str] | None = None,
     ) -> None:
         """An API over ``engine``.
 
@@ -84,6 +88,8 @@ class LocalApi:
                 says no: its callers name folders under their workspace's worlds).
             blueprints: Finds a blueprint by name; default: a name is a file's path.
             drive: Drives a run in the background; default: this object's supervisor.
+            workspaces: The workspaces whose runs the caller may see (a server's caller);
+                default: every run. Others are not found, by id, prefix or ``last``.
         """
         if callable(engine):
             if store is None or home is None:
@@ -100,6 +106,8 @@ class LocalApi:
         self.world_paths = world_paths
         self._blueprints = blueprints
         self._drive = drive
+        self.visible = None if workspaces is None else frozenset(workspaces)
+        self._locks = DriverLocks(home)
         self._stack: AsyncExitStack | None = None
         self._supervisor: Supervisor | None = None
 
@@ -189,7 +197,7 @@ class LocalApi:
                     folder.rmdir()
             raise
         self.drive(record.id)
-        return Run.of(record)
+        return await self._run(record)
 
     async def _blueprint(self, blueprint: BlueprintArg, workspace: str) -> Blueprint | None:
         from helix.runtime import Blueprint
@@ -229,19 +237,42 @@ class LocalApi:
     ) -> RunList:
         """A page of runs, newest first."""
         page = await self.store.list_runs(
-            status=status, workspace=workspace, limit=limit, cursor=cursor
-        )
-        return RunList(runs=[Run.of(r) for r in page.runs], next_cursor=page.next_cursor)
+            status=status, workspace=workspace, limit=limit, cursor=cursor,
+            workspaces=self.visible,
+        )  # fmt: skip
+        runs = [await self._run(r) for r in page.runs]
+        return RunList(runs=runs, next_cursor=page.next_cursor)
 
     async def get(self, run_id: str) -> Run:
-        """One run."""
-        return Run.of(await self.store.get_run(run_id))
+        """One run: by its id, a unique prefix of it, or ``last`` (the newest)."""
+        return await self._run(await self.resolve(run_id))
+
+    async def resolve(self, run_id: str) -> RunRecord:
+        """The run an id, a unique prefix or ``last`` names, among the visible ones.
+
+        ``RunNotFoundError`` if none; ``AmbiguousRunError`` if the prefix names several.
+        """
+        return await resolve_run(self.store, run_id, workspaces=self.visible)
+
+    async def _id(self, run_id: str) -> str:
+        return (await self.resolve(run_id)).id
+
+    async def _run(self, record: RunRecord) -> Run:
+        """The wire model: whether a driver holds the run (if it is live), a fork's turn."""
+        live = record.status not in TERMINAL_STATUSES
+        driven = self._locks.held(record.id) if live else None
+        turn = None
+        if record.parent is not None:  # its run.forked says at the end of which turn
+            forked = await self.store.event_at(record.id, record.parent.seq + 1)
+            turn = forked.turn if forked is not None else None
+        return Run.of(record, driven=driven, fork_turn=turn)
 
     async def events(
         self, run_id: str, *, after: int = -1, follow: bool = False
     ) -> AsyncGenerator[RunEvent, None]:
         """The run's events after ``after``; with ``follow``, live ones until it ends."""
-        record = await self.store.get_run(run_id)
+        record = await self.resolve(run_id)
+        run_id = record.id
         if not follow:
             while page := await self.store.read(run_id, after=after, limit=_PAGE):
                 for event in page:
@@ -266,7 +297,7 @@ class LocalApi:
 
     async def approvals(self, run_id: str) -> list[Approval]:
         """The run's pending approval requests."""
-        folded = await replay_run(self.store, run_id)
+        folded = await replay_run(self.store, await self._id(run_id))
         return [
             Approval(
                 request_id=p.request_id,
@@ -290,7 +321,7 @@ class LocalApi:
         import helix.runtime as runtime
 
         decided = await runtime.decide(
-            self.store, run_id, request_id, decision, by=self.actor, reason=reason
+            self.store, await self._id(run_id), request_id, decision, by=self.actor, reason=reason
         )
         return Decided(request_id=decided, decision=decision)
 
@@ -298,12 +329,13 @@ class LocalApi:
         """Tell the agent something before its next model call."""
         import helix.runtime as runtime
 
-        await runtime.steer(self.store, run_id, message, by=self.actor)
+        await runtime.steer(self.store, await self._id(run_id), message, by=self.actor)
 
     async def pause(self, run_id: str) -> Run:
         """Pause at the next safe point."""
         import helix.runtime as runtime
 
+        run_id = await self._id(run_id)
         await runtime.pause(self.store, run_id, by=self.actor)
         return await self.get(run_id)
 
@@ -311,6 +343,7 @@ class LocalApi:
         """Resume (with a new USD cap, if given) and drive the run."""
         import helix.runtime as runtime
 
+        run_id = await self._id(run_id)
         folded = await replay_run(self.store, run_id)
         budget = None
         if budget_usd is not None:
@@ -329,6 +362,7 @@ class LocalApi:
         """Cancel the run."""
         import helix.runtime as runtime
 
+        run_id = await self._id(run_id)
         await runtime.cancel(self.store, run_id, by=self.actor)
         return await self.get(run_id)
 
@@ -338,11 +372,12 @@ class LocalApi:
         """Fork where a turn ended, with its own world, and drive the fork."""
         import helix.runtime as runtime
 
+        run_id = await self._id(run_id)
         record = await runtime.fork_with_world(
             self.engine, run_id, turn, message=message, model=model, actor=self.actor
         )
         self.drive(record.id)
-        return Run.of(record)
+        return await self._run(record)
 
     # -- the world --------------------------------------------------------------------
 
@@ -353,38 +388,42 @@ class LocalApi:
         self, run_id: str, path: str | None = None, *, turn: Point = "now"
     ) -> list[FileEntry]:
         """The world's paths at or under ``path`` at a point."""
-        listing = await self._browser().files(run_id, path, parse_point(turn))
+        listing = await self._browser().files(await self._id(run_id), path, parse_point(turn))
         return [FileEntry.of(info) for info in listing]
 
     async def read(self, run_id: str, path: str, *, turn: Point = "now") -> bytes:
         """A file's content at a point."""
-        return await self._browser().read(run_id, path, parse_point(turn))
+        return await self._browser().read(await self._id(run_id), path, parse_point(turn))
 
     async def diff(
         self, run_id: str, *, start: Point = "start", end: Point = "now", path: str | None = None
     ) -> str:
         """A unified diff of the world between two points."""
+        run_id = await self._id(run_id)
         return await self._browser().diff(run_id, parse_point(start), parse_point(end), path)
 
     async def rollback(self, run_id: str, *, to: Point = "start") -> Rollback:
         """Restore the world to its start or a turn's end."""
         import helix.runtime as runtime
 
-        marker = await runtime.rollback(self.engine, run_id, parse_point(to), by=self.actor)
+        point = parse_point(to)
+        run_id = await self._id(run_id)
+        marker = await runtime.rollback(self.engine, run_id, point, by=self.actor)
         return Rollback.model_validate(marker.model_dump(mode="json"))
 
     async def compare(self, run_a: str, run_b: str) -> Comparison:
         """Both runs and the diff from A's last world to B's."""
         import helix.runtime as runtime
 
+        run_a, run_b = await self._id(run_a), await self._id(run_b)
         first, second, text = await runtime.compare(self.engine, run_a, run_b)
-        return Comparison(runs=[Run.of(first), Run.of(second)], diff=text)
+        return Comparison(runs=[await self._run(first), await self._run(second)], diff=text)
 
     async def keep(self, run_id: str) -> Kept:
         """Make the original directory hold this branch's world."""
         import helix.runtime as runtime
 
-        kept = await runtime.keep(self.engine, run_id, by=self.actor)
+        kept = await runtime.keep(self.engine, await self._id(run_id), by=self.actor)
         return Kept(
             original=kept.original,
             target=kept.target,
@@ -398,7 +437,7 @@ class LocalApi:
 
     async def export(self, run_id: str) -> AsyncGenerator[str, None]:
         """The run's log as JSON Lines."""
-        async for line in export_lines(self.store, run_id):
+        async for line in export_lines(self.store, await self._id(run_id)):
             yield line
 
     async def import_run(
@@ -407,27 +446,13 @@ class LocalApi:
         """Import an exported log as a new run, in a new empty world under the worlds.
 
         Checked whole before anything is written, its settings as a blueprint file is.
+        It keeps the exported run's id unless a run has it already: then, unless
+        ``as_id`` was given (``RunExistsError``), a fresh id, and ``original_id`` says so.
         """
-        from helix.runtime import blueprint_of  # refuses a blueprint this Helix would not run
-
-        target = workspace or self.workspace
-        world = self.worlds / target / f"imported-{secrets.token_hex(6)}"
-        world.mkdir(parents=True)
-        try:
-            record = await import_lines(
-                self.store,
-                list(lines),
-                world=str(world.resolve()),
-                run_id=as_id,
-                workspace=target,
-                by=self.actor,
-                check_settings=blueprint_of,
-            )
-        except BaseException:
-            with contextlib.suppress(OSError):  # a refused import leaves no empty world
-                world.rmdir()
-            raise
-        return Imported(id=record.id, status=record.status, events=record.next_seq)
+        return await import_run(
+            self.store, list(lines), worlds=self.worlds, workspace=workspace or self.workspace,
+            actor=self.actor, as_id=as_id,
+        )  # fmt: skip
 
     async def spend(self, *, workspace: str | None = None) -> Spend:
         """What runs' own model calls cost (one workspace, or all)."""
@@ -439,7 +464,7 @@ class LocalApi:
         """What ``policy`` would have done with the run's logged calls (nothing runs)."""
         from helix.runtime import replay_policy
 
-        await self.store.get_run(run_id)  # not found: RunNotFoundError
+        run_id = await self._id(run_id)  # not found: RunNotFoundError
         return await replay_policy(self.store, run_id, policy, tools=self.engine.tools)
 
     async def policy_replay_workspace(

@@ -48,6 +48,8 @@ class Parent(_Out):
 
     run_id: str
     seq: int
+    turn: int | None = None
+    """The turn whose end the fork branched at (0: the start)."""
 
 
 class Run(_Out):
@@ -69,6 +71,12 @@ class Run(_Out):
     """How many events the run's log holds (its next seq)."""
     created_at: str
     updated_at: str
+    driven: bool | None = None
+    """Whether a process is driving the run now (holds its driver lock where the answer
+    comes from: a server's own drivers, or any process on this machine sharing its
+    ``HELIX_HOME``); ``None`` once it has ended (nothing is left to drive). A
+    ``queued``, ``running`` or ``waiting`` run with ``driven`` false moves only when
+    someone resumes it (``helix resume ID``)."""
 
     @property
     def head(self) -> int:
@@ -80,9 +88,16 @@ class Run(_Out):
         """Whether the run has ended (completed, failed or cancelled)."""
         return self.status in TERMINAL_STATUSES
 
+    @property
+    def stalled(self) -> bool:
+        """Whether it looks active (queued, running, waiting) while nothing drives it."""
+        return self.driven is False and self.status in ("queued", "running", "waiting")
+
     @classmethod
-    def of(cls, record: RunRecord) -> Run:
-        """From the run registry's row."""
+    def of(
+        cls, record: RunRecord, *, driven: bool | None = None, fork_turn: int | None = None
+    ) -> Run:
+        """From the run registry's row, whether a driver holds it now, and a fork's turn."""
         parent = record.parent
         return cls(
             id=record.id,
@@ -91,7 +106,9 @@ class Run(_Out):
             model=record.model,
             blueprint=record.blueprint,
             world=record.world,
-            parent=None if parent is None else Parent(run_id=parent.run_id, seq=parent.seq),
+            parent=None
+            if parent is None
+            else Parent(run_id=parent.run_id, seq=parent.seq, turn=fork_turn),
             workspace=record.workspace,
             turns=record.turns,
             cost_usd=record.cost_usd,
@@ -100,6 +117,7 @@ class Run(_Out):
             events=record.next_seq,
             created_at=record.created_at,
             updated_at=record.updated_at,
+            driven=None if record.status in TERMINAL_STATUSES else driven,
         )
 
 
@@ -316,6 +334,9 @@ class Imported(_Out):
     id: str
     status: RunStatus
     events: int
+    original_id: str | None = None
+    """The exported run's id when a run here had it already and the import got a fresh
+    one (``None``: it kept its id, or was given one)."""
 
 
 # -- spend --------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import typer
 
 from helix.config import Settings
 from helix.errors import (
+    AmbiguousRunError,
     ConfigError,
     ConflictError,
     HelixError,
@@ -39,7 +40,7 @@ def exit_code_for(error: HelixError) -> int:
         return EXIT_NOT_FOUND
     if isinstance(error, StoreUnavailableError):
         return EXIT_UNREACHABLE
-    if isinstance(error, ConfigError):
+    if isinstance(error, ConfigError | AmbiguousRunError):
         return EXIT_USAGE
     if isinstance(error, ConflictError):
         return EXIT_FAILED

@@ -18,7 +18,12 @@ if TYPE_CHECKING:
     from helix.api import Decision
 
 
-RunArg = Annotated[str, typer.Argument(metavar="RUN")]
+RunArg = Annotated[
+    str,
+    typer.Argument(
+        metavar="RUN", help="A run id, any unique prefix of it (run_ optional), or last."
+    ),
+]
 
 
 def approve(

@@ -12,11 +12,12 @@ import typer
 from helix.errors import ConflictError
 
 from ._common import fail, print_json_line, run
+from ._control import RunArg
 from ._door import Door, with_door
 
 
 def logs(
-    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    run_id: RunArg,
     follow: Annotated[
         bool, typer.Option("--follow", "-f", help="Keep printing new events.")
     ] = False,
@@ -66,7 +67,7 @@ def replay(
     run(lambda: with_door(main))
 
 
-def export(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
+def export(run_id: RunArg) -> None:
     """Write a run's whole log to stdout as JSON Lines."""
 
     async def main(door: Door) -> None:
@@ -87,7 +88,8 @@ def import_(
 
     The run works in a new, empty folder under HELIX_HOME/worlds/default (never the
     file's world; with a server, under the server's worlds), is paused unless it had
-    ended, and never auto-approves.
+    ended, and never auto-approves. It keeps the exported run's id unless a run has it
+    already: then it gets a fresh one (said on stderr); --as names the id instead.
     """
     if file == "-":
         lines = sys.stdin.read().splitlines()
@@ -102,8 +104,12 @@ def import_(
             made = await door.api.import_run(lines, as_id=as_id)
         except ConflictError as error:
             fail(f"{error}; import it under another id with --as NEW_ID", 1)
+        if made.original_id is not None:  # imported before: this copy has an id of its own
+            typer.echo(
+                f"note: run {made.original_id} exists already: imported as {made.id}", err=True
+            )
         if json:
-            print_json_line({"id": made.id, "status": made.status, "events": made.events})
+            print_json_line(made.model_dump())
         else:
             typer.echo(made.id)
 

@@ -81,12 +81,17 @@ def event_line(event: Event | RunEvent) -> str:
 
 
 def run_lines(record: Run) -> list[str]:
-    """Format the fields of a run, one per line."""
+    """Format the fields of a run, one per line (full ids; times with how long ago)."""
+    from ._listing import ago, status_text
+
     scripted = "  (scripted)" if record.model.startswith("scripted:") else ""
-    parent = "-" if record.parent is None else f"{record.parent.run_id} @ seq {record.parent.seq}"
+    parent = "-"
+    if record.parent is not None:
+        at = "" if record.parent.turn is None else f"turn {record.parent.turn}, "
+        parent = f"{record.parent.run_id} @ {at}seq {record.parent.seq}"
     return [
         f"run        {record.id}",
-        f"status     {record.status}",
+        f"status     {status_text(record)}",
         f"objective  {record.objective}",
         f"model      {record.model}{scripted}",
         f"world      {record.world}",
@@ -95,8 +100,8 @@ def run_lines(record: Run) -> list[str]:
         f"tokens     {record.input_tokens} in / {record.output_tokens} out",
         f"cost       ${record.cost_usd:.4f}",
         f"events     {record.events}",
-        f"created    {record.created_at}",
-        f"updated    {record.updated_at}",
+        f"created    {record.created_at}  ({ago(record.created_at)})",
+        f"updated    {record.updated_at}  ({ago(record.updated_at)})",
     ]
 
 
@@ -148,4 +153,5 @@ def record_dict(record: Run) -> dict[str, object]:
         "events": record.events,
         "created_at": record.created_at,
         "updated_at": record.updated_at,
+        "driven": record.driven,
     }

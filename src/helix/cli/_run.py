@@ -105,9 +105,11 @@ def resume(
     json: Annotated[bool, typer.Option("--json", help="Print events as JSON Lines.")] = False,
 ) -> None:
     """Resume a paused or interrupted run; drive it here unless another process does."""
+    ref = run_id
 
     async def main(door: Door) -> int:
-        head = (await door.api.get(run_id)).head
+        shown = await door.api.get(ref)  # a prefix or `last`: this run, from here on
+        run_id, head = shown.id, shown.head
         try:
             await door.api.resume(run_id, budget_usd=budget)
         except RunStateError as error:

@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 
 from ._common import fail, print_json_line, run
+from ._control import RunArg
 from ._door import Door, with_door
+from ._listing import ago, fork_mark, short_ids, status_text
 
 if TYPE_CHECKING:  # the kernel's event models load when a command runs, not at --help
     from helix.api import Run
@@ -48,27 +50,46 @@ async def newest(door: Door, status: str | None, limit: int) -> list[Run]:
 
 
 def print_runs(found: list[Run], *, json: bool) -> None:
-    """``helix runs`` output."""
+    """``helix runs`` output: a table people read (short ids, times ago), or JSON Lines.
+
+    Each id printed is a unique prefix of the run's (``--json``: the full id).
+    """
     from ._render import record_dict
 
-    for one in found:
-        if json:
+    if json:
+        for one in found:
             print_json_line(record_dict(one))
-        else:
-            typer.echo(
-                f"{one.id}  {one.status:<9}  t{one.turns:<3}"
-                f"  ${one.cost_usd:<8.4f}  {one.objective[:50]}"
-            )
-    if not found and not json:
+        return
+    if not found:
         typer.echo("no runs yet: try `helix demo`")
+        return
+    shown = short_ids([r.id for r in found] + [r.parent.run_id for r in found if r.parent])
+    rows = [("ID", "STATUS", "TURNS", "COST", "CREATED", "UPDATED", "OBJECTIVE")]
+    for one in found:
+        mark = fork_mark(one, shown)
+        objective = " ".join(one.objective.split())
+        objective = objective if len(objective) <= 50 else objective[:49] + "…"
+        rows.append((
+            shown[one.id], status_text(one, shown[one.id]), str(one.turns),
+            f"${one.cost_usd:.4f}", ago(one.created_at), ago(one.updated_at),
+            f"{mark}  {objective}" if mark else objective,
+        ))  # fmt: skip
+    widths = [max(len(row[i]) for row in rows) for i in range(6)]
+    for row in rows:
+        cells = [
+            cell.rjust(width) if i in (2, 3) else cell.ljust(width)
+            for i, (cell, width) in enumerate(zip(row, widths, strict=False))
+        ]
+        typer.echo("  ".join([*cells, row[6]]).rstrip())
 
 
 def print_active(found: list[Run]) -> None:
-    """``helix status``'s active runs."""
+    """``helix status``'s active runs (and whether something drives each)."""
     active = [r for r in found if r.status in ACTIVE]
     typer.echo(f"active     {len(active)} run{'s' if len(active) != 1 else ''}")
+    shown = short_ids(r.id for r in active)
     for one in active:
-        typer.echo(f"  {one.id}  {one.status:<9}  {one.objective[:50]}")
+        typer.echo(f"  {shown[one.id]}  {status_text(one, shown[one.id])}  {one.objective[:50]}")
 
 
 def show_run(one: Run, *, json: bool) -> None:
@@ -82,10 +103,13 @@ def show_run(one: Run, *, json: bool) -> None:
 
 
 def show(
-    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    run_id: RunArg,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Show one run: status, model, counters."""
+    """Show one run: status (and whether something drives it), model, counters.
+
+    RUN: a run id, any unique prefix of it (with or without run_), or last.
+    """
 
     async def main(door: Door) -> None:
         show_run(await door.api.get(run_id), json=json)
@@ -94,7 +118,7 @@ def show(
 
 
 def fork(
-    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    run_id: RunArg,
     turn: Annotated[int, typer.Option(min=0, help="Fork where this turn ended (0: start).")],
     message: Annotated[str | None, typer.Option(help="What the fork is told first.")] = None,
     model: Annotated[str | None, typer.Option(help="A different model for the fork.")] = None,
@@ -115,7 +139,8 @@ def fork(
                 typer.echo(forked.id)
             return 0
         if not json:
-            typer.echo(f"fork {forked.id} of {run_id} at turn {turn}")
+            parent = forked.parent.run_id if forked.parent is not None else run_id
+            typer.echo(f"fork {forked.id} of {parent} at turn {turn}")
         after = forked.parent.seq if forked.parent is not None else -1
         return await door.watch(forked.id, json=json, after=after)
 

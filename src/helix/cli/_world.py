@@ -28,9 +28,10 @@ def files(
     at = run_now(lambda: parse_point(turn))
 
     async def main(door: Door) -> None:
-        listing = await door.api.files(run_id, path, turn=at)
+        full = (await door.api.get(run_id)).id if path else run_id  # one run for both asks
+        listing = await door.api.files(full, path, turn=at)
         if path and len(listing) == 1 and listing[0].kind != "dir" and not json:
-            sys.stdout.buffer.write(await door.api.read(run_id, path, turn=at))
+            sys.stdout.buffer.write(await door.api.read(full, path, turn=at))
             sys.stdout.flush()
             return
         for info in listing:
@@ -78,13 +79,14 @@ def rollback(
         fail("--to takes start or a turn number")
 
     async def main(door: Door) -> None:
-        marker = await door.api.rollback(run_id, to=point)
+        full = (await door.api.get(run_id)).id  # said back in full
+        marker = await door.api.rollback(full, to=point)
         if json:
             print_json_line(marker.model_dump(mode="json"))
             return
         where = "its start" if marker.to_turn == 0 else f"the end of turn {marker.to_turn}"
         typer.echo(
-            f"rolled {run_id} back to {where}: {len(marker.restored)} restored,"
+            f"rolled {full} back to {where}: {len(marker.restored)} restored,"
             f" {len(marker.removed)} removed"
             + (f", {len(marker.conflicts)} left as they were" if marker.conflicts else "")
         )
@@ -144,9 +146,9 @@ def keep(
                 fail("keep replaces the original directory's content: pass --yes to confirm")
             if not typer.confirm(f"replace the original directory's content with {branch.world}?"):
                 fail("not kept", 1)
-        kept = await door.api.keep(run_id)
+        kept = await door.api.keep(branch.id)
         typer.echo(
-            f"kept {run_id} in {kept.target}: {len(kept.restored)} written,"
+            f"kept {branch.id} in {kept.target}: {len(kept.restored)} written,"
             f" {len(kept.removed)} removed"
         )
         for conflict in kept.conflicts:

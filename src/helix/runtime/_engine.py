@@ -13,9 +13,10 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from helix._util import DriverLocks, LockHeld
 from helix.errors import ConfigError, ModelNameError, RunStateError
 from helix.gates import Gate, GatePipeline, Policy, build_gate_pipeline
 from helix.kernel.events import NewEvent, RunCreated, RunFailed, RunSettings, SupervisorRestarted
@@ -35,7 +36,6 @@ from helix.world import ObjectStore, world_root
 
 from ._blueprint import Blueprint, blueprint_of
 from ._clock import SYSTEM_CLOCK, Clock
-from ._driver_lock import DriverLocks
 from ._loop import TERMINAL, RunLoop
 from ._session import append_checked, finished
 from ._setup import RunSetup
@@ -330,7 +330,11 @@ class Engine:
     @contextmanager
     def lock(self, run_id: str) -> Iterator[None]:
         """Hold the run's driver lock; ``RunStateError`` if another process holds it."""
-        with self._locks.hold(run_id):
+        with ExitStack() as held:
+            try:
+                held.enter_context(self._locks.hold(run_id))
+            except LockHeld:
+                raise RunStateError(f"run {run_id!r} is being driven by another process") from None
             yield
 
     def is_driven(self, run_id: str) -> bool:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from helix.accounts import API_TOKEN_PREFIX, Accounts, Role, can_act
+from helix.api import resolve_run
 from helix.errors import RunNotFoundError
 from helix.kernel.log import EventStore, RunRecord
 
@@ -45,9 +46,13 @@ class Caller:
             raise ApiError(403, "forbidden", f"viewers cannot {what} (workspace {workspace!r})")
 
     async def run(self, store: EventStore, run_id: str, *, act: str | None = None) -> RunRecord:
-        """The run, if the caller may see it (404 otherwise); with ``act``, may change it."""
-        record = await store.get_run(run_id)
-        if record.workspace not in self.roles:
+        """The run, if the caller may see it (404 otherwise); with ``act``, may change it.
+
+        ``run_id`` may be a unique prefix or ``last`` (``helix.api``'s rules, among the
+        caller's workspaces only): routes act on the returned record's full id.
+        """
+        record = await resolve_run(store, run_id, workspaces=self.roles)
+        if record.workspace not in self.roles:  # resolve_run saw to it; kept as a guard
             raise RunNotFoundError(run_id)
         if act is not None:
             self.require_act(record.workspace, act)

@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from helix.errors import (
+    AmbiguousRunError,
     ConfigError,
     ConflictError,
     ForkError,
@@ -33,6 +34,7 @@ log = logging.getLogger("helix.server")
 
 _STATUS: list[tuple[type[HelixError], int]] = [
     (NotFoundError, 404),
+    (AmbiguousRunError, 400),
     (ConflictError, 409),
     (StoreUnavailableError, 503),
     (ConfigError, 422),
@@ -95,6 +97,10 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def helix_error(_request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, HelixError)
+        if isinstance(error, AmbiguousRunError):  # the full ids, for a client to offer
+            return error_response(
+                400, error.code, str(error), prefix=error.prefix, candidates=error.candidates
+            )
         return error_response(status_of(error), error.code, str(error))
 
     async def invalid(_request: Request, error: Exception) -> JSONResponse:

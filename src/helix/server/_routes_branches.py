@@ -21,16 +21,16 @@ router = APIRouter(tags=["branches"])
 @router.get("/runs/{run_id}/compare/{other_id}", response_model=Comparison)
 async def compare(run_id: str, other_id: str, caller: CallerDep, state: State) -> Comparison:
     """Both runs (outcome, turns, cost) and a diff from the first's last world to the other's."""
-    await caller.run(state.store, run_id)
-    await caller.run(state.store, other_id)
-    return await local_api(state, caller.actor).compare(run_id, other_id)
+    run_id = (await caller.run(state.store, run_id)).id
+    other_id = (await caller.run(state.store, other_id)).id
+    return await local_api(state, caller).compare(run_id, other_id)
 
 
 @router.post("/runs/{run_id}/keep", response_model=Kept)
 async def keep(run_id: str, caller: CallerDep, state: State) -> Kept:
     """Make the original run's folder hold this branch's world; 409 while either runs."""
-    await caller.run(state.store, run_id, act="keep branches")
-    return await local_api(state, caller.actor).keep(run_id)
+    run_id = (await caller.run(state.store, run_id, act="keep branches")).id
+    return await local_api(state, caller).keep(run_id)
 
 
 @router.get("/spend", response_model=Spend)
@@ -42,7 +42,7 @@ async def spend(
     """What runs' own model calls cost, in one workspace or every one the caller is in."""
     if workspace is not None and workspace not in caller.roles:
         return Spend()
-    api = local_api(state, caller.actor)
+    api = local_api(state, caller)
     total = Spend()
     for each in [workspace] if workspace is not None else sorted(caller.roles):
         total += await api.spend(workspace=each)

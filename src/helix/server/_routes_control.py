@@ -33,16 +33,16 @@ router = APIRouter(tags=["control"])
 @router.post("/runs/{run_id}/steer", response_model=Accepted, status_code=202)
 async def steer(run_id: str, body: SteerBody, caller: CallerDep, state: State) -> Accepted:
     """Tell the agent something; it reads it before its next model call."""
-    await caller.run(state.store, run_id, act="steer runs")
-    await local_api(state, caller.actor).steer(run_id, body.message)
+    run_id = (await caller.run(state.store, run_id, act="steer runs")).id
+    await local_api(state, caller).steer(run_id, body.message)
     return Accepted()
 
 
 @router.get("/runs/{run_id}/approvals", response_model=ApprovalList)
 async def approvals(run_id: str, caller: CallerDep, state: State) -> ApprovalList:
     """The run's pending approval requests."""
-    await caller.run(state.store, run_id)
-    return ApprovalList(approvals=await local_api(state, caller.actor).approvals(run_id))
+    run_id = (await caller.run(state.store, run_id)).id
+    return ApprovalList(approvals=await local_api(state, caller).approvals(run_id))
 
 
 @router.post(
@@ -54,16 +54,16 @@ async def decide(
     run_id: str, request_id: str, body: DecisionBody, caller: CallerDep, state: State
 ) -> Decided:
     """Allow or deny a pending tool call; 409 if it was decided already or has expired."""
-    await caller.run(state.store, run_id, act="approve or deny")
-    api = local_api(state, caller.actor)
+    run_id = (await caller.run(state.store, run_id, act="approve or deny")).id
+    api = local_api(state, caller)
     return await api.decide(run_id, request_id, body.decision, reason=body.reason)
 
 
 @router.post("/runs/{run_id}/pause", response_model=Run)
 async def pause(run_id: str, caller: CallerDep, state: State) -> Run:
     """Pause at the next safe point (a running tool finishes first)."""
-    await caller.run(state.store, run_id, act="pause runs")
-    return await local_api(state, caller.actor).pause(run_id)
+    run_id = (await caller.run(state.store, run_id, act="pause runs")).id
+    return await local_api(state, caller).pause(run_id)
 
 
 @router.post("/runs/{run_id}/resume", response_model=Run)
@@ -77,22 +77,22 @@ async def resume(
 
     A run paused at its budget cap resumes only with a ``budget_usd`` (409 without).
     """
-    await caller.run(state.store, run_id, act="resume runs")
+    run_id = (await caller.run(state.store, run_id, act="resume runs")).id
     budget_usd = body.budget_usd if body is not None else None
-    return await local_api(state, caller.actor).resume(run_id, budget_usd=budget_usd)
+    return await local_api(state, caller).resume(run_id, budget_usd=budget_usd)
 
 
 @router.post("/runs/{run_id}/cancel", response_model=Run)
 async def cancel(run_id: str, caller: CallerDep, state: State) -> Run:
     """Cancel: a running command is killed and the run ends ``cancelled``."""
-    await caller.run(state.store, run_id, act="cancel runs")
-    return await local_api(state, caller.actor).cancel(run_id)
+    run_id = (await caller.run(state.store, run_id, act="cancel runs")).id
+    return await local_api(state, caller).cancel(run_id)
 
 
 @router.post("/runs/{run_id}/fork", response_model=Forked, status_code=201)
 async def fork(run_id: str, body: ForkBody, caller: CallerDep, state: State) -> Forked:
     """Fork where a turn ended (0: the start), with its own world; it runs in the server."""
-    await caller.run(state.store, run_id, act="fork runs")
-    api = local_api(state, caller.actor)
+    run_id = (await caller.run(state.store, run_id, act="fork runs")).id
+    api = local_api(state, caller)
     forked = await api.fork(run_id, turn=body.turn, message=body.message, model=body.model)
     return Forked(id=forked.id)

@@ -68,7 +68,7 @@ async def replay_run_policy(
     candidate = body.candidate()
     ceiling = await state.accounts.policy(record.workspace)
     return await replay_policy(
-        state.store, run_id, candidate, tools=state.engine.tools, workspace_ceiling=ceiling
+        state.store, record.id, candidate, tools=state.engine.tools, workspace_ceiling=ceiling
     )
 
 

@@ -22,9 +22,6 @@ from ._errors import ApiError
 
 router = APIRouter(tags=["runs"])
 
-_MAX_SCANNED_PAGES = 20
-"""A caller in some workspaces only: pages of other runs skipped before answering."""
-
 
 @router.post("/runs", response_model=CreatedRun, status_code=201)
 async def start_run(body: RunCreate, caller: CallerDep, state: State) -> CreatedRun:
@@ -33,7 +30,7 @@ async def start_run(body: RunCreate, caller: CallerDep, state: State) -> Created
     if workspace not in caller.roles:
         raise ApiError(404, "not_found", f"no workspace {workspace!r}")
     caller.require_act(workspace, "start runs")
-    run = await local_api(state, caller.actor).create(
+    run = await local_api(state, caller).create(
         body.objective,
         blueprint=body.blueprint,
         model=body.model,
@@ -57,27 +54,19 @@ async def list_runs(
 ) -> RunList:
     """Runs the caller may see, newest first; pass ``next_cursor`` back for the next page.
 
-    A page may hold fewer than ``limit`` runs while ``next_cursor`` is not null.
+    Each run says whether a driver holds it now (``driven``: the server drives its own).
     """
     if workspace is not None and workspace not in caller.roles:
         return RunList(runs=[], next_cursor=None)
-    only = workspace or (next(iter(caller.roles)) if len(caller.roles) == 1 else None)
-    api = local_api(state, caller.actor)
-    found: list[Run] = []
-    for _ in range(_MAX_SCANNED_PAGES):
-        page = await api.runs(status=status, workspace=only, limit=limit, cursor=cursor)
-        found += [run for run in page.runs if run.workspace in caller.roles]
-        cursor = page.next_cursor
-        if found or cursor is None:
-            break
-    return RunList(runs=found, next_cursor=cursor)
+    api = local_api(state, caller)  # narrowed to the caller's workspaces in the store
+    return await api.runs(status=status, workspace=workspace, limit=limit, cursor=cursor)
 
 
 @router.get("/runs/{run_id}", response_model=Run)
 async def get_run(run_id: str, caller: CallerDep, state: State) -> Run:
     """One run: status, model, counters."""
-    await caller.run(state.store, run_id)
-    return await local_api(state, caller.actor).get(run_id)
+    run_id = (await caller.run(state.store, run_id)).id
+    return await local_api(state, caller).get(run_id)
 
 
 @router.get("/runs/{run_id}/events", response_model=EventPage)
@@ -89,7 +78,7 @@ async def get_events(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> Response:
     """Events with seq > ``after``, at most ``limit``; ``next_after`` continues."""
-    await caller.run(state.store, run_id)
+    run_id = (await caller.run(state.store, run_id)).id
     events = await state.store.read(run_id, after=after, limit=limit)
     next_after = events[-1].seq if events else after
     # Events are JSON already: join them rather than build RunEvents and serialise the
@@ -105,8 +94,8 @@ async def get_events(
 )
 async def export_run(run_id: str, caller: CallerDep, state: State) -> StreamingResponse:
     """The whole log as JSON Lines (``POST /runs/import`` takes it back)."""
-    await caller.run(state.store, run_id)
-    exported = local_api(state, caller.actor).export(run_id)
+    run_id = (await caller.run(state.store, run_id)).id
+    exported = local_api(state, caller).export(run_id)
 
     async def lines() -> AsyncIterator[bytes]:
         async for line in exported:
@@ -150,5 +139,5 @@ async def import_run(
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ApiError(400, "bad_request", "the body is not UTF-8 text") from None
-    api = local_api(state, caller.actor)
+    api = local_api(state, caller)
     return await api.import_run(text.splitlines(), as_id=as_id, workspace=target)

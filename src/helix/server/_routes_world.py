@@ -33,8 +33,8 @@ async def list_files(
     turn: PointQuery = None,
 ) -> FileList:
     """The world's paths at or under ``path``, now or as they were at a turn."""
-    await caller.run(state.store, run_id)
-    api = local_api(state, caller.actor)
+    run_id = (await caller.run(state.store, run_id)).id
+    api = local_api(state, caller)
     return FileList(files=await api.files(run_id, path, turn=parse_point(turn)))
 
 
@@ -47,8 +47,8 @@ async def read_file(
     run_id: str, path: str, caller: CallerDep, state: State, turn: PointQuery = None
 ) -> Response:
     """A file's content, now or as it was at a turn (bytes, as stored)."""
-    await caller.run(state.store, run_id)
-    content = await local_api(state, caller.actor).read(run_id, path, turn=parse_point(turn))
+    run_id = (await caller.run(state.store, run_id)).id
+    content = await local_api(state, caller).read(run_id, path, turn=parse_point(turn))
     return Response(content, media_type="application/octet-stream")
 
 
@@ -66,8 +66,8 @@ async def diff(
     path: Annotated[str | None, Query(max_length=4096)] = None,
 ) -> Response:
     """A unified diff of the world between two points (binary files as sizes)."""
-    await caller.run(state.store, run_id)
-    api = local_api(state, caller.actor)
+    run_id = (await caller.run(state.store, run_id)).id
+    api = local_api(state, caller)
     text = await api.diff(run_id, start=parse_point(start), end=parse_point(end), path=path)
     return Response(text, media_type="text/plain; charset=utf-8")
 
@@ -75,6 +75,6 @@ async def diff(
 @router.post("/runs/{run_id}/rollback", response_model=Rollback)
 async def rollback(run_id: str, body: RollbackBody, caller: CallerDep, state: State) -> Rollback:
     """Restore the world to the start or a turn's end; 409 while the run runs."""
-    await caller.run(state.store, run_id, act="roll back runs")
+    run_id = (await caller.run(state.store, run_id, act="roll back runs")).id
     to = parse_point(body.to, "start")
-    return await local_api(state, caller.actor).rollback(run_id, to=to)
+    return await local_api(state, caller).rollback(run_id, to=to)

@@ -19,7 +19,7 @@ from typing import Any, cast
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from helix.api import Decision
-from helix.errors import HelixError, NotFoundError, SubscriptionOverflowError
+from helix.errors import AmbiguousRunError, HelixError, NotFoundError, SubscriptionOverflowError
 
 from ._api import local_api
 from ._auth import Caller, identify
@@ -30,6 +30,7 @@ router = APIRouter()
 
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_NOT_FOUND = 4404
+CLOSE_BAD_REQUEST = 4400
 CLOSE_TOO_SLOW = 4008
 _MAX_MESSAGE = 100_000
 
@@ -88,9 +89,12 @@ async def run_stream(
     state, caller = opened
     socket = _Socket(websocket, state.config.ws_send_timeout_s)
     try:
-        await caller.run(state.store, run_id)
+        run_id = (await caller.run(state.store, run_id)).id
     except NotFoundError:
         await socket.close(CLOSE_NOT_FOUND, f"run {run_id!r} not found"[:120])
+        return
+    except AmbiguousRunError as error:
+        await socket.close(CLOSE_BAD_REQUEST, str(error)[:120])
         return
     last = max(after, -1)
 
@@ -199,20 +203,20 @@ async def _answer(
         return _error(ref, 422, "invalid_request", "run_id is required on this stream")
     try:
         if kind == "steer":
-            await caller.run(state.store, run_id, act="steer runs")
+            run_id = (await caller.run(state.store, run_id, act="steer runs")).id
             text_in = message.get("message")
             if not isinstance(text_in, str):
                 return _error(ref, 422, "invalid_request", "message must be a string")
-            await local_api(state, caller.actor).steer(run_id, text_in)
+            await local_api(state, caller).steer(run_id, text_in)
             return {"type": "ack", "id": ref}
         if kind == "approval":
-            await caller.run(state.store, run_id, act="approve or deny")
+            run_id = (await caller.run(state.store, run_id, act="approve or deny")).id
             decision, request = message.get("decision"), message.get("request_id")
             reason = message.get("reason")
             if not isinstance(decision, str) or not isinstance(request, str | None):
                 return _error(ref, 422, "invalid_request", "decision (allow|deny) is required")
             reason = reason if isinstance(reason, str) else None
-            api = local_api(state, caller.actor)
+            api = local_api(state, caller)
             # Not narrowed here: the runtime refuses any other decision, as over REST.
             chosen = cast("Decision", decision)
             decided = await api.decide(run_id, request, chosen, reason=reason)

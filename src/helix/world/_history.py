@@ -34,7 +34,7 @@ def parse_point(text: str | int | None, default: Point = "now") -> Point:
         point: Point = text
     elif text in ("start", "now", "last"):
         point = text  # type: ignore[assignment]
-    elif text.strip().isdigit():
+    elif text.strip().isascii() and text.strip().isdecimal():  # not "²": int() refuses it
         point = int(text)
     else:
         raise ConfigError(f"{text!r} is not a point of a run: say start, now, or a turn number")

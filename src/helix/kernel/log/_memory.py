@@ -79,7 +79,7 @@ class MemoryEventStore(EventStore):
     async def _query_runs(
         self,
         status: RunStatus | None,
-        workspace: str | None,
+        workspaces: frozenset[str] | None,
         parent_id: str | None,
         limit: int,
         after: tuple[str, str] | None,
@@ -91,7 +91,7 @@ class MemoryEventStore(EventStore):
                 continue
             if status is not None and run.status != status:
                 continue
-            if workspace is not None and run.workspace != workspace:
+            if workspaces is not None and run.workspace not in workspaces:
                 continue
             if parent_id is not None and (run.parent is None or run.parent.run_id != parent_id):
                 continue
@@ -99,6 +99,14 @@ class MemoryEventStore(EventStore):
             if len(out) == limit:
                 break
         return out
+
+    async def _query_prefix(
+        self, prefix: str, workspaces: frozenset[str] | None, limit: int
+    ) -> list[RunRecord]:
+        found = sorted(
+            (r for r in self._runs.values() if r.id.startswith(prefix)), key=lambda r: r.id
+        )
+        return [r for r in found if workspaces is None or r.workspace in workspaces][:limit]
 
     async def _read_rows(
         self, run_id: str, after: int, to_seq: int | None, limit: int | None

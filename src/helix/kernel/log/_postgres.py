@@ -27,7 +27,6 @@ import logging
 import secrets
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
 
 from helix.errors import (
     AppendOnlyError,
@@ -39,9 +38,10 @@ from helix.errors import (
 from helix.kernel.events import EventRegistry, RunStatus
 
 from ._codec import DEFAULT_BLOB_THRESHOLD
+from ._postgres_dsn import cannot_open, describe, one_line
 from ._postgres_schema import migrate
 from ._records import Durability, EncodedEvent, RawRow, RunDelta, RunRecord
-from ._sql import EVENT_COLUMNS, RUN_COLUMNS, run_filters, run_from_row, run_values
+from ._sql import EVENT_COLUMNS, RUN_COLUMNS, run_from_row, run_values, select_runs
 from ._store import EventStore
 
 CHANNEL = "helix_events"
@@ -165,7 +165,7 @@ class PostgresEventStore(EventStore):
             raise StoreUnavailableError(
                 "the PostgreSQL store needs asyncpg: pip install 'helix-harness[postgres]'"
             ) from None
-        where = _describe(dsn)
+        where = describe(dsn)
         # Startup settings, not a SET: they outlast any RESET ALL.
         settings = {"synchronous_commit": "off" if durability == "normal" else "on"}
         failures = (OSError, ValueError, asyncpg.PostgresError, asyncpg.InterfaceError)
@@ -178,14 +178,14 @@ class PostgresEventStore(EventStore):
                 reset=_keep_session,
             )
         except failures as error:
-            raise StoreUnavailableError(_cannot_open(where, error, dsn)) from None
+            raise StoreUnavailableError(cannot_open(where, error, dsn)) from None
         try:
             async with pool.acquire() as connection:
                 await migrate(connection)
         except BaseException as error:
             pool.terminate()
             if isinstance(error, failures):
-                raise StoreUnavailableError(_cannot_open(where, error, dsn)) from None
+                raise StoreUnavailableError(cannot_open(where, error, dsn)) from None
             raise
         connect = functools.partial(asyncpg.connect, dsn, server_settings=settings)
         return cls(
@@ -271,19 +271,21 @@ class PostgresEventStore(EventStore):
     async def _query_runs(
         self,
         status: RunStatus | None,
-        workspace: str | None,
+        workspaces: frozenset[str] | None,
         parent_id: str | None,
         limit: int,
         after: tuple[str, str] | None,
     ) -> list[RunRecord]:
-        where, args = run_filters(status, workspace, parent_id, after, lambda n: f"${n}")
+        return await self._runs(select_runs(status, workspaces, parent_id, after, limit, _dollar))
+
+    async def _query_prefix(
+        self, prefix: str, workspaces: frozenset[str] | None, limit: int
+    ) -> list[RunRecord]:  # ids are COLLATE "C": byte order, a range of the primary key
+        return await self._runs(select_runs(None, workspaces, None, None, limit, _dollar, prefix))
+
+    async def _runs(self, query: tuple[str, list[Any]]) -> list[RunRecord]:
         with self._refusals():
-            rows = await self._pool.fetch(
-                f"SELECT {RUN_COLUMNS} FROM runs {where}"
-                f" ORDER BY created_at DESC, id DESC LIMIT ${len(args) + 1}",
-                *args,
-                limit,
-            )
+            rows = await self._pool.fetch(query[0], *query[1])
         return [run_from_row(row) for row in rows]
 
     async def _read_rows(
@@ -414,7 +416,7 @@ class PostgresEventStore(EventStore):
             if not (lost or isinstance(error, OSError)):
                 raise
             raise StoreUnavailableError(
-                f"cannot reach the PostgreSQL store at {self._where}: {_one_line(error)}"
+                f"cannot reach the PostgreSQL store at {self._where}: {one_line(error)}"
             ) from None
 
     async def close(self) -> None:
@@ -436,6 +438,10 @@ class PostgresEventStore(EventStore):
                 except Exception:
                     listener.terminate()  # already broken: nothing to say goodbye to
         await self._pool.close()
+
+
+def _dollar(number: int) -> str:
+    return f"${number}"
 
 
 async def _cancel(tasks: Iterable[asyncio.Task[None]]) -> None:
@@ -471,28 +477,3 @@ def _sqlstate(error: BaseException) -> str | None:
     """Return the error's SQLSTATE code, if the server (or asyncpg) gave one."""
     state = getattr(error, "sqlstate", None)
     return state if isinstance(state, str) else None
-
-
-def _describe(dsn: str) -> str:
-    """Name the server and database of a DSN for messages, leaving out any password."""
-    parts = urlsplit(dsn)
-    userinfo, _, hosts = parts.netloc.rpartition("@")
-    query = parse_qs(parts.query)
-    user = unquote(userinfo.partition(":")[0]) or ",".join(query.get("user", []))
-    hosts = unquote(hosts) or ",".join(query.get("host", [])) or "localhost"
-    database = unquote(parts.path.lstrip("/")) or ",".join(query.get("dbname", [])) or user
-    return f"{user}@{hosts}/{database}" if user else f"{hosts}/{database}"
-
-
-def _cannot_open(where: str, error: BaseException, dsn: str) -> str:
-    parts = urlsplit(dsn)
-    passwords = [*parse_qs(parts.query).get("password", []), parts.password or ""]
-    reason = _one_line(error)
-    for secret in filter(None, passwords):
-        reason = reason.replace(secret, "***").replace(unquote(secret), "***")
-    return f"cannot open the PostgreSQL store at {where}: {reason}"
-
-
-def _one_line(error: BaseException) -> str:
-    text = " ".join(str(error).split())
-    return text or type(error).__name__

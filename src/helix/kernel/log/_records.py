@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
@@ -86,3 +87,11 @@ class RunDelta:
     input_tokens: int
     output_tokens: int
     cost_usd: float
+
+
+def narrowed(workspace: str | None, workspaces: Collection[str] | None) -> frozenset[str] | None:
+    """The workspaces a listing is narrowed to (``None``: any; empty: none)."""
+    if workspaces is None:
+        return None if workspace is None else frozenset({workspace})
+    chosen = frozenset(workspaces)
+    return chosen if workspace is None else chosen & {workspace}

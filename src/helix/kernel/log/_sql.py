@@ -10,6 +10,10 @@ from helix.kernel.events import ForkPoint, RunStatus
 
 from ._records import RunRecord
 
+PREFIX_END = "\U0010ffff"
+"""Sorts after every character an id may hold, in byte order (both SQL stores compare
+ids so): ``prefix <= id < prefix + PREFIX_END`` is "starts with" as one index range."""
+
 RUN_COLUMNS = (
     "id, workspace, status, objective, model, blueprint, world, parent_id, fork_seq,"
     " created_at, updated_at, next_seq, turns, input_tokens, output_tokens, cost_usd"
@@ -71,14 +75,35 @@ def run_from_row(row: Sequence[Any]) -> RunRecord:
         ) from None
 
 
+def select_runs(
+    status: str | None,
+    workspaces: frozenset[str] | None,
+    parent_id: str | None,
+    after: tuple[str, str] | None,
+    limit: int,
+    placeholder: Any,
+    prefix: str | None = None,
+) -> tuple[str, list[Any]]:
+    """The whole query of a run listing: newest first, or in id order for a prefix."""
+    where, args = run_filters(status, workspaces, parent_id, after, placeholder, prefix)
+    order = "id" if prefix is not None else "created_at DESC, id DESC"
+    args.append(limit)
+    limited = f"LIMIT {placeholder(len(args))}"
+    return f"SELECT {RUN_COLUMNS} FROM runs {where} ORDER BY {order} {limited}", args
+
+
 def run_filters(
     status: str | None,
-    workspace: str | None,
+    workspaces: frozenset[str] | None,
     parent_id: str | None,
     after: tuple[str, str] | None,
     placeholder: Any,
+    prefix: str | None = None,
 ) -> tuple[str, list[Any]]:
-    """Build the WHERE clause of a run listing; ``placeholder(n)`` spells parameter n."""
+    """Build the WHERE clause of a run listing; ``placeholder(n)`` spells parameter n.
+
+    ``prefix``: only ids that start with it.
+    """
     clauses: list[str] = []
     args: list[Any] = []
 
@@ -88,11 +113,14 @@ def run_filters(
 
     if status is not None:
         clauses.append(f"status = {param(status)}")
-    if workspace is not None:
-        clauses.append(f"workspace = {param(workspace)}")
+    if workspaces is not None:
+        marks = ", ".join(param(w) for w in sorted(workspaces))
+        clauses.append(f"workspace IN ({marks})")
     if parent_id is not None:
         clauses.append(f"parent_id = {param(parent_id)}")
     if after is not None:
         clauses.append(f"(created_at, id) < ({param(after[0])}, {param(after[1])})")
+    if prefix is not None:  # "starts with" as a range: one scan of the id index
+        clauses.append(f"id >= {param(prefix)} AND id < {param(prefix + PREFIX_END)}")
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
     return where, args

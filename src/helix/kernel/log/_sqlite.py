@@ -35,7 +35,7 @@ from helix.kernel.events import EventRegistry, RunStatus
 from ._checkpoint import Checkpointer
 from ._codec import DEFAULT_BLOB_THRESHOLD
 from ._records import Durability, EncodedEvent, RawRow, RunDelta, RunRecord
-from ._sql import EVENT_COLUMNS, RUN_COLUMNS, run_filters, run_from_row, run_values
+from ._sql import EVENT_COLUMNS, RUN_COLUMNS, run_from_row, run_values, select_runs
 from ._sqlite_schema import MIGRATIONS
 from ._store import EventStore
 
@@ -252,17 +252,21 @@ class SqliteEventStore(EventStore):
     async def _query_runs(
         self,
         status: RunStatus | None,
-        workspace: str | None,
+        workspaces: frozenset[str] | None,
         parent_id: str | None,
         limit: int,
         after: tuple[str, str] | None,
     ) -> list[RunRecord]:
-        where, args = run_filters(status, workspace, parent_id, after, lambda _n: "?")
+        return self._runs(select_runs(status, workspaces, parent_id, after, limit, _mark))
+
+    async def _query_prefix(
+        self, prefix: str, workspaces: frozenset[str] | None, limit: int
+    ) -> list[RunRecord]:  # a range of the id's index (SQLite compares text bytewise)
+        return self._runs(select_runs(None, workspaces, None, None, limit, _mark, prefix))
+
+    def _runs(self, query: tuple[str, list[Any]]) -> list[RunRecord]:
         with self._reading():
-            rows = self._db.execute(
-                f"SELECT {RUN_COLUMNS} FROM runs {where} ORDER BY created_at DESC, id DESC LIMIT ?",
-                [*args, limit],
-            ).fetchall()
+            rows = self._db.execute(*query).fetchall()
         return [run_from_row(row) for row in rows]
 
     async def _read_rows(
@@ -353,6 +357,10 @@ class SqliteEventStore(EventStore):
 
 
 _MAX_SEQ = 2**62
+
+
+def _mark(_number: int) -> str:
+    return "?"
 
 
 @dataclass(frozen=True, slots=True)

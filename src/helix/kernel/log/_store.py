@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
@@ -32,13 +32,15 @@ from helix.kernel.events import (
 
 from ._codec import DEFAULT_BLOB_THRESHOLD, blob_hashes, decode_rows, encode
 from ._projection import delta_of
-from ._records import EncodedEvent, RawRow, RunDelta, RunPage, RunRecord
+from ._records import EncodedEvent, RawRow, RunDelta, RunPage, RunRecord, narrowed
 from ._subscription import DEFAULT_MAX_QUEUE, AllRunsSubscription, Broadcaster, Subscription
 
 FORK_POINT_TYPES = frozenset({"run.created", "run.forked", "turn.ended"})
 """Event types whose seq is a turn boundary, where a run may be forked."""
 
 _READ_PAGE = 1000
+_LAST_SEQ = 2**62
+"""No log reaches this seq; SQL integers (64-bit) hold it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,17 +126,40 @@ class EventStore(ABC):
         parent_id: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
+        workspaces: Collection[str] | None = None,
     ) -> RunPage:
-        """Return runs newest first, filtered, one page at a time."""
+        """Return runs newest first, filtered, one page at a time.
+
+        ``workspaces``: only runs of these (with ``workspace`` too: of both filters).
+        """
         if not 1 <= limit <= 1000:
             raise InvalidEventError(f"limit must be between 1 and 1000, not {limit}")
         after = _decode_cursor(cursor)
-        runs = await self._query_runs(status, workspace, parent_id, limit + 1, after)
+        within = narrowed(workspace, workspaces)
+        if within is not None and not within:
+            return RunPage([], None)
+        runs = await self._query_runs(status, within, parent_id, limit + 1, after)
         next_cursor = None
         if len(runs) > limit:
             runs = runs[:limit]
             next_cursor = _encode_cursor(runs[-1])
         return RunPage(runs, next_cursor)
+
+    async def find_runs(
+        self, prefix: str, *, workspaces: Collection[str] | None = None, limit: int = 10
+    ) -> list[RunRecord]:
+        """Return up to ``limit`` runs whose id starts with ``prefix``, in id order.
+
+        One range scan of the id index, whatever the store holds. ``workspaces``: only
+        runs of these count (a caller never learns of another workspace's runs).
+        """
+        if not 1 <= limit <= 1000:
+            raise InvalidEventError(f"limit must be between 1 and 1000, not {limit}")
+        within = narrowed(None, workspaces)
+        if not prefix or (within is not None and not within):
+            return []
+        found = await self._query_prefix(prefix, within, limit)
+        return [r for r in found if r.id.startswith(prefix)]
 
     # -- appending ------------------------------------------------------------------
 
@@ -191,8 +216,11 @@ class EventStore(ABC):
         """Return the run's events with ``after < seq <= to_seq``, in seq order.
 
         A fork's log is stitched: events up to its fork point come from its ancestors
-        (keeping their ``run_id``), the rest are its own.
+        (keeping their ``run_id``), the rest are its own. Bounds past any seq a log can
+        hold are taken as "the end" (never handed to a database as an overflowing int).
         """
+        after = min(after, _LAST_SEQ)
+        to_seq = None if to_seq is None else min(to_seq, _LAST_SEQ)
         out: list[Event] = []
         for segment in await self._segments(run_id):
             lo = max(after, segment.first - 1)
@@ -405,12 +433,21 @@ class EventStore(ABC):
     async def _query_runs(
         self,
         status: RunStatus | None,
-        workspace: str | None,
+        workspaces: frozenset[str] | None,
         parent_id: str | None,
         limit: int,
         after: tuple[str, str] | None,
     ) -> list[RunRecord]:
-        """Return runs ordered by (created_at, id) descending, strictly after ``after``."""
+        """Return runs ordered by (created_at, id) descending, strictly after ``after``.
+
+        ``workspaces``: only runs of these (never empty; ``None``: of any).
+        """
+
+    @abstractmethod
+    async def _query_prefix(
+        self, prefix: str, workspaces: frozenset[str] | None, limit: int
+    ) -> list[RunRecord]:
+        """Return runs whose id starts with ``prefix`` (not empty), in id order."""
 
     @abstractmethod
     async def _read_rows(
