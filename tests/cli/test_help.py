@@ -49,6 +49,7 @@ def test_help_renders_with_examples_and_no_noise(path: tuple[str, ...]) -> None:
     assert any(invoked in line for line in shown) or not path, shown
     assert "<bool>" not in text
     assert "--no-no-" not in text
+    assert "[default: no-" not in text, "a flag that is off by default has no --no- twin"
 
 
 def test_the_root_lists_each_command_by_the_first_line_of_its_own_help() -> None:

@@ -62,7 +62,11 @@ COMMANDS = (
         "Cancel the run: a running command is killed and the run ends cancelled.",
     ),
     Lazy("runs", "._runs:runs", "List runs, newest first."),
-    Lazy("show", "._runs:show", "Show one run: status, model, counters."),
+    Lazy(
+        "show",
+        "._runs:show",
+        "Show one run: status (and whether something drives it), model, counters.",
+    ),
     Lazy(
         "logs",
         "._logs:logs",

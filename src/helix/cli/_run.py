@@ -34,18 +34,22 @@ def run_command(
     ] = None,
     budget: Annotated[float | None, typer.Option(min=0, help="A USD cap for the run.")] = None,
     auto_approve: Annotated[
-        bool, typer.Option(help="Turn every ask into allow (never a deny).")
+        bool, typer.Option("--auto-approve", help="Turn every ask into allow (never a deny).")
     ] = False,
     detach: Annotated[
         bool,
         typer.Option(
+            "--detach",
             help="Start it in the background; print its id (its approvals wait for"
-            " helix approve/deny until their deadline)."
+            " helix approve/deny until their deadline).",
         ),
     ] = False,
     unattended: Annotated[
         bool,
-        typer.Option(help="Nobody answers this run: a call that needs approval is denied at once."),
+        typer.Option(
+            "--unattended",
+            help="Nobody answers this run: a call that needs approval is denied at once.",
+        ),
     ] = False,
     json: Annotated[bool, typer.Option("--json", help="Print events as JSON Lines.")] = False,
 ) -> None:

@@ -122,7 +122,9 @@ def fork(
     turn: Annotated[int, typer.Option(min=0, help="Fork where this turn ended (0: start).")],
     message: Annotated[str | None, typer.Option(help="What the fork is told first.")] = None,
     model: Annotated[str | None, typer.Option(help="A different model for the fork.")] = None,
-    detach: Annotated[bool, typer.Option(help="Only create the fork; do not run it.")] = False,
+    detach: Annotated[
+        bool, typer.Option("--detach", help="Only create the fork; do not run it.")
+    ] = False,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Fork a run at a turn boundary, with its own copy of the world there, and run it."""
