@@ -228,8 +228,8 @@ def test_an_unattended_run_refuses_unlisted_hosts_without_asking(helix: Helix, w
     _fetcher(helix, f"http://localhost:{web}/")
     blueprint = _blueprint(helix, f"{ALLOW_COMMANDS}\n{LOCAL_ONLY}")
     started = helix(
-        "run", "fetch", "--model", MODEL, "--dir", str(helix.world), "--detach", "--json",
-        "--blueprint", str(blueprint),
+        "run", "fetch", "--model", MODEL, "--dir", str(helix.world), "--detach", "--unattended",
+        "--json", "--blueprint", str(blueprint),
     )  # fmt: skip
     assert started.returncode == 0, started.stderr
     run_id = json.loads(started.stdout)["id"]
