@@ -149,5 +149,4 @@ async def _approve_as_demo(store: EventStore, run_id: str) -> None:
     async with store.subscribe(run_id) as events:
         async for event in events:
             if event.type == "approval.requested":
-                typer.echo("  (the demo answers the approval as user:demo: allow)")
                 await decide(store, run_id, event.data["request_id"], "allow", by="user:demo")
