@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -26,13 +27,14 @@ def ask(question: str, parse: Callable[[str], T], *, default: str | None = None)
     shown = f"{question} [{default}]: " if default is not None else f"{question}: "
     while True:
         try:
-            answer = input(shown).strip()
-        except EOFError:
-            typer.echo()
-            raise Cancelled(1) from None
+            line = _read(shown)
         except KeyboardInterrupt:
             typer.echo()
             raise Cancelled(130) from None
+        if line is None:
+            typer.echo()
+            raise Cancelled(1)
+        answer = line.strip()
         if not answer and default is not None:
             answer = default
         try:
@@ -73,3 +75,16 @@ def confirm(question: str, *, default: bool) -> bool:
         raise ValueError("answer y or n")
 
     return ask(question, parse, default="y" if default else "n")
+
+
+def _read(prompt: str) -> str | None:
+    """The answer typed after ``prompt``; ``None`` at the end of the input.
+
+    Read on an event loop, not with ``input()``: a Ctrl-C that comes just after the
+    prompt is shown and before the read begins would be held until Enter by a plain
+    blocking read; the loop is woken by it at once.
+    """
+    from ._prompt import read_line
+
+    typer.echo(prompt, nl=False)
+    return asyncio.run(read_line())

@@ -101,6 +101,8 @@ class Screen:
         self.leave_hint = "Ctrl-C to leave"
         """How the person leaves (the header says it): pausing the run, or leaving it going."""
         self._status: Status | None = None
+        self._asking = 0
+        """Questions being asked: no spinner meanwhile (it would redraw the prompt's line)."""
 
     def print(self, renderable: RenderableType, depth: int = 0) -> None:
         """Print above the spinner (behind a child's bars at ``depth``)."""
@@ -112,7 +114,7 @@ class Screen:
             self.activity.label = label
             self.activity.since = time.monotonic()
         self.activity.cost_usd = cost_usd
-        if not self.spins or self._status is not None:
+        if not self.spins or self._status is not None or self._asking:
             return
         self._status = self.console.status(self.activity, spinner="dots")
         self._status.start()
@@ -130,9 +132,15 @@ class Screen:
         label, cost = self.activity.label, self.activity.cost_usd
         since = self.activity.since
         self.idle()
+        self._asking += 1
         try:
             yield
         finally:
-            if label:
+            self._asking -= 1
+            if self._asking:
+                pass
+            elif self.activity.label:  # something began meanwhile: its spinner now
+                self.spin(self.activity.label, self.activity.cost_usd)
+            elif label:
                 self.spin(label, cost)
                 self.activity.since = since
