@@ -1,81 +1,99 @@
-// A run's page: its header and controls, its timeline live, its world, policy replay.
+// A run's page: its header (status, answer, spend), the controls that apply to its status,
+// and its views as tabs: the conversation (the default), the raw events, the world, policy replay.
 import { api, apiText, badge, h, money, session, show, socket } from "./lib.js";
+import { conversation } from "./conversation.js";
+import { eventList } from "./events.js";
 import { policyReplay } from "./policy.js";
+import { TERMINAL } from "./transcript.js";
 
-function describe(event) {
-  const d = event.data || {};
-  switch (event.type) {
-    case "run.created": return [`Objective: ${d.objective}`, `Model: ${d.model}`];
-    case "model.responded": return [d.text || "", ...(d.tool_calls || []).map(
-      (c) => `→ ${c.name}(${JSON.stringify(c.args)})`), `${money(d.cost_usd)} · ${Math.round(d.latency_ms)} ms`];
-    case "tool.requested": return [`${d.name} ${JSON.stringify(d.args)}`];
-    case "gate.decided": return [`${d.gate}: ${d.verdict} — ${d.reason || ""}`];
-    case "tool.completed": return [`${d.ok ? "ok" : "failed"} · ${Math.round(d.duration_ms)} ms`, d.output || ""];
-    case "approval.requested": return [`${d.name} ${JSON.stringify(d.args)}`];
-    case "approval.decided": return [`${d.decision} by ${d.by}${d.auto ? " (auto)" : ""}`];
-    case "file.changed": return [`${d.op} ${d.path}`];
-    case "steer.received": return [d.message];
-    case "run.completed": return [d.summary || ""];
-    case "run.failed": return [d.error];
-    case "run.paused": return [`reason: ${d.reason}`];
-    case "budget.exceeded": return [`spent ${money(d.spent_usd)} of ${money(d.cap_usd)}`];
-    case "agent.spawned": return [`child run ${d.child_run_id}: ${d.objective}`];
-    case "agent.reported": return [`${d.child_run_id} ${d.status || "completed"} · ${money(d.cost_usd)}`, d.report];
-    case "egress.counted": return [(d.hosts || []).map((x) => `${x.host}: ${x.verdict} (${x.attempts} tries)`).join(", ")
-      + (d.other_attempts ? ` · ${d.other_attempts} more to other hosts` : "")];
-    case "world.rolled_back": return [`to turn ${d.to_turn} by ${d.by}`,
-      ...(d.conflicts || []).map((c) => `conflict: ${c.path}: ${c.detail}`)];
-    case "world.kept": return [`${d.branch} into ${d.target}`,
-      ...(d.conflicts || []).map((c) => `conflict: ${c.path}: ${c.detail}`)];
-    default: return [];
-  }
+// What each control needs of the run's status (anything else: disabled, and why).
+const APPLIES = {
+  send: ["queued", "running", "waiting", "paused"],
+  pause: ["queued", "running", "waiting"],
+  resume: ["paused"],
+  cancel: ["queued", "running", "waiting", "paused"],
+};
+
+// Tabs: one button and one panel per view; the first is shown. A view is
+// { label, el, add?(event), show?(visible) }: `add` gets every event of the run (oldest
+// first, live after), `show` is told when the view comes on or off screen.
+function tabbed(views) {
+  const bar = h("div", { class: "tabs", role: "tablist" });
+  const panels = views.map((view) => h("section", { class: "panel", role: "tabpanel" }, view.el));
+  const pick = (chosen) => views.forEach((view, i) => {
+    const on = view === chosen;
+    panels[i].hidden = !on;
+    buttons[i].setAttribute("aria-selected", String(on));
+    view.show && view.show(on);
+  });
+  const buttons = views.map((view) => h("button", { role: "tab", class: "tab",
+    "data-testid": `tab-${view.label.toLowerCase()}`, onclick: () => pick(view) }, view.label));
+  bar.append(...buttons);
+  pick(views[0]);
+  return h("div", {}, bar, ...panels);
 }
 
 export async function runView(runId) {
   let run = await api("GET", `/runs/${runId}`);
-  let budget = null;
   let last = -1;
-  const approvals = new Map();
   const title = h("h1", {}, run.objective);
   const head = h("div", { class: "row" });
+  const outcome = h("div", { class: "outcome", "data-testid": "outcome", hidden: true });
   const stats = h("div", { class: "stats", "data-testid": "stats" });
   const error = h("p", { class: "error", "data-testid": "run-error" });
-  const timeline = h("ol", { class: "timeline", "data-testid": "timeline" });
-  const asks = h("div", { "data-testid": "approvals" });
-  const act = (label, path, cls = "secondary") => h("button", { class: cls, onclick: async () => {
-    try { error.textContent = ""; run = await api("POST", `/runs/${runId}/${path}`); paint(); }
-    catch (failure) { error.textContent = failure.message; }
-  } }, label);
-  const steer = h("form", { class: "row", "data-testid": "steer" },
-    h("input", { name: "message", placeholder: "Tell the agent something…", required: true }),
-    h("button", { type: "submit" }, "Send"));
+  const fail = (failure) => { error.textContent = failure.message; };
+
+  async function decide(requestId, decision) {
+    try { error.textContent = ""; await api("POST", `/runs/${runId}/approvals/${requestId}`, { decision }); }
+    catch (failure) { fail(failure); }
+  }
+  const talk = conversation(runId, { decide });
+  const events = eventList((turn) => fork(turn));
+
+  const act = (label, path, { cls = "secondary", ask = null } = {}) => h("button", { class: cls,
+    "data-testid": `control-${path}`, onclick: async () => {
+      if (ask && !confirm(ask)) return;
+      try { error.textContent = ""; run = await api("POST", `/runs/${runId}/${path}`); paint(); }
+      catch (failure) { fail(failure); }
+    } }, label);
+  const pause = act("Pause", "pause");
+  const resume = act("Resume", "resume");
+  const cancel = act("Cancel", "cancel", { cls: "danger",
+    ask: "Cancel this run? It stops for good and cannot be resumed." });
+  const message = h("input", { name: "message", placeholder: "Tell the agent something…", required: true });
+  const send = h("button", { type: "submit" }, "Send");
+  const steer = h("form", { class: "row steer", "data-testid": "steer" }, message, send);
   steer.addEventListener("submit", async (submitted) => {
     submitted.preventDefault();
-    const input = steer.elements.message;
-    try { await api("POST", `/runs/${runId}/steer`, { message: input.value }); input.value = ""; }
-    catch (failure) { error.textContent = failure.message; }
+    try { error.textContent = ""; await api("POST", `/runs/${runId}/steer`, { message: message.value }); message.value = ""; }
+    catch (failure) { fail(failure); }
   });
 
   function paint() {
-    head.replaceChildren(badge(run.status), h("span", { class: "muted" }, `${run.id} · ${run.model}`),
+    const status = run.status;
+    head.replaceChildren(badge(status), h("span", { class: "muted" }, `${run.id} · ${run.model}`),
       ...(run.parent ? [h("a", { href: `#/runs/${run.parent.run_id}` }, "parent")] : []));
+    const ending = talk.transcript.ending;
+    outcome.hidden = !(TERMINAL.has(status) && ending);
+    if (!outcome.hidden) {
+      outcome.className = `outcome tone-${ending.tone}`;
+      outcome.replaceChildren(h("b", {}, status === "completed" ? "Answer" : status === "failed" ? "Failed" : "Cancelled"),
+        h("div", { class: "text" }, ending.text));
+    }
+    const budget = talk.transcript.budgetUsd;
     const share = budget ? Math.min(100, (100 * run.cost_usd) / budget) : 0;
     stats.replaceChildren(
       h("div", {}, "Cost", h("b", { "data-testid": "cost" }, `${money(run.cost_usd)}${budget ? ` of ${money(budget)}` : ""}`),
-        budget ? h("div", { class: "meter" }, h("span", { style: `width:${share}%` })) : null),
+        budget ? h("div", { class: "meter", "data-testid": "meter" }, h("span", { style: `width:${share}%` })) : null),
       h("div", {}, "Tokens", h("b", {}, `${run.input_tokens} in · ${run.output_tokens} out`)),
       h("div", {}, "Turns", h("b", {}, run.turns)),
       h("div", {}, "Events", h("b", {}, run.events)));
-    asks.replaceChildren(...[...approvals.values()].map((a) => h("div", { class: "card approval" },
-      h("h2", {}, `Approve ${a.name}?`), h("pre", {}, JSON.stringify(a.args, null, 2)),
-      h("div", { class: "row" },
-        h("button", { class: "allow", onclick: () => decide(a.request_id, "allow") }, "Allow"),
-        h("button", { class: "deny", onclick: () => decide(a.request_id, "deny") }, "Deny")))));
-  }
-
-  async function decide(requestId, decision) {
-    try { await api("POST", `/runs/${runId}/approvals/${requestId}`, { decision }); }
-    catch (failure) { error.textContent = failure.message; }
+    const why = (control) => (APPLIES[control].includes(status) ? "" : `Not while the run is ${status}`);
+    for (const [control, button] of [["send", send], ["pause", pause], ["resume", resume], ["cancel", cancel]]) {
+      button.disabled = Boolean(why(control));
+      button.title = why(control);
+    }
+    message.disabled = send.disabled;
   }
 
   // The run's world: its files at a point, a diff between two, a rollback.
@@ -115,7 +133,7 @@ export async function runView(runId) {
         `${done.removed.length} removed, ${done.cannot_undo.length} could not be undone.`));
     } catch (failure) { error.textContent = failure.message; }
   }
-  const world = h("section", { class: "card stack" }, h("h2", {}, "World"),
+  const world = h("div", { class: "stack" },
     h("div", { class: "row" }, h("label", {}, "At ", point),
       h("button", { class: "secondary", onclick: files }, "Files"),
       h("button", { class: "secondary", onclick: diff }, "Diff from start"),
@@ -132,31 +150,24 @@ export async function runView(runId) {
     if (event.seq === undefined) return;  // an ack or an error answer
     if (event.seq <= last) return;
     last = event.seq;
-    const d = event.data || {};
-    if (event.type === "run.created" && d.budget) budget = d.budget.usd;
-    if (event.type === "approval.requested") approvals.set(d.request_id, d);
-    if (event.type === "approval.decided") approvals.delete(d.request_id);
-    const lines = describe(event).filter((line) => line !== "");
-    const verdict = event.type === "gate.decided" ? `verdict-${d.verdict}` : "";
-    timeline.append(h("li", { "data-type": event.type },
-      h("span", { class: "seq" }, `#${event.seq}`),
-      h("div", {}, h("span", { class: `type ${verdict}` }, event.type),
-        event.turn ? h("span", { class: "muted" }, ` · turn ${event.turn}`) : null,
-        lines.length ? h("pre", {}, lines.join("\n")) : null,
-        event.type === "turn.ended" ? h("button", { class: "link", "data-testid": "fork",
-          onclick: () => fork(d.turn) }, `Fork from turn ${d.turn}`) : null)));
+    for (const view of views) view.add && view.add(event);
     clearTimeout(refresh);
     refresh = setTimeout(async () => { run = await api("GET", `/runs/${runId}`); paint(); }, 100);
     paint();
   }
 
-  show(h("section", { class: "card" }, title, head, stats, error),
-    asks,
-    h("section", { class: "card stack" }, h("h2", {}, "Controls"), steer,
-      h("div", { class: "row" }, act("Pause", "pause"), act("Resume", "resume"), act("Cancel", "cancel", "danger"))),
-    world,
-    policyReplay(runId, { h, api }),
-    h("section", { class: "card" }, h("h2", {}, "Timeline"), timeline));
+  // The run's views, one line each; the first is the default. Another view is one more
+  // line here: { label, el, add(event)?, show(visible)? } (see tabbed above).
+  const views = [
+    { label: "Conversation", el: talk.el, add: talk.add, show: talk.show },
+    { label: "Events", el: h("div", { class: "card" }, events.el), add: events.add },
+    { label: "World", el: h("div", { class: "card" }, world) },
+    { label: "Policy", el: policyReplay(runId, { h, api }) },
+  ];
+  if (TERMINAL.has(run.status)) talk.stopFollowing(); // a finished run opens at its answer
+  show(h("section", { class: "card stack" }, title, head, outcome, stats, error,
+    steer, h("div", { class: "row controls" }, pause, resume, cancel)),
+  tabbed(views), talk.bar);
   paint();
 
   let stopped = false;
@@ -167,5 +178,5 @@ export async function runView(runId) {
     });
   };
   await connect();
-  session.closeLive = () => { stopped = true; ws && ws.close(); };
+  session.closeLive = () => { stopped = true; ws && ws.close(); talk.close(); };
 }
