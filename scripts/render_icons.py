@@ -20,6 +20,7 @@ SIZES = {"helix-192.png": 192, "helix-512.png": 512, "favicon-32.png": 32}
 
 
 def main() -> None:
+    """Draw each PNG size of the SVG icon into the icons folder."""
     svg = (ICONS / "helix.svg").read_text()
     chromium = os.environ.get("HELIX_TEST_CHROMIUM", "/usr/bin/chromium")
     with sync_playwright() as playwright:

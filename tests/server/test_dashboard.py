@@ -89,7 +89,9 @@ def test_a_run_from_the_browser_approved_steered_and_finished(
     expect(page.get_by_test_id("outcome")).to_contain_text("All done")  # the answer, on top
     expect(page.get_by_test_id("cost")).to_contain_text("of $2.0000")
     expect(talk.get_by_test_id("gates").first).to_be_visible()
-    assert page.get_by_test_id("meter").bounding_box()["height"] >= 6  # was 0 px tall
+    meter = page.get_by_test_id("meter").bounding_box()
+    assert meter is not None
+    assert meter["height"] >= 6  # was 0 px tall
     assert page.locator(".meter span").evaluate("e => e.style.width").endswith("%")
     assert page.evaluate("window.cspViolations") == []  # the policy lets the whole app work
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

@@ -18,9 +18,9 @@ function terminal(output) {
   const lines = output.replace(/\n$/, "").split("\n");
   const box = h("pre", { class: "terminal", "data-testid": "terminal" });
   const tail = () => {
-    box.replaceChildren(lines.length > TAIL_LINES ? h("button", { class: "link more", onclick: () => box.replaceChildren(lines.join("\n")) },
-      `… ${lines.length - TAIL_LINES} earlier lines (show all)`) : null,
-    lines.slice(-TAIL_LINES).join("\n"));
+    const more = lines.length > TAIL_LINES ? [h("button", { class: "link more",
+      onclick: () => box.replaceChildren(lines.join("\n")) }, `… ${lines.length - TAIL_LINES} earlier lines (show all)`)] : [];
+    box.replaceChildren(...more, lines.slice(-TAIL_LINES).join("\n"));
   };
   tail();
   return box;
@@ -77,11 +77,10 @@ export function conversation(runId, { decide }) {
     return box;
   }
 
-  function approval(call, where, why = false) {
+  function approval(call, where) {
     return h("div", { class: "ask", "data-testid": where },
       h("h3", {}, `Approve ${call.name}?`),
       h("pre", { class: "command", "data-testid": "approval-command" }, shownArgs(call)),
-      why && call.reasons.length ? h("p", { class: "muted why" }, call.reasons.join("\n")) : null,
       h("div", { class: "row" },
         h("button", { class: "allow", onclick: () => decide(call.requestId, "allow") }, "Allow"),
         h("button", { class: "deny", onclick: () => decide(call.requestId, "deny") }, "Deny")));
@@ -92,8 +91,11 @@ export function conversation(runId, { decide }) {
     const gates = allowed
       ? h("span", { class: "gates-ok", "data-testid": "gates", title: call.gates.map((g) => g.gate).join(", ") },
         `✓ ${call.gates.length} gate${call.gates.length === 1 ? "" : "s"}`)
-      : call.gates.length ? h("ul", { class: "gates", "data-testid": "gates" }, call.gates.map((g) =>
-        h("li", { class: `verdict-${g.verdict}` }, `${g.gate}: ${g.verdict}${g.reason ? ` — ${g.reason}` : ""}`))) : null;
+      : call.gates.length ? h("ul", { class: "gates", "data-testid": "gates" },
+        call.gates.filter((g) => g.verdict !== "allow").map((g) =>
+          h("li", { class: `verdict-${g.verdict}` }, `${g.gate}: ${g.verdict}${g.reason ? ` — ${g.reason}` : ""}`)),
+        h("li", { class: "muted allowed" }, `✓ allowed by ${call.gates.filter((g) => g.verdict === "allow")
+          .map((g) => g.gate).join(", ") || "no gate"}`)) : null;
     const decided = call.decision ? h("p", { class: "muted decided", "data-testid": "decided" },
       `${call.decision === "allow" ? "Allowed" : "Denied"} by ${call.decidedBy}${call.auto ? " (auto)" : ""}`) : null;
     const command = typeof call.args.command === "string";
@@ -108,7 +110,7 @@ export function conversation(runId, { decide }) {
         h("b", {}, call.name), h("span", { class: `chip state-${call.state}` }, STATE_LABEL[call.state]),
         allowed ? gates : null,
         call.durationMs != null ? h("span", { class: "muted" }, `${Math.round(call.durationMs)} ms`) : null),
-      h("div", { class: "summary" }, command ? `$ ${call.args.command}` : call.summary),
+      call.state === "waiting" ? null : h("div", { class: "summary" }, command ? `$ ${call.args.command}` : call.summary),
       allowed ? null : gates,
       call.state === "waiting" ? approval(call, "approval") : decided,
       call.childRunId ? h("a", { href: `#/runs/${call.childRunId}` }, `child run ${call.childRunId}`) : null,
@@ -134,8 +136,8 @@ export function conversation(runId, { decide }) {
     bar.hidden = !first;
     document.body.classList.toggle("has-action-bar", Boolean(first));
     if (!first) return bar.replaceChildren();
-    bar.replaceChildren(approval(first, "bar-approval", true),
-      more.length ? h("p", { class: "muted" }, `${more.length} more waiting`) : null);
+    bar.replaceChildren(approval(first, "bar-approval"),
+      ...(more.length ? [h("p", { class: "muted" }, `${more.length} more waiting`)] : []));
   }
 
   // Fold one event; true when it changed what the conversation shows.
@@ -157,6 +159,8 @@ export function conversation(runId, { decide }) {
     // The run page says when the conversation is the view on screen (follow mode applies).
     show(visible) { active = visible; jump.hidden = !visible || following; latest(); },
     stopFollowing() { following = false; jump.hidden = !active; },
+    // After the person acts (Send, Allow, Deny), what follows is what they want to see.
+    follow() { following = true; jump.hidden = true; latest(); },
     close() { window.removeEventListener("scroll", onScroll); document.body.classList.remove("has-action-bar"); },
   };
 }

@@ -44,7 +44,7 @@ export async function runView(runId) {
   const fail = (failure) => { error.textContent = failure.message; };
 
   async function decide(requestId, decision) {
-    try { error.textContent = ""; await api("POST", `/runs/${runId}/approvals/${requestId}`, { decision }); }
+    try { error.textContent = ""; await api("POST", `/runs/${runId}/approvals/${requestId}`, { decision }); talk.follow(); }
     catch (failure) { fail(failure); }
   }
   const talk = conversation(runId, { decide });
@@ -65,7 +65,7 @@ export async function runView(runId) {
   const steer = h("form", { class: "row steer", "data-testid": "steer" }, message, send);
   steer.addEventListener("submit", async (submitted) => {
     submitted.preventDefault();
-    try { error.textContent = ""; await api("POST", `/runs/${runId}/steer`, { message: message.value }); message.value = ""; }
+    try { error.textContent = ""; await api("POST", `/runs/${runId}/steer`, { message: message.value }); message.value = ""; talk.follow(); }
     catch (failure) { fail(failure); }
   });
 
