@@ -280,4 +280,15 @@ def test_failures_say_why(
     expect(call).to_have_attribute("data-state", "denied")
     expect(call.get_by_test_id("gates")).to_contain_text("deny")  # expanded with its reasons
     assert _too_wide(page, 390, 360) == {}
+
+    reason = "this model's context is too small for the request " + "(details) " * 20
+    play(model_server, {"error": {"status": 400, "message": reason}})
+    failed = _start(live, token, "fail on the first model call")
+    page.goto(f"{live.url}/#/runs/{failed}")
+    expect(page.get_by_test_id("status").first).to_have_text("failed")
+    expect(page.get_by_test_id("outcome")).to_contain_text("(details) " * 19)  # whole
+    talk = page.get_by_test_id("conversation")
+    expect(talk.locator('[data-type="model.failed"]')).to_contain_text("context is too small")
+    expect(talk.locator('[data-type="run.failed"]')).to_contain_text("(details) " * 19)
+    assert _too_wide(page, 390, 360) == {}
     context.close()
