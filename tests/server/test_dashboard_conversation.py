@@ -210,6 +210,12 @@ def test_new_activity_is_in_view_after_send_and_cancel_asks_first(
     expect(page.get_by_test_id("person-said")).to_contain_text("do not delete anything")
     assert page.evaluate(NEWEST_IN_VIEW)  # what was sent is on screen
 
+    page.get_by_test_id("control-pause").click()
+    expect(page.get_by_test_id("status").first).to_have_text("paused")
+    expect(page.get_by_test_id("control-resume")).to_be_enabled()
+    expect(page.get_by_test_id("control-pause")).to_be_disabled()
+    expect(page.get_by_test_id("steer").get_by_role("button", name="Send")).to_be_enabled()
+
     asked: list[str] = []
 
     def dismiss(dialog: object) -> None:
@@ -220,7 +226,7 @@ def test_new_activity_is_in_view_after_send_and_cancel_asks_first(
     page.get_by_test_id("control-cancel").click()
     assert asked
     assert "Cancel this run?" in asked[0]
-    expect(page.get_by_test_id("status").first).to_have_text("waiting")  # kept going
+    expect(page.get_by_test_id("status").first).to_have_text("paused")  # not cancelled
     page.once("dialog", lambda dialog: dialog.accept())
     page.get_by_test_id("control-cancel").click()
     expect(page.get_by_test_id("status").first).to_have_text("cancelled")
@@ -292,3 +298,68 @@ def test_failures_say_why(
     expect(talk.locator('[data-type="run.failed"]')).to_contain_text("(details) " * 19)
     assert _too_wide(page, 390, 360) == {}
     context.close()
+
+
+FOLD = """async (events) => {
+  const { Transcript } = await import("/transcript.js");
+  const transcript = new Transcript();
+  events.forEach((event, seq) => transcript.add({ seq, turn: 1, ...event }));
+  return { status: transcript.status, ending: transcript.ending && transcript.ending.text,
+    blocks: transcript.blocks.map((b) => ({ kind: b.kind, text: b.text, state: b.state,
+      verdict: b.verdict, reasons: b.reasons, exitCode: b.exitCode,
+      gates: b.gates && b.gates.length })) };
+}"""
+"""The page's own fold (static/transcript.js) of the given events, as plain data."""
+
+
+def test_the_fold_of_events_into_blocks(live: LiveServer, browser: Browser) -> None:
+    def call(call_id: str, *gates: tuple[str, str, str]) -> list[dict[str, object]]:
+        requested = {"type": "tool.requested", "data": {"call_id": call_id, "name": "run_command",
+                     "args": {"command": "make"}}}  # fmt: skip
+        return [requested] + [
+            {
+                "type": "gate.decided",
+                "data": {"call_id": call_id, "gate": g, "verdict": v, "reason": r},
+            }
+            for g, v, r in gates
+        ]
+
+    allow = [("ceiling", "allow", "within"), ("commands", "allow", "fine")]
+    events = [
+        {
+            "type": "run.created",
+            "data": {"objective": "build", "model": MODEL, "budget": {"usd": 1}},
+        },
+        {"type": "model.responded", "data": {"text": "Building.", "usage": {}}},
+        *call("c1", *allow),
+        {
+            "type": "tool.completed",
+            "data": {"call_id": "c1", "ok": False, "output": "no\n[exit code 2]"},
+        },
+        {
+            "type": "supervisor.restarted",
+            "data": {"component": "sandbox", "attempt": 2, "reason": "the container exited"},
+        },
+        *call("c2", *allow, ("boundary", "deny", "outside the world")),
+        {"type": "run.failed", "data": {"error": "the model refused: " + "why " * 50}},
+    ]
+    page = browser.new_page()
+    page.goto(live.url + "/")
+    folded = page.evaluate(FOLD, events)
+    kinds = [(b["kind"], b.get("text") or b.get("state")) for b in folded["blocks"]]
+    assert kinds == [
+        ("note", "build"),
+        ("said", "Building."),
+        ("call", "error"),
+        ("note", "sandbox restarted (attempt 2): the container exited"),
+        ("call", "denied"),
+        ("note", "the model refused: " + "why " * 50),
+    ]
+    first, second = folded["blocks"][2], folded["blocks"][4]
+    assert first["exitCode"] == 2
+    assert first["verdict"] == "allow"
+    assert first["gates"] == 2  # one card, its gates folded in
+    assert second["verdict"] == "deny"
+    assert second["reasons"] == ["boundary: outside the world"]
+    assert folded["status"] == "failed"
+    assert folded["ending"] == "the model refused: " + "why " * 50
