@@ -12,6 +12,7 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
@@ -313,9 +314,9 @@ FOLD = """async (events) => {
 
 
 def test_the_fold_of_events_into_blocks(live: LiveServer, browser: Browser) -> None:
-    def call(call_id: str, *gates: tuple[str, str, str]) -> list[dict[str, object]]:
-        requested = {"type": "tool.requested", "data": {"call_id": call_id, "name": "run_command",
-                     "args": {"command": "make"}}}  # fmt: skip
+    def call(call_id: str, *gates: tuple[str, str, str]) -> list[dict[str, Any]]:
+        data = {"call_id": call_id, "name": "run_command", "args": {"command": "make"}}
+        requested: dict[str, Any] = {"type": "tool.requested", "data": data}
         return [requested] + [
             {
                 "type": "gate.decided",
