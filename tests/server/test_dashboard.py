@@ -71,24 +71,27 @@ def test_a_run_from_the_browser_approved_steered_and_finished(
     expect(page).to_have_url(re.compile(r"#/runs/run_"))
     run_id = page.url.rsplit("/", 1)[1]
 
-    timeline = page.get_by_test_id("timeline")
-    expect(timeline.locator('[data-type="model.requested"]').first).to_be_visible()  # live
-    approval = page.get_by_test_id("approvals")
+    talk = page.get_by_test_id("conversation")
+    expect(talk.get_by_test_id("agent-said").first).to_contain_text("I will build it.")  # live
+    approval = talk.get_by_test_id("approval")
     expect(approval.get_by_text("Approve run_command?")).to_be_visible()
-    expect(approval.get_by_text("touch built.txt")).to_be_visible()
+    expect(approval.get_by_test_id("approval-command")).to_have_text("touch built.txt")
     approval.get_by_role("button", name="Allow").click()
-    expect(timeline.locator('[data-type="approval.decided"]')).to_contain_text("allow by user:dana")
-    expect(approval.get_by_role("button", name="Allow")).to_have_count(0)
+    expect(talk.get_by_test_id("decided").first).to_contain_text("Allowed by user:dana")
+    expect(page.get_by_role("button", name="Allow")).to_have_count(0)
 
     steer = page.get_by_test_id("steer")
     steer.get_by_placeholder("Tell the agent something…").fill("keep it short")
     steer.get_by_role("button", name="Send").click()
-    expect(timeline.locator('[data-type="steer.received"]')).to_contain_text("keep it short")
+    expect(talk.get_by_test_id("person-said")).to_contain_text("keep it short")
 
     expect(page.get_by_test_id("status").first).to_have_text("completed")
-    expect(timeline.locator('[data-type="run.completed"]')).to_contain_text("All done")
+    expect(page.get_by_test_id("outcome")).to_contain_text("All done")  # the answer, on top
     expect(page.get_by_test_id("cost")).to_contain_text("of $2.0000")
-    expect(timeline.locator('[data-type="gate.decided"]').first).to_be_visible()
+    expect(talk.get_by_test_id("gates").first).to_be_visible()
+    meter = page.get_by_test_id("meter").bounding_box()
+    assert meter is not None
+    assert meter["height"] >= 6  # was 0 px tall
     assert page.locator(".meter span").evaluate("e => e.style.width").endswith("%")
     assert page.evaluate("window.cspViolations") == []  # the policy lets the whole app work
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -101,6 +104,8 @@ def test_a_run_from_the_browser_approved_steered_and_finished(
     small.set_default_timeout(TIMEOUT_MS)
     small.goto(f"{live.url}/#/runs/{run_id}")
     expect(small.get_by_test_id("status").first).to_have_text("completed")
+    expect(small.get_by_test_id("outcome")).to_contain_text("All done")
+    small.get_by_test_id("tab-events").click()  # the raw log, for debugging
     expect(small.get_by_test_id("timeline").locator('[data-type="run.completed"]')).to_be_visible()
     width = small.evaluate("document.documentElement.scrollWidth")
     assert width <= 390  # nothing forces sideways scrolling on a phone
@@ -128,6 +133,7 @@ def test_fork_from_a_turn_and_the_runs_list(
     form.get_by_role("button", name="Start").click()
     expect(page.get_by_test_id("status").first).to_have_text("completed")
     parent_url = page.url
+    page.get_by_test_id("tab-events").click()
     page.get_by_test_id("fork").first.click()
     expect(page).not_to_have_url(parent_url)
     expect(page.get_by_test_id("status").first).to_have_text("completed")
@@ -172,6 +178,7 @@ def test_the_world_browsed_diffed_and_rolled_back_from_the_run_page(
     expect(page.get_by_test_id("status").first).to_have_text("completed")
 
     world = page.get_by_test_id("world")
+    page.get_by_test_id("tab-world").click()
     page.get_by_role("button", name="Files").click()
     expect(world).to_contain_text("notes/plan.md")
     world.get_by_role("button", name="notes/plan.md").click()

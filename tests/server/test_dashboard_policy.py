@@ -44,6 +44,7 @@ def test_a_pasted_or_uploaded_policy_shows_the_calls_it_would_change(
     expect(page.get_by_test_id("status").first).to_have_text("completed")
     events = page.get_by_test_id("stats").get_by_text("Events").inner_text()
 
+    page.get_by_test_id("tab-policy").click()
     replay = page.get_by_test_id("policy-replay")
     page.get_by_test_id("policy-text").fill(ASK_WRITES)
     replay.get_by_role("button", name="Replay").click()

@@ -7,6 +7,7 @@ stopping the server stops driving them (their logs keep them; the next start res
 from __future__ import annotations
 
 import logging
+import mimetypes
 import re
 import secrets
 import sys
@@ -51,6 +52,7 @@ log = logging.getLogger("helix.server")
 
 API = "/api/v1"
 STATIC = Path(__file__).parent / "static"
+mimetypes.add_type("application/manifest+json", ".webmanifest")  # some systems lack it
 
 Announce = Callable[[str], None]
 

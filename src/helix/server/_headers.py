@@ -27,7 +27,8 @@ def content_policy(*, script: str = "'self'", style: str = "'self'", img: str = 
     """A ``Content-Security-Policy``: nothing but the given sources, never framed."""
     return (
         f"default-src 'none'; script-src {script}; style-src {style}; img-src {img};"
-        " connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+        " connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self';"
+        " frame-ancestors 'none'"
     )
 
 

@@ -1,0 +1,54 @@
+// The raw event log of a run, one row per event, oldest first (for debugging a run).
+import { h, money } from "./lib.js";
+
+function describe(event) {
+  const d = event.data || {};
+  switch (event.type) {
+    case "run.created": return [`Objective: ${d.objective}`, `Model: ${d.model}`];
+    case "model.responded": return [d.text || "", ...(d.tool_calls || []).map(
+      (c) => `→ ${c.name}(${JSON.stringify(c.args)})`), `${money(d.cost_usd)} · ${Math.round(d.latency_ms)} ms`];
+    case "tool.requested": return [`${d.name} ${JSON.stringify(d.args)}`];
+    case "gate.decided": return [`${d.gate}: ${d.verdict} — ${d.reason || ""}`];
+    case "tool.completed": return [`${d.ok ? "ok" : "failed"} · ${Math.round(d.duration_ms)} ms`, d.output || ""];
+    case "approval.requested": return [`${d.name} ${JSON.stringify(d.args)}`];
+    case "approval.decided": return [`${d.decision} by ${d.by}${d.auto ? " (auto)" : ""}`];
+    case "file.changed": return [`${d.op} ${d.path}`];
+    case "steer.received": return [d.message];
+    case "run.completed": return [d.summary || ""];
+    case "run.failed": return [d.error];
+    case "run.paused": return [`reason: ${d.reason}`];
+    case "run.cancelled": return [`by ${d.by}`];
+    case "run.resumed": return [d.by ? `by ${d.by}` : "after a restart"];
+    case "model.failed": return [`attempt ${d.attempt}: ${d.error}` + (d.retry_in_s != null ? `; again in ${d.retry_in_s}s` : "")];
+    case "supervisor.restarted": return [`${d.component} restarted (attempt ${d.attempt}): ${d.reason}`];
+    case "tool.interrupted": return [d.reason || ""];
+    case "budget.exceeded": return [`spent ${money(d.spent_usd)} of ${money(d.cap_usd)}`];
+    case "agent.spawned": return [`child run ${d.child_run_id}: ${d.objective}`];
+    case "agent.reported": return [`${d.child_run_id} ${d.status || "completed"} · ${money(d.cost_usd)}`, d.report];
+    case "egress.counted": return [(d.hosts || []).map((x) => `${x.host}: ${x.verdict} (${x.attempts} tries)`).join(", ")
+      + (d.other_attempts ? ` · ${d.other_attempts} more to other hosts` : "")];
+    case "world.rolled_back": return [`to turn ${d.to_turn} by ${d.by}`,
+      ...(d.conflicts || []).map((c) => `conflict: ${c.path}: ${c.detail}`)];
+    case "world.kept": return [`${d.branch} into ${d.target}`,
+      ...(d.conflicts || []).map((c) => `conflict: ${c.path}: ${c.detail}`)];
+    default: return [];
+  }
+}
+
+// The section and what adds an event to it; `fork(turn)` is offered at each turn's end.
+export function eventList(fork) {
+  const el = h("ol", { class: "timeline", "data-testid": "timeline" });
+  function add(event) {
+    const d = event.data || {};
+    const lines = describe(event).filter((line) => line !== "");
+    const verdict = event.type === "gate.decided" ? `verdict-${d.verdict}` : "";
+    el.append(h("li", { "data-type": event.type },
+      h("span", { class: "seq" }, `#${event.seq}`),
+      h("div", {}, h("span", { class: `type ${verdict}` }, event.type),
+        event.turn ? h("span", { class: "muted" }, ` · turn ${event.turn}`) : null,
+        lines.length ? h("pre", {}, lines.join("\n")) : null,
+        event.type === "turn.ended" ? h("button", { class: "link", "data-testid": "fork",
+          onclick: () => fork(d.turn) }, `Fork from turn ${d.turn}`) : null)));
+  }
+  return { el, add };
+}
