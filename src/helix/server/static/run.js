@@ -58,7 +58,8 @@ export async function runView(runId) {
 
   function paint() {
     head.replaceChildren(badge(run.status), h("span", { class: "muted" }, `${run.id} · ${run.model}`),
-      ...(run.parent ? [h("a", { href: `#/runs/${run.parent.run_id}` }, "parent")] : []));
+      ...(run.parent ? [h("a", { href: `#/runs/${run.parent.run_id}` }, "parent")] : []),
+      h("a", { href: `#/runs/${run.id}/trace`, "data-testid": "trace-link" }, "Trace"));
     const share = budget ? Math.min(100, (100 * run.cost_usd) / budget) : 0;
     stats.replaceChildren(
       h("div", {}, "Cost", h("b", { "data-testid": "cost" }, `${money(run.cost_usd)}${budget ? ` of ${money(budget)}` : ""}`),
