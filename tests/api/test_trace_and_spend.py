@@ -144,3 +144,35 @@ async def test_another_workspace_sees_neither_trace_nor_spend(
         assert (await other.spend(by="run")).groups == {}
         with pytest.raises(RunNotFoundError):
             await other.trace(run.id)
+
+
+async def test_trace_gates_include_the_approval_wait_and_show_a_refusal(
+    client: AsyncClient, model_server: MockModelServer
+) -> None:
+    ask = {"name": "run_command", "args": {"command": "touch out.txt"}}
+    play(
+        model_server,
+        {"text": "Writing.", "tool_calls": [ask]},
+        {"text": "Again.", "tool_calls": [ask]},
+        {"text": "Stopped."},
+    )
+    run = await client.create("write out.txt", model=MODEL)
+    decisions = iter(["allow", "deny"])
+    async for event in client.events(run.id, follow=True):
+        if event.type == "approval.requested":
+            await client.decide(run.id, None, next(decisions))
+    root = await client.trace(run.id)
+    calls = [s for turn in root.children for s in turn.children if s.kind == "call"]
+    assert [c.status for c in calls] == ["ok", "failed"]
+    allowed, refused = (c.children for c in calls)
+    assert [s.kind for s in allowed] == ["gates", "tool"]
+    assert allowed[0].status == "allow"
+    assert allowed[0].detail is not None  # the gate that asked, and why
+    assert [s.kind for s in refused] == ["gates"]  # never started: no tool span
+    assert refused[0].status == "deny"
+    # the gates span runs from the request to the start: the approval's wait is in it
+    events = [e async for e in client.events(run.id)]
+    asked = next(e for e in events if e.type == "approval.decided")
+    started = next(e for e in events if e.type == "tool.started")
+    assert allowed[0].end == started.ts
+    assert allowed[0].start <= asked.ts <= allowed[0].end
