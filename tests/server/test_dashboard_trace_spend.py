@@ -164,8 +164,6 @@ def test_the_spend_page_charts_what_get_spend_says_and_filters_change_it(
     drawn = sum(float(u) for u in bars.evaluate_all("bars => bars.map((b) => b.dataset.usd)"))
     assert drawn == pytest.approx(expected["total"]["cost_usd"], abs=1e-5)
     assert page.evaluate(_WIDER) == []
-    if viewport is DESKTOP:
-        _shoot(page, "spend-desktop.png")
 
     # Group by run: a row per run (the parent and its child), each as GET /spend says.
     page.get_by_test_id("spend-by").select_option("run")
@@ -176,6 +174,7 @@ def test_the_spend_page_charts_what_get_spend_says_and_filters_change_it(
         expect(row.get_by_test_id("spend-usd")).to_have_text(f"${usage['cost_usd']:.4f}")
     expect(page.get_by_test_id("spend-bar")).to_have_count(len(by_run["series"]))
     assert page.evaluate(_WIDER) == []
+    _shoot(page, "spend-desktop.png" if viewport is DESKTOP else "spend-phone.png")
     # A model that spent nothing: no rows, no bars.
     page.goto(f"{live.url}/#/spend?by=model&model=openai:gpt-nothing")
     expect(page.get_by_test_id("spend-empty")).to_be_visible()

@@ -46,7 +46,7 @@ function chart(answer, keys, colour) {
     return { start, parts };
   });
   const most = Math.max(...stacks.map((s) => [...s.parts.values()].reduce((a, b) => a + b, 0)), 1e-9);
-  const W = 600, H = 220, left = 56, bottom = 28, top = 10;
+  const W = Math.round(Math.max(300, Math.min(600, window.innerWidth - 48))), H = 220, left = 56, bottom = 28, top = 10;
   const step = (W - left - 8) / stacks.length, width = Math.max(Math.min(step * 0.7, 60), 2);
   const y = (usd) => top + (H - top - bottom) * (1 - usd / most);
   const drawn = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "data-testid": "spend-svg",
