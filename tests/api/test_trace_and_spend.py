@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from helix import AsyncClient
-from helix.api import Span, Spend
+from helix.api import Decision, Span, Spend
 from helix.errors import ConfigError, RunNotFoundError
 from helix.testing import MockModelServer
 
@@ -157,7 +159,7 @@ async def test_trace_gates_include_the_approval_wait_and_show_a_refusal(
         {"text": "Stopped."},
     )
     run = await client.create("write out.txt", model=MODEL)
-    decisions = iter(["allow", "deny"])
+    decisions: Iterator[Decision] = iter(["allow", "deny"])
     async for event in client.events(run.id, follow=True):
         if event.type == "approval.requested":
             await client.decide(run.id, None, next(decisions))
