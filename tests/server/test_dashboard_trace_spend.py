@@ -175,6 +175,14 @@ def test_the_spend_page_charts_what_get_spend_says_and_filters_change_it(
     expect(page.get_by_test_id("spend-bar")).to_have_count(len(by_run["series"]))
     assert page.evaluate(_WIDER) == []
     _shoot(page, "spend-desktop.png" if viewport is DESKTOP else "spend-phone.png")
+    # Only the runs the system made (the child): one row, the child's cost.
+    page.get_by_test_id("spend-person").select_option("system")
+    by_system = _spend(live, token, by="run", person="system")
+    assert len(by_system["groups"]) == 1
+    expect(rows).to_have_count(1)
+    expect(page.get_by_test_id("spend-total")).to_have_text(f"${by_system['total']['cost_usd']:.4f}")
+    page.get_by_test_id("spend-person").select_option("")
+    expect(rows).to_have_count(2)
     # A model that spent nothing: no rows, no bars.
     page.goto(f"{live.url}/#/spend?by=model&model=openai:gpt-nothing")
     expect(page.get_by_test_id("spend-empty")).to_be_visible()

@@ -192,6 +192,7 @@ class LocalApi:
                 auto_approve=auto_approve,
                 attended=attended,
                 workspace=workspace,
+                actor=self.actor,
             )
         except BaseException:
             if made:  # a refused run leaves no empty world behind

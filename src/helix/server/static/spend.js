@@ -6,6 +6,7 @@ import { api, h, money, show } from "./lib.js";
 const GROUPS = ["model", "provider", "blueprint", "workspace", "person", "run"];
 const WINDOWS = [["", "all time"], ["24h", "last 24 hours"], ["7d", "last 7 days"], ["30d", "last 30 days"]];
 const COLOURS = ["#3557d4", "#1d7a3a", "#9a6700", "#b3261e", "#7a5cc7", "#0f7c8c", "#c2569b", "#5f6b7a"];
+const FILTERS = ["workspace", "model", "provider", "blueprint", "person"];
 const TOP = 7; // groups drawn on their own; the rest stack as "other"
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -20,7 +21,7 @@ function words() {
   const params = new URLSearchParams(location.hash.split("?")[1] || "");
   return { by: GROUPS.includes(params.get("by")) ? params.get("by") : "model",
     bucket: params.get("bucket") === "hour" ? "hour" : "day", from: params.get("from") || "",
-    workspace: params.get("workspace") || "", model: params.get("model") || "" };
+    ...Object.fromEntries(FILTERS.map((name) => [name, params.get(name) || ""])) };
 }
 
 function go(changed) {
@@ -29,9 +30,11 @@ function go(changed) {
   location.hash = `#/spend?${query}`;
 }
 
+// A filter's select; a value from the hash that no run has is kept as an option too.
 const select = (label, name, options, value) => h("label", {}, label,
   h("select", { name, "data-testid": `spend-${name}`, onchange: (e) => go({ [name]: e.target.value }) },
-    options.map(([v, text]) => h("option", { value: v, selected: v === value }, text))));
+    [...options, ...(options.some(([v]) => v === value) ? [] : [[value, value]])]
+      .map(([v, text]) => h("option", { value: v, selected: v === value }, text))));
 
 // Stacked bars: one per bucket, a segment per group, heights in USD.
 function chart(answer, keys, colour) {
@@ -99,7 +102,7 @@ function table(answer, colour) {
 export async function spendView() {
   const chosen = words();
   const query = new URLSearchParams({ by: chosen.by, bucket: chosen.bucket });
-  for (const name of ["from", "workspace", "model"]) if (chosen[name]) query.set(name, chosen[name]);
+  for (const name of ["from", ...FILTERS]) if (chosen[name]) query.set(name, chosen[name]);
   const [me, answer, every] = await Promise.all([api("GET", "/me"), api("GET", `/spend?${query}`),
     api("GET", "/spend")]);
   const keys = Object.entries(answer.groups).sort((a, b) => b[1].cost_usd - a[1].cost_usd)
@@ -112,7 +115,9 @@ export async function spendView() {
     select("Per", "bucket", [["day", "day"], ["hour", "hour"]], chosen.bucket),
     select("Window", "from", WINDOWS, chosen.from),
     select("Workspace", "workspace", [["", "all mine"], ...Object.keys(me.workspaces || {}).map((w) => [w, w])], chosen.workspace),
-    select("Model", "model", [["", "all models"], ...Object.keys(every.by_model).map((m) => [m, m])], chosen.model));
+    ...[["Model", "model", "all models"], ["Provider", "provider", "all providers"],
+      ["Blueprint", "blueprint", "all blueprints"], ["Person", "person", "everyone"]].map(([label, name, all]) =>
+      select(label, name, [["", all], ...Object.keys(every[`by_${name}`]).map((k) => [k, k])], chosen[name])));
   show(h("section", { class: "card stack" }, h("h1", {}, "Spend"),
     h("p", { class: "muted" }, "What runs' own model calls cost (a fork's inherited history and a "
       + "child's calls count once, in their own run)."), filters),
