@@ -180,7 +180,9 @@ def test_the_spend_page_charts_what_get_spend_says_and_filters_change_it(
     by_system = _spend(live, token, by="run", person="system")
     assert len(by_system["groups"]) == 1
     expect(rows).to_have_count(1)
-    expect(page.get_by_test_id("spend-total")).to_have_text(f"${by_system['total']['cost_usd']:.4f}")
+    expect(page.get_by_test_id("spend-total")).to_have_text(
+        f"${by_system['total']['cost_usd']:.4f}"
+    )
     page.get_by_test_id("spend-person").select_option("")
     expect(rows).to_have_count(2)
     # A model that spent nothing: no rows, no bars.
