@@ -44,3 +44,39 @@ def test_spend_adds_up_the_demos_model_calls(tmp_path: Path) -> None:
     wrong = helix(home, "spend", "--by", "colour")
     assert wrong.returncode == 2
     assert "choose model, blueprint, provider, workspace" in wrong.stderr
+
+
+def test_spend_over_time_and_a_runs_trace(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert helix(home, "demo").returncode == 0
+    daily = helix(home, "spend", "--by", "run", "--bucket", "day", "--since", "1d", "--json")
+    assert daily.returncode == 0, daily.stderr
+    lines = [json.loads(line) for line in daily.stdout.splitlines()]
+    groups = [row for row in lines if "run" in row and "start" not in row]
+    points = [row for row in lines if "start" in row]
+    assert len(groups) == 2  # the demo's run and its fork, each its own calls
+    assert {p["run"] for p in points} == {g["run"] for g in groups}
+    assert all(p["start"].endswith("T00:00:00Z") for p in points)
+    assert sum(p["input_tokens"] for p in points) == lines[-1]["input_tokens"] > 0
+    future = helix(home, "spend", "--since", "2999-01-01", "--json")
+    assert json.loads(future.stdout.splitlines()[-1])["input_tokens"] == 0
+    for bad in (["--bucket", "week"], ["--since", "someday"]):
+        refused = helix(home, "spend", *bad)
+        assert refused.returncode == 2, refused.stderr
+        assert refused.stderr.startswith("error: ")
+        assert "Traceback" not in refused.stderr
+
+    run_id = groups[0]["run"]
+    waterfall = helix(home, "trace", run_id)
+    assert waterfall.returncode == 0, waterfall.stderr
+    rows = waterfall.stdout.splitlines()
+    assert rows[0].startswith("run ")
+    assert any(row.startswith("  turn ") for row in rows)
+    assert any(row.lstrip().startswith("model openai:scripted-demo") for row in rows)
+    assert all("|" in row for row in rows)
+    tree = json.loads(helix(home, "trace", run_id, "--json").stdout)
+    assert tree["kind"] == "run"
+    assert tree["run_id"] == run_id
+    missing = helix(home, "trace", "run_nothing")
+    assert missing.returncode != 0
+    assert missing.stderr.startswith("error: ")

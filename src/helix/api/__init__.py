@@ -39,7 +39,9 @@ from ._models import Run as Run
 from ._models import RunCreate as RunCreate
 from ._models import RunEvent as RunEvent
 from ._models import RunList as RunList
+from ._models import Span as Span
 from ._models import Spend as Spend
+from ._models import SpendPoint as SpendPoint
 from ._models import SteerBody as SteerBody
 from ._models import Usage as Usage
 from ._protocol import HelixApi as HelixApi
@@ -81,7 +83,9 @@ __all__ = [
     "RunEvent",
     "RunList",
     "ServerLogin",
+    "Span",
     "Spend",
+    "SpendPoint",
     "SteerBody",
     "Usage",
     "current_login",

@@ -35,6 +35,7 @@ from ._models import (
     Run,
     RunEvent,
     RunList,
+    Span,
     Spend,
 )
 from ._worlds import is_world_name
@@ -303,10 +304,30 @@ class HttpApi:
         raw = await self._json("POST", "/runs/import", params=params, content=body, headers=headers)
         return Imported.model_validate(raw)
 
-    async def spend(self, *, workspace: str | None = None) -> Spend:
-        """What runs' own model calls cost (one workspace, or every one visible)."""
-        params = {} if workspace is None else {"workspace": workspace}
+    async def spend(
+        self,
+        *,
+        workspace: str | None = None,
+        by: str = "model",
+        bucket: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        model: str | None = None,
+        provider: str | None = None,
+        blueprint: str | None = None,
+        person: str | None = None,
+    ) -> Spend:
+        """What runs' own model calls cost, grouped and over time (the server sums)."""
+        words = {
+            "workspace": workspace, "by": by, "bucket": bucket, "from": since, "to": until,
+            "model": model, "provider": provider, "blueprint": blueprint, "person": person,
+        }  # fmt: skip
+        params = {k: v for k, v in words.items() if v is not None}
         return Spend.model_validate(await self._json("GET", "/spend", params=params))
+
+    async def trace(self, run_id: str) -> Span:
+        """The run's trace, as the server builds it."""
+        return Span.model_validate(await self._json("GET", f"{_at(run_id)}/trace"))
 
     # -- policy replay ----------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from helix._util import DriverLocks
 from helix.errors import ConfigError, RunStateError
 from helix.kernel.events import TERMINAL_EVENTS, TERMINAL_STATUSES, Budget, RunStatus
 from helix.kernel.log import EventStore, RunRecord, export_lines
-from helix.kernel.session import replay_run, spend
+from helix.kernel.session import replay_run, spend, trace
 from helix.world import WorldBrowser, parse_point
 
 from ._ids import resolve_run
@@ -41,8 +41,10 @@ from ._models import (
     Run,
     RunEvent,
     RunList,
+    Span,
     Spend,
 )
+from ._spend_query import spend_query
 from ._worlds import is_world_name
 
 if TYPE_CHECKING:  # the runtime loads when a run is made or changed, not to read runs
@@ -190,6 +192,7 @@ class LocalApi:
                 auto_approve=auto_approve,
                 attended=attended,
                 workspace=workspace,
+                actor=self.actor,
             )
         except BaseException:
             if made:  # a refused run leaves no empty world behind
@@ -454,9 +457,29 @@ class LocalApi:
             actor=self.actor, as_id=as_id,
         )  # fmt: skip
 
-    async def spend(self, *, workspace: str | None = None) -> Spend:
-        """What runs' own model calls cost (one workspace, or all)."""
-        return Spend.of(await spend(self.store, workspace=workspace))
+    async def spend(
+        self,
+        *,
+        workspace: str | None = None,
+        by: str = "model",
+        bucket: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        model: str | None = None,
+        provider: str | None = None,
+        blueprint: str | None = None,
+        person: str | None = None,
+    ) -> Spend:
+        """What runs' own model calls cost, grouped and over time (see ``HelixApi``)."""
+        query = spend_query(
+            workspace=workspace, by=by, bucket=bucket, since=since, until=until, model=model,
+            provider=provider, blueprint=blueprint, person=person, workspaces=self.visible,
+        )  # fmt: skip
+        return Spend.of(await spend(self.store, query=query), by=query.by, bucket=query.bucket)
+
+    async def trace(self, run_id: str) -> Span:
+        """The run's own events as timed spans (a fork's from its fork point), children nested."""
+        return Span.of(await trace(self.store, await self._id(run_id)))
 
     # -- policy replay ----------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from helix.kernel.events import (
 )
 from helix.kernel.events import Event as KernelEvent
 from helix.kernel.log import RunRecord
-from helix.kernel.session import SpendReport
+from helix.kernel.session import SpendBucket, SpendGroup, SpendReport, TraceSpan
 from helix.kernel.session import Usage as KernelUsage
 from helix.world import FileInfo
 
@@ -365,8 +365,18 @@ class Usage(_Out):
         )
 
 
+class SpendPoint(_Out):
+    """What one group spent in one time bucket."""
+
+    start: str
+    """The bucket's first moment, e.g. ``2026-12-01T00:00:00Z`` (UTC)."""
+    key: str
+    """The group's value (a ``provider:model``, a workspace, a run id...)."""
+    usage: Usage
+
+
 class Spend(_Out):
-    """What runs' own model calls cost: in total, by provider, model, blueprint, person."""
+    """What runs' own model calls cost: in total, by each grouping, and over time."""
 
     runs: int = 0
     total: Usage = Usage()
@@ -375,32 +385,87 @@ class Spend(_Out):
     by_blueprint: dict[str, Usage] = Field(default_factory=dict[str, Usage])
     by_person: dict[str, Usage] = Field(default_factory=dict[str, Usage])
     """By who created each run (its ``run.created`` actor, e.g. ``user:ann``)."""
+    by_workspace: dict[str, Usage] = Field(default_factory=dict[str, Usage])
+    by_run: dict[str, Usage] = Field(default_factory=dict[str, Usage])
+    by: SpendGroup = "model"
+    """The grouping ``groups`` and ``series`` use."""
+    groups: dict[str, Usage] = Field(default_factory=dict[str, Usage])
+    """The ``by_*`` table of the chosen grouping."""
+    bucket: SpendBucket | None = None
+    series: list[SpendPoint] = Field(default_factory=list[SpendPoint])
+    """With a ``bucket``: each (bucket, group) that spent, oldest first; else empty."""
 
     @classmethod
-    def of(cls, report: SpendReport) -> Spend:
+    def of(
+        cls, report: SpendReport, *, by: SpendGroup = "model", bucket: SpendBucket | None = None
+    ) -> Spend:
         """From the kernel's report."""
 
         def each(table: dict[str, KernelUsage]) -> dict[str, Usage]:
             return {key: Usage.of(value) for key, value in sorted(table.items())}
 
+        tables = {
+            "provider": each(report.by_provider),
+            "model": each(report.by_model),
+            "blueprint": each(report.by_blueprint),
+            "person": each(report.by_person),
+            "workspace": each(report.by_workspace),
+            "run": each(report.by_run),
+        }
         return cls(
             runs=report.runs,
             total=Usage.of(report.total),
-            by_provider=each(report.by_provider),
-            by_model=each(report.by_model),
-            by_blueprint=each(report.by_blueprint),
-            by_person=each(report.by_person),
+            by_provider=tables["provider"],
+            by_model=tables["model"],
+            by_blueprint=tables["blueprint"],
+            by_person=tables["person"],
+            by_workspace=tables["workspace"],
+            by_run=tables["run"],
+            by=by,
+            groups=tables[by],
+            bucket=bucket,
+            series=[
+                SpendPoint(start=p.start, key=p.key, usage=Usage.of(p.usage)) for p in report.series
+            ],
         )
 
-    def __add__(self, other: Spend) -> Spend:
-        def merged(a: dict[str, Usage], b: dict[str, Usage]) -> dict[str, Usage]:
-            return {k: a.get(k, Usage()) + b.get(k, Usage()) for k in sorted(a.keys() | b.keys())}
 
-        return Spend(
-            runs=self.runs + other.runs,
-            total=self.total + other.total,
-            by_provider=merged(self.by_provider, other.by_provider),
-            by_model=merged(self.by_model, other.by_model),
-            by_blueprint=merged(self.by_blueprint, other.by_blueprint),
-            by_person=merged(self.by_person, other.by_person),
-        )
+# -- trace --------------------------------------------------------------------------------
+
+
+class Span(_Out):
+    """One timed piece of a run's trace.
+
+    A ``run``, ``turn``, ``model`` call, tool ``call``, its ``gates`` (allowed, denied
+    or asked) or its ``tool`` execution.
+
+    ``start_ms``/``end_ms``: milliseconds from the traced run's first event (children's
+    too: one axis); ``end`` is ``None`` while the span is open (a live run).
+    ``duration_ms``: the logged figure for model calls (latency) and tools (duration);
+    for gates and the rest, end minus start. Tokens and cost: a model call's own; a
+    turn's and a run's, the sum of their own model calls (a child's are in its span).
+    """
+
+    kind: Literal["run", "turn", "model", "call", "gates", "tool"]
+    name: str
+    run_id: str
+    start: str
+    start_ms: float
+    end: str | None = None
+    end_ms: float | None = None
+    duration_ms: float | None = None
+    turn: int | None = None
+    call_id: str | None = None
+    status: str | None = None
+    detail: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    unpriced_calls: int = 0
+    children: list[Span] = Field(default_factory=list["Span"])
+
+    @classmethod
+    def of(cls, span: TraceSpan) -> Span:
+        """From the kernel's span tree."""
+        fields = {k: getattr(span, k) for k in cls.model_fields if k != "children"}
+        return cls(**fields, children=[cls.of(child) for child in span.children])

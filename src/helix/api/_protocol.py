@@ -27,6 +27,7 @@ from ._models import (
     Run,
     RunEvent,
     RunList,
+    Span,
     Spend,
 )
 
@@ -167,8 +168,34 @@ class HelixApi(Protocol):
         """Import an exported log as a new run, in a new empty world; paused unless it ended."""
         ...
 
-    async def spend(self, *, workspace: str | None = None) -> Spend:
-        """What runs' own model calls cost (one workspace, or every one visible)."""
+    async def spend(
+        self,
+        *,
+        workspace: str | None = None,
+        by: str = "model",
+        bucket: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        model: str | None = None,
+        provider: str | None = None,
+        blueprint: str | None = None,
+        person: str | None = None,
+    ) -> Spend:
+        """What runs' own model calls cost, grouped and over time.
+
+        Grouped ``by`` model, provider, blueprint, workspace, person or run, and per
+        ``bucket`` (``day``/``hour``); ``since``/``until`` (a date, a UTC time or an age
+        like ``7d``), ``model`` (``provider:model``), ``provider``, ``blueprint``,
+        ``person`` and ``workspace`` filter the calls counted. A word it cannot take:
+        ``ConfigError``.
+        """
+        ...
+
+    async def trace(self, run_id: str) -> Span:
+        """The run's turns, model calls, gate checks and tool calls as timed spans.
+
+        Its child runs are nested under the calls that started them.
+        """
         ...
 
     async def policy_replay(self, run_id: str, policy: CandidatePolicy) -> PolicyReplay:

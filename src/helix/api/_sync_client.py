@@ -31,6 +31,7 @@ from ._models import (
     Run,
     RunEvent,
     RunList,
+    Span,
     Spend,
 )
 
@@ -254,9 +255,44 @@ class Client:
         """Import an exported log as a new run."""
         return self._call(self._async.import_run(list(lines), as_id=as_id, workspace=workspace))
 
-    def spend(self, *, workspace: str | None = None) -> Spend:
-        """What runs' own model calls cost."""
-        return self._call(self._async.spend(workspace=workspace))
+    def spend(
+        self,
+        *,
+        workspace: str | None = None,
+        by: str = "model",
+        bucket: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        model: str | None = None,
+        provider: str | None = None,
+        blueprint: str | None = None,
+        person: str | None = None,
+    ) -> Spend:
+        """What runs' own model calls cost, grouped and over time.
+
+        Grouped ``by`` model, provider, blueprint, workspace, person or run, and per
+        ``bucket`` (``day``/``hour``); ``since``/``until`` (a date, a UTC time or an age
+        like ``7d``), ``model`` (``provider:model``), ``provider``, ``blueprint``,
+        ``person`` and ``workspace`` filter the calls counted. A word it cannot take:
+        ``ConfigError``.
+        """
+        return self._call(
+            self._async.spend(
+                workspace=workspace,
+                by=by,
+                bucket=bucket,
+                since=since,
+                until=until,
+                model=model,
+                provider=provider,
+                blueprint=blueprint,
+                person=person,
+            )
+        )
+
+    def trace(self, run_id: str) -> Span:
+        """The run's turns, model calls, gate checks and tool calls as timed spans."""
+        return self._call(self._async.trace(run_id))
 
     def policy_replay(self, run_id: str, policy: CandidatePolicy) -> PolicyReplay:
         """What ``policy`` would have done with the run's logged calls (nothing runs)."""

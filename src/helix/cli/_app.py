@@ -117,7 +117,12 @@ COMMANDS = (
     Lazy(
         "spend",
         "._spend:spend",
-        "What runs' own model calls cost: in total, and by model, blueprint, person, etc.",
+        "What runs' own model calls cost: in total, by model, blueprint, person etc., over time.",
+    ),
+    Lazy(
+        "trace",
+        "._trace:trace",
+        "A run's turns, model calls, gates and tools as a waterfall, its child runs nested.",
     ),
     Lazy("schema", "._schema:schema_app", "Print machine-readable schemas."),
     Lazy("models", "._models:models_app", "List model providers and local models; recommend one."),

@@ -129,10 +129,12 @@ class Engine:
         workspace: str = "default",
         run_id: str | None = None,
         depth: int = 0,
+        actor: str = "system",
     ) -> RunRecord:
         """Register a run (checked: blueprint, model, tools); ``drive`` runs it.
 
         ``depth`` counts the delegations above a child run (0: started by a person).
+        ``actor`` is who made it (its ``run.created``'s actor: ``user:ann``, or ``system``).
         """
         if not objective.strip():
             raise ConfigError("the objective is empty: say what the agent should do")
@@ -171,7 +173,7 @@ class Engine:
             budget=budget,
             settings=settings,
         )
-        return await self.store.create_run(created, workspace=workspace, run_id=run_id)
+        return await self.store.create_run(created, workspace=workspace, run_id=run_id, actor=actor)
 
     def check_model(self, spec: str | Sequence[str]) -> None:
         """``ModelNameError`` unless every name is well formed and this engine may open it."""

@@ -38,12 +38,31 @@ async def spend(
     caller: CallerDep,
     state: State,
     workspace: Annotated[str | None, Query(max_length=64)] = None,
+    by: Annotated[str, Query(max_length=32)] = "model",
+    bucket: Annotated[str | None, Query(max_length=32)] = None,
+    since: Annotated[str | None, Query(alias="from", max_length=64)] = None,
+    until: Annotated[str | None, Query(alias="to", max_length=64)] = None,
+    model: Annotated[str | None, Query(max_length=200)] = None,
+    provider: Annotated[str | None, Query(max_length=100)] = None,
+    blueprint: Annotated[str | None, Query(max_length=200)] = None,
+    person: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Spend:
-    """What runs' own model calls cost, in one workspace or every one the caller is in."""
-    if workspace is not None and workspace not in caller.roles:
-        return Spend()
+    """What runs' own model calls cost in the caller's workspaces: grouped and over time.
+
+    ``by`` model|provider|blueprint|workspace|person|run; ``bucket`` day|hour; ``from``
+    and ``to`` a date, a UTC time or an age (``7d``); the rest filter. A bad word: 422.
+    Another workspace (one the caller is not in) has no spend to show: an empty answer.
+    """
     api = local_api(state, caller)
-    total = Spend()
-    for each in [workspace] if workspace is not None else sorted(caller.roles):
-        total += await api.spend(workspace=each)
-    return total
+    answer = await api.spend(
+        workspace=workspace,
+        by=by,
+        bucket=bucket,
+        since=since,
+        until=until,
+        model=model,
+        provider=provider,
+        blueprint=blueprint,
+        person=person,
+    )
+    return answer

@@ -5,25 +5,41 @@ from ._replay import fold as fold
 from ._replay import replay as replay
 from ._replay import replay_run as replay_run
 from ._replay import turn_boundary as turn_boundary
+from ._spend import SPEND_BUCKETS as SPEND_BUCKETS
+from ._spend import SPEND_GROUPS as SPEND_GROUPS
+from ._spend import SpendBucket as SpendBucket
+from ._spend import SpendGroup as SpendGroup
+from ._spend import SpendQuery as SpendQuery
 from ._spend import SpendReport as SpendReport
+from ._spend import SpendSlot as SpendSlot
 from ._spend import spend as spend
 from ._state import CallRequest as CallRequest
 from ._state import Message as Message
 from ._state import PendingApproval as PendingApproval
 from ._state import SessionState as SessionState
 from ._state import Usage as Usage
+from ._trace import TraceSpan as TraceSpan
+from ._trace import trace as trace
 
 __all__ = [
+    "SPEND_BUCKETS",
+    "SPEND_GROUPS",
     "CallRequest",
     "Message",
     "PendingApproval",
     "SessionState",
+    "SpendBucket",
+    "SpendGroup",
+    "SpendQuery",
     "SpendReport",
+    "SpendSlot",
+    "TraceSpan",
     "Usage",
     "apply",
     "fold",
     "replay",
     "replay_run",
     "spend",
+    "trace",
     "turn_boundary",
 ]

@@ -1,24 +1,79 @@
-"""Spend summed across runs: per provider, per blueprint, per model, per person."""
+"""Spend summed across runs: grouped, and over time when asked.
+
+One fold over the runs' own model calls: by model, provider, blueprint, workspace,
+person or run.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
-from helix.kernel.log import EventStore
+from helix.kernel.log import EventStore, RunRecord
 
-from ._replay import replay_run
 from ._state import Usage
+
+SpendGroup = Literal["model", "provider", "blueprint", "workspace", "person", "run"]
+SPEND_GROUPS: tuple[SpendGroup, ...] = (
+    "model",
+    "provider",
+    "blueprint",
+    "workspace",
+    "person",
+    "run",
+)
+SpendBucket = Literal["day", "hour"]
+SPEND_BUCKETS: tuple[SpendBucket, ...] = ("day", "hour")
+
+_BUCKET_END = {"day": 10, "hour": 13}
+"""How much of a log time (``2026-12-01T04:39:03.123456Z``) names its day or hour."""
+_BUCKET_PAD = {"day": "T00:00:00Z", "hour": ":00:00Z"}
+
+
+@dataclass(frozen=True)
+class SpendQuery:
+    """Which model calls count and how they are grouped.
+
+    Times are in the log's format (``format_iso``) and compare as text; ``since`` is
+    inclusive, ``until`` exclusive; a call's time is its ``model.responded``'s.
+    """
+
+    by: SpendGroup = "model"
+    bucket: SpendBucket | None = None
+    workspace: str | None = None
+    workspaces: Collection[str] | None = None
+    """Only runs of these (a caller's workspaces); ``None``: every run."""
+    since: str | None = None
+    until: str | None = None
+    model: str | None = None
+    """A ``provider:model``."""
+    provider: str | None = None
+    blueprint: str | None = None
+    person: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SpendSlot:
+    """What one group spent in one time bucket."""
+
+    start: str
+    """The bucket's first moment (``2026-12-01T00:00:00Z``)."""
+    key: str
+    usage: Usage
 
 
 @dataclass
 class SpendReport:
-    """Tokens and USD by provider, by ``provider:model``, by blueprint and by person.
+    """Tokens and USD in total and per group, and per (bucket, group) over time.
 
     A run's person is who created it (its ``run.created`` actor: ``user:ann``, or
     ``system`` for a child or a scripted start); a fork's, who forked it.
 
     Each run counts its own calls only, so a fork's inherited history is not counted
-    twice. ``unpriced_calls`` counts calls whose price was unknown.
+    twice. ``unpriced_calls`` counts calls whose price was unknown. ``runs`` counts the
+    runs the filters leave in (with a model, provider or time filter: those with a
+    matching call).
     """
 
     runs: int = 0
@@ -27,33 +82,133 @@ class SpendReport:
     by_model: dict[str, Usage] = field(default_factory=dict[str, Usage])
     by_blueprint: dict[str, Usage] = field(default_factory=dict[str, Usage])
     by_person: dict[str, Usage] = field(default_factory=dict[str, Usage])
+    by_workspace: dict[str, Usage] = field(default_factory=dict[str, Usage])
+    by_run: dict[str, Usage] = field(default_factory=dict[str, Usage])
+    series: list[SpendSlot] = field(default_factory=list[SpendSlot])
+    """With a bucket: the chosen group's spend per bucket, oldest first (empty otherwise)."""
 
 
-def _add(into: Usage, usage: Usage) -> None:
-    into.input_tokens += usage.input_tokens
-    into.output_tokens += usage.output_tokens
-    into.cost_usd += usage.cost_usd
-    into.unpriced_calls += usage.unpriced_calls
+def _add(into: Usage, tokens: dict[str, Any], cost: float | None) -> None:
+    into.input_tokens += tokens["input_tokens"]
+    into.output_tokens += tokens["output_tokens"]
+    if cost is None:
+        into.unpriced_calls += 1
+    else:
+        into.cost_usd += cost
 
 
-async def spend(store: EventStore, *, workspace: str | None = None) -> SpendReport:
-    """Replay every run (of a workspace) and sum what its own model calls cost."""
-    report = SpendReport()
+def _run_keys(record: RunRecord, person: str) -> dict[str, str]:
+    return {
+        "blueprint": record.blueprint or "(none)",
+        "workspace": record.workspace,
+        "person": person,
+        "run": record.id,
+    }
+
+
+def _run_passes(query: SpendQuery, keys: dict[str, str]) -> bool:
+    wanted = (("blueprint", query.blueprint), ("person", query.person))
+    return all(value is None or keys[name] == value for name, value in wanted)
+
+
+def _call_passes(query: SpendQuery, model: str, ts: str) -> bool:
+    if query.model is not None and model != query.model:
+        return False
+    if query.provider is not None and model.partition(":")[0] != query.provider:
+        return False
+    if query.since is not None and ts < query.since:
+        return False
+    return query.until is None or ts < query.until
+
+
+class _Fold:
+    """The running sums, one model call at a time."""
+
+    def __init__(self, query: SpendQuery) -> None:
+        self.query = query
+        self.report = SpendReport()
+        self.points: dict[tuple[str, str], Usage] = {}
+
+    def call(
+        self, keys: dict[str, str], ts: str, tokens: dict[str, Any], cost: float | None
+    ) -> None:
+        report = self.report
+        _add(report.total, tokens, cost)
+        tables = {
+            "model": report.by_model,
+            "provider": report.by_provider,
+            "blueprint": report.by_blueprint,
+            "workspace": report.by_workspace,
+            "person": report.by_person,
+            "run": report.by_run,
+        }
+        for name, table in tables.items():
+            _add(table.setdefault(keys[name], Usage()), tokens, cost)
+        bucket = self.query.bucket
+        if bucket is not None:
+            start = ts[: _BUCKET_END[bucket]] + _BUCKET_PAD[bucket]
+            _add(self.points.setdefault((start, keys[self.query.by]), Usage()), tokens, cost)
+
+    def done(self) -> SpendReport:
+        self.report.series = [SpendSlot(s, k, u) for (s, k), u in sorted(self.points.items())]
+        return self.report
+
+
+async def spend(
+    store: EventStore, *, workspace: str | None = None, query: SpendQuery | None = None
+) -> SpendReport:
+    """Fold every run's own model calls (filtered by ``query``) into one report.
+
+    Reads each run's own events once (a fork's inherited history is its ancestors'),
+    keeping only which model each call used, who made the run, and the calls' usage.
+    """
+    if query is None:
+        query = SpendQuery(workspace=workspace)
+    elif workspace is not None:
+        raise ValueError("give the workspace in the query")
+    fold = _Fold(query)
+    call_filters = any(
+        v is not None for v in (query.model, query.provider, query.since, query.until)
+    )
     cursor = None
     while True:
-        page = await store.list_runs(workspace=workspace, limit=200, cursor=cursor)
+        page = await store.list_runs(
+            workspace=query.workspace, workspaces=query.workspaces, limit=200, cursor=cursor
+        )
         for record in page.runs:
-            state = await replay_run(store, record.id)
-            report.runs += 1
-            _add(report.total, state.own_usage)
-            blueprint = record.blueprint or "(none)"
-            _add(report.by_blueprint.setdefault(blueprint, Usage()), state.own_usage)
-            person = state.created_by or "(unknown)"
-            _add(report.by_person.setdefault(person, Usage()), state.own_usage)
-            for model, usage in state.usage_by_model.items():
-                _add(report.by_model.setdefault(model, Usage()), usage)
-                provider = model.partition(":")[0]
-                _add(report.by_provider.setdefault(provider, Usage()), usage)
+            kept, matched = await _fold_run(store, record, query, fold)
+            if kept and (matched or not call_filters):
+                fold.report.runs += 1
         if page.next_cursor is None:
-            return report
+            return fold.done()
         cursor = page.next_cursor
+
+
+async def _fold_run(
+    store: EventStore, record: RunRecord, query: SpendQuery, fold: _Fold
+) -> tuple[bool, bool]:
+    """Fold one run's own calls: whether the run passed the run filters, and any call."""
+    after = record.parent.seq if record.parent is not None else -1
+    keys: dict[str, str] | None = None
+    model = "unknown"
+    matched = False
+    async for event in store.iter_events(record.id, after=after):
+        if event.type in ("run.created", "run.forked"):
+            keys = _run_keys(record, event.actor)
+            if not _run_passes(query, keys):
+                return False, False
+        elif event.type == "model.requested":
+            model = f"{event.data['provider']}:{event.data['model']}"
+        elif (
+            event.type == "model.responded"
+            and keys is not None
+            and _call_passes(query, model, event.ts)
+        ):
+            fold.call(
+                {**keys, "model": model, "provider": model.partition(":")[0]},
+                event.ts,
+                event.data["usage"],
+                event.data["cost_usd"],
+            )
+            matched = True
+    return keys is not None, matched

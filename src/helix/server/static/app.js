@@ -3,6 +3,8 @@ import { api, h, session, show, signIn, signOut } from "./lib.js";
 import { loginView } from "./login.js";
 import { runView } from "./run.js";
 import { runsView } from "./runs.js";
+import { spendView } from "./spend.js";
+import { traceView } from "./trace.js";
 
 async function route() {
   session.closeLive();
@@ -19,8 +21,11 @@ async function route() {
     const me = await api("GET", "/me");
     document.getElementById("who").textContent = me.user;
     document.getElementById("logout").hidden = false;
+    const traced = hash.match(/^#\/runs\/([A-Za-z0-9_-]+)\/trace/);
     const match = hash.match(/^#\/runs\/([A-Za-z0-9_-]+)/);
-    if (match) await runView(match[1]);
+    if (traced) await traceView(traced[1]);
+    else if (hash.startsWith("#/spend")) await spendView();
+    else if (match) await runView(match[1]);
     else await runsView();
   } catch (failure) {
     if (session.token) show(h("p", { class: "error" }, failure.message));

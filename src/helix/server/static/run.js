@@ -72,7 +72,8 @@ export async function runView(runId) {
   function paint() {
     const status = run.status;
     head.replaceChildren(badge(status), h("span", { class: "muted" }, `${run.id} · ${run.model}`),
-      ...(run.parent ? [h("a", { href: `#/runs/${run.parent.run_id}` }, "parent")] : []));
+      ...(run.parent ? [h("a", { href: `#/runs/${run.parent.run_id}` }, "parent")] : []),
+      h("a", { href: `#/runs/${run.id}/trace`, "data-testid": "trace-link" }, "Trace"));
     const ending = talk.transcript.ending;
     outcome.hidden = !(TERMINAL.has(status) && ending);
     if (!outcome.hidden) {
