@@ -42,6 +42,7 @@ from ._models import RunList as RunList
 from ._models import Spend as Spend
 from ._models import SteerBody as SteerBody
 from ._models import Usage as Usage
+from ._models import WorldList as WorldList
 from ._protocol import HelixApi as HelixApi
 from ._sync_client import Client as Client
 from ._worlds import WORLD_NAME as WORLD_NAME
@@ -84,6 +85,7 @@ __all__ = [
     "Spend",
     "SteerBody",
     "Usage",
+    "WorldList",
     "current_login",
     "error_of",
     "is_world_name",

@@ -269,6 +269,10 @@ class AsyncClient:
         """What runs' own model calls cost."""
         return await self.api.spend(workspace=workspace)
 
+    async def world_names(self, workspace: str) -> list[str]:
+        """The folders of a workspace's worlds, by name."""
+        return await self.api.world_names(workspace)
+
     async def policy_replay(self, run_id: str, policy: CandidatePolicy) -> PolicyReplay:
         """What ``policy`` would have done with the run's logged calls (nothing runs)."""
         return await self.api.policy_replay(run_id, policy)

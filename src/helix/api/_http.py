@@ -36,6 +36,7 @@ from ._models import (
     RunEvent,
     RunList,
     Spend,
+    WorldList,
 )
 from ._worlds import is_world_name
 
@@ -307,6 +308,11 @@ class HttpApi:
         """What runs' own model calls cost (one workspace, or every one visible)."""
         params = {} if workspace is None else {"workspace": workspace}
         return Spend.model_validate(await self._json("GET", "/spend", params=params))
+
+    async def world_names(self, workspace: str) -> list[str]:
+        """The folders of a workspace's worlds on the server, by name."""
+        raw = await self._json("GET", f"/workspaces/{_segment(workspace)}/worlds")
+        return list(WorldList.model_validate(raw).worlds)
 
     # -- policy replay ----------------------------------------------------------------
 

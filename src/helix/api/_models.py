@@ -365,6 +365,12 @@ class Usage(_Out):
         )
 
 
+class WorldList(_Out):
+    """``GET /workspaces/{w}/worlds``: the folders of a workspace's worlds, by name."""
+
+    worlds: list[str]
+
+
 class Spend(_Out):
     """What runs' own model calls cost: in total, by provider, model, blueprint, person."""
 

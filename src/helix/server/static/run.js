@@ -1,5 +1,6 @@
 // A run's page: its header and controls, its timeline live, its world, policy replay.
 import { api, apiText, badge, h, money, session, show, socket } from "./lib.js";
+import { branchLinks, forkDialog } from "./fork.js";
 import { policyReplay } from "./policy.js";
 
 function describe(event) {
@@ -58,7 +59,7 @@ export async function runView(runId) {
 
   function paint() {
     head.replaceChildren(badge(run.status), h("span", { class: "muted" }, `${run.id} · ${run.model}`),
-      ...(run.parent ? [h("a", { href: `#/runs/${run.parent.run_id}` }, "parent")] : []));
+      ...(run.parent ? [h("a", { href: `#/runs/${run.parent.run_id}` }, "parent")] : []), branchLinks(run));
     const share = budget ? Math.min(100, (100 * run.cost_usd) / budget) : 0;
     stats.replaceChildren(
       h("div", {}, "Cost", h("b", { "data-testid": "cost" }, `${money(run.cost_usd)}${budget ? ` of ${money(budget)}` : ""}`),
@@ -122,10 +123,7 @@ export async function runView(runId) {
       h("button", { class: "danger", onclick: rollback }, "Roll back")),
     worldOut);
 
-  async function fork(turn) {
-    try { const made = await api("POST", `/runs/${runId}/fork`, { turn }); location.hash = `#/runs/${made.id}`; }
-    catch (failure) { error.textContent = failure.message; }
-  }
+  const fork = (turn) => forkDialog(run, turn);  // turn and message chosen in a dialog
 
   let refresh = null;
   function add(event) {
