@@ -17,8 +17,8 @@ export async function compareView(a, b) {
     if (!confirm(`Keep ${run.id}: make ${target}'s folder hold this branch's files?`)) return;
     try {
       const kept = await api("POST", `/runs/${run.id}/keep`);
-      result.replaceChildren(h("p", {}, `Kept ${kept.original} → ${kept.target}: ${kept.restored.length} restored, ` +
-        `${kept.removed.length} removed, ${kept.conflicts.length} conflicts.`),
+      result.replaceChildren(h("p", {}, `Kept ${run.id}: ${kept.original}'s folder now holds its files ` +
+        `(${kept.restored.length} restored, ${kept.removed.length} removed, ${kept.conflicts.length} conflicts).`),
         ...kept.conflicts.map((c) => h("p", { class: "error" }, `${c.path}: ${c.detail}`)));
     } catch (failure) { error.textContent = failure.message; }
   }

@@ -38,6 +38,6 @@ export function forkDialog(run, turn) {
 export function branchLinks(run) {
   return h("span", { class: "row branch-links" },
     run.parent ? h("a", { href: `#/compare/${run.parent.run_id}/${run.id}`, "data-testid": "compare-link" },
-      "compare with parent") : null,
+      "compare branches") : null,
     h("a", { href: `#/play/${run.id}`, "data-testid": "player-link" }, "step through"));
 }
