@@ -170,6 +170,10 @@ def test_fork_with_a_message_compare_and_keep(
     page.once("dialog", lambda asked: asked.accept())
     branches.nth(1).get_by_role("button", name="Keep this branch").click()
     expect(page.get_by_test_id("kept")).to_contain_text(f"Kept {fork}")
+    page.goto(f"{live.url}/#/runs/{parent}")  # the parent's page leads to its forks too
+    page.get_by_test_id("compare-fork").filter(has_text=fork).click()
+    expect(page).to_have_url(re.compile(rf"#/compare/{parent}/{fork}"))
+    expect(page.get_by_test_id("branch")).to_have_count(2)
     kept = owner.get(f"/runs/{parent}/files/fork.txt")
     assert kept.status_code == 200
     assert kept.text == "from the fork\n"

@@ -26,6 +26,7 @@ export function forkDialog(run, turn) {
     try {
       const made = await api("POST", `/runs/${run.id}/fork`, body);
       dialog.close();
+      forksOf.delete(run.id);  // its page lists the new fork next time
       location.hash = `#/runs/${made.id}`;
     } catch (failure) { error.textContent = failure.message; }
   });
@@ -34,10 +35,20 @@ export function forkDialog(run, turn) {
   dialog.showModal();
 }
 
-// Links from a run's page to its branches' comparison and its step player.
+// Links from a run's page to its branches' comparisons and its step player.
+const forksOf = new Map();  // run id → its forks' ids (asked once per run page)
+
 export function branchLinks(run) {
-  return h("span", { class: "row branch-links" },
+  const links = h("span", { class: "row branch-links" },
     run.parent ? h("a", { href: `#/compare/${run.parent.run_id}/${run.id}`, "data-testid": "compare-link" },
       "compare branches") : null,
     h("a", { href: `#/play/${run.id}`, "data-testid": "player-link" }, "step through"));
+  if (!forksOf.has(run.id)) {
+    forksOf.set(run.id, api("GET", `/runs?limit=1000&workspace=${encodeURIComponent(run.workspace)}`)
+      .then((page) => page.runs.filter((r) => r.parent && r.parent.run_id === run.id).map((r) => r.id))
+      .catch(() => []));
+  }
+  forksOf.get(run.id).then((forks) => links.append(...forks.map((id) =>
+    h("a", { href: `#/compare/${run.id}/${id}`, "data-testid": "compare-fork" }, `compare with ${id}`))));
+  return links;
 }
