@@ -45,7 +45,8 @@ def test_login_gives_a_day_long_token(live: LiveServer, admin: Admin) -> None:
     assert claims["sub"] == "alice"
     assert 86000 < claims["exp"] - time.time() <= 86400
     with live.client(answer.json()["token"]) as alice:
-        assert alice.get("/me").json() == {"user": "alice", "workspaces": {"alice": "owner"}}
+        me = {"user": "alice", "workspaces": {"alice": "owner"}, "password": True}
+        assert alice.get("/me").json() == me
 
 
 def test_wrong_password_and_unknown_user_are_401(live: LiveServer, admin: Admin) -> None:

@@ -135,6 +135,7 @@ def test_fork_from_a_turn_and_the_runs_list(
     parent_url = page.url
     page.get_by_test_id("tab-events").click()
     page.get_by_test_id("fork").first.click()
+    page.get_by_test_id("fork-dialog").get_by_role("button", name="Fork").click()
     expect(page).not_to_have_url(parent_url)
     expect(page.get_by_test_id("status").first).to_have_text("completed")
     expect(page.get_by_role("link", name="parent")).to_be_visible()

@@ -44,6 +44,7 @@ from ._models import Spend as Spend
 from ._models import SpendPoint as SpendPoint
 from ._models import SteerBody as SteerBody
 from ._models import Usage as Usage
+from ._models import WorldList as WorldList
 from ._protocol import HelixApi as HelixApi
 from ._sync_client import Client as Client
 from ._worlds import WORLD_NAME as WORLD_NAME
@@ -88,6 +89,7 @@ __all__ = [
     "SpendPoint",
     "SteerBody",
     "Usage",
+    "WorldList",
     "current_login",
     "error_of",
     "is_world_name",

@@ -303,6 +303,10 @@ class AsyncClient:
         """The run's turns, model calls, gate checks and tool calls as timed spans."""
         return await self.api.trace(run_id)
 
+    async def world_names(self, workspace: str) -> list[str]:
+        """The folders of a workspace's worlds, by name."""
+        return await self.api.world_names(workspace)
+
     async def policy_replay(self, run_id: str, policy: CandidatePolicy) -> PolicyReplay:
         """What ``policy`` would have done with the run's logged calls (nothing runs)."""
         return await self.api.policy_replay(run_id, policy)

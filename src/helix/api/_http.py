@@ -37,6 +37,7 @@ from ._models import (
     RunList,
     Span,
     Spend,
+    WorldList,
 )
 from ._worlds import is_world_name
 
@@ -328,6 +329,11 @@ class HttpApi:
     async def trace(self, run_id: str) -> Span:
         """The run's trace, as the server builds it."""
         return Span.model_validate(await self._json("GET", f"{_at(run_id)}/trace"))
+
+    async def world_names(self, workspace: str) -> list[str]:
+        """The folders of a workspace's worlds on the server, by name."""
+        raw = await self._json("GET", f"/workspaces/{_segment(workspace)}/worlds")
+        return list(WorldList.model_validate(raw).worlds)
 
     # -- policy replay ----------------------------------------------------------------
 

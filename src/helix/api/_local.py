@@ -20,7 +20,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
 from helix._util import DriverLocks
-from helix.errors import ConfigError, RunStateError
+from helix.errors import NotFoundError, RunStateError
 from helix.kernel.events import TERMINAL_EVENTS, TERMINAL_STATUSES, Budget, RunStatus
 from helix.kernel.log import EventStore, RunRecord, export_lines
 from helix.kernel.session import replay_run, spend, trace
@@ -45,7 +45,7 @@ from ._models import (
     Spend,
 )
 from ._spend_query import spend_query
-from ._worlds import is_world_name
+from ._worlds import is_world_name, list_world_names, named_world
 
 if TYPE_CHECKING:  # the runtime loads when a run is made or changed, not to read runs
     from helix.runtime import Blueprint, CandidatePolicy, Engine, PolicyReplay, Supervisor
@@ -217,18 +217,19 @@ class LocalApi:
         """The run's folder, and whether it was made for it."""
         if world is None:
             folder = self.worlds / workspace / secrets.token_hex(6)
-        elif is_world_name(world):
-            folder = self.worlds / workspace / os.fspath(world)
-        elif self.world_paths:
-            return Path(world).expanduser(), False
+        elif is_world_name(world) or not self.world_paths:
+            folder = named_world(self.worlds, workspace, os.fspath(world))
         else:
-            raise ConfigError(
-                f"world {os.fspath(world)!r}: name a folder of the workspace's worlds"
-                " (letters, digits, _ . -), not a path"
-            )
+            return Path(world).expanduser(), False
         made = not folder.exists()
         folder.mkdir(parents=True, exist_ok=True)
         return folder, made
+
+    async def world_names(self, workspace: str) -> list[str]:
+        """The folders of the workspace's worlds, by name (what ``create``'s ``world`` names)."""
+        if self.visible is not None and workspace not in self.visible:
+            raise NotFoundError(f"no workspace {workspace!r}")
+        return list_world_names(self.worlds, workspace)
 
     async def runs(
         self,

@@ -375,6 +375,12 @@ class SpendPoint(_Out):
     usage: Usage
 
 
+class WorldList(_Out):
+    """``GET /workspaces/{w}/worlds``: the folders of a workspace's worlds, by name."""
+
+    worlds: list[str]
+
+
 class Spend(_Out):
     """What runs' own model calls cost: in total, by each grouping, and over time."""
 

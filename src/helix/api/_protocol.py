@@ -198,6 +198,10 @@ class HelixApi(Protocol):
         """
         ...
 
+    async def world_names(self, workspace: str) -> list[str]:
+        """The folders of a workspace's worlds, by name (what ``create``'s ``world`` names)."""
+        ...
+
     async def policy_replay(self, run_id: str, policy: CandidatePolicy) -> PolicyReplay:
         """What ``policy`` would have done with every logged tool call of the run.
 

@@ -294,6 +294,10 @@ class Client:
         """The run's turns, model calls, gate checks and tool calls as timed spans."""
         return self._call(self._async.trace(run_id))
 
+    def world_names(self, workspace: str) -> list[str]:
+        """The folders of a workspace's worlds, by name."""
+        return self._call(self._async.world_names(workspace))
+
     def policy_replay(self, run_id: str, policy: CandidatePolicy) -> PolicyReplay:
         """What ``policy`` would have done with the run's logged calls (nothing runs)."""
         return self._call(self._async.policy_replay(run_id, policy))

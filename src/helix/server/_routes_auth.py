@@ -10,7 +10,7 @@ from helix.gates import Policy
 
 from ._deps import CallerDep, State
 from ._errors import ApiError
-from ._schemas import ApiTokenOut, Health, LinkBody, LoginBody, Me, TokenOut
+from ._schemas import ApiTokenOut, Health, LinkBody, LoginBody, Me, PasswordBody, TokenOut
 from ._state import ServerState
 
 router = APIRouter()
@@ -78,9 +78,36 @@ async def api_token(caller: CallerDep, state: State) -> ApiTokenOut:
 
 
 @router.get("/me", response_model=Me, tags=["auth"])
-async def me(caller: CallerDep) -> Me:
-    """Who the token belongs to, and their role in each workspace."""
-    return Me(user=caller.user, workspaces=dict(caller.roles))
+async def me(caller: CallerDep, state: State) -> Me:
+    """Who the token belongs to, their role in each workspace, whether they have a password."""
+    user = await state.accounts.store.get_user(caller.user)
+    has_password = user is not None and user.password_hash is not None
+    return Me(user=caller.user, workspaces=dict(caller.roles), password=has_password)
+
+
+@router.post("/me/password", response_model=TokenOut, tags=["auth"])
+async def set_password(body: PasswordBody, caller: CallerDep, state: State) -> TokenOut:
+    """Set the caller's password; every other session ends, a new access token is returned.
+
+    A user who has a password gives it as ``current`` (tried as a sign-in is: 5 wrong a
+    minute); one signed in by a link who has none sets one without.
+    """
+    user = await state.accounts.store.get_user(caller.user)
+    if user is None:
+        raise ApiError(401, "unauthorized", "the signed-in user no longer exists")
+    if user.password_hash is not None:
+        keys = (("user", caller.user),)
+        at = await state.logins.check(*keys)
+        if not body.current:
+            raise ApiError(403, "forbidden", "give your current password to change it")
+        if await state.accounts.authenticate(caller.user, body.current) is None:
+            raise ApiError(403, "forbidden", "the current password is wrong")
+        await state.logins.succeeded(keys, at)
+    await state.accounts.set_password(caller.user, body.password)
+    changed = await state.accounts.store.get_user(caller.user)
+    if changed is None:
+        raise ApiError(401, "unauthorized", "the signed-in user no longer exists")
+    return _access_token(state, changed)
 
 
 @router.get("/workspaces/{workspace}/policy", response_model=Policy, tags=["workspaces"])

@@ -11,7 +11,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
-from helix.api import FileList, Rollback, RollbackBody
+from helix.accounts import AccountNotFoundError
+from helix.api import FileList, Rollback, RollbackBody, WorldList
 from helix.world import parse_point
 
 from ._api import local_api
@@ -78,3 +79,11 @@ async def rollback(run_id: str, body: RollbackBody, caller: CallerDep, state: St
     run_id = (await caller.run(state.store, run_id, act="roll back runs")).id
     to = parse_point(body.to, "start")
     return await local_api(state, caller).rollback(run_id, to=to)
+
+
+@router.get("/workspaces/{workspace}/worlds", response_model=WorldList, tags=["workspaces"])
+async def list_worlds(workspace: str, caller: CallerDep, state: State) -> WorldList:
+    """The folders of the workspace's worlds: what ``POST /runs``'s ``world`` may name."""
+    if workspace not in caller.roles:
+        raise AccountNotFoundError(f"no workspace {workspace!r}")
+    return WorldList(worlds=await local_api(state, caller).world_names(workspace))

@@ -11,6 +11,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+PASSWORD_MIN = 8
+"""The shortest password ``POST /me/password`` sets."""
+
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -54,3 +57,13 @@ class Me(BaseModel):
 
     user: str
     workspaces: dict[str, str]
+    password: bool = False
+    """Whether the user has a password (one signed in by a link may have none yet)."""
+
+
+class PasswordBody(_Body):
+    """``POST /me/password``: the caller's new password (and the current one, if any)."""
+
+    password: str = Field(min_length=PASSWORD_MIN, max_length=1000)
+    current: str | None = Field(default=None, max_length=1000)
+    """The current password; required when the user has one."""

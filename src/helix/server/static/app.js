@@ -1,6 +1,9 @@
 // The Helix dashboard: routes a hash to its page. Plain ES modules, no build step.
 import { api, h, session, show, signIn, signOut } from "./lib.js";
+import { linkHelp, passwordCard } from "./account.js";
+import { compareView } from "./compare.js";
 import { loginView } from "./login.js";
+import { playerView } from "./player.js";
 import { runView } from "./run.js";
 import { runsView } from "./runs.js";
 import { spendView } from "./spend.js";
@@ -14,7 +17,10 @@ async function route() {
     try {
       const answer = await api("POST", "/auth/link", { token: hash.slice("#login=".length) });
       return signIn(answer.token);
-    } catch (failure) { return loginView(failure.message); }
+    } catch (failure) {
+      loginView();
+      return document.getElementById("view").prepend(linkHelp(failure.message));
+    }
   }
   if (!session.token) return loginView();
   try {
@@ -23,10 +29,15 @@ async function route() {
     document.getElementById("logout").hidden = false;
     const traced = hash.match(/^#\/runs\/([A-Za-z0-9_-]+)\/trace/);
     const match = hash.match(/^#\/runs\/([A-Za-z0-9_-]+)/);
+    const compare = hash.match(/^#\/compare\/([A-Za-z0-9_-]+)\/([A-Za-z0-9_-]+)/);
+    const play = hash.match(/^#\/play\/([A-Za-z0-9_-]+)(?:\/(\d+))?/);
     if (traced) await traceView(traced[1]);
     else if (hash.startsWith("#/spend")) await spendView();
     else if (match) await runView(match[1]);
+    else if (compare) await compareView(compare[1], compare[2]);
+    else if (play) await playerView(play[1], play[2]);
     else await runsView();
+    if (!me.password && !match) document.getElementById("view").prepend(passwordCard());
   } catch (failure) {
     if (session.token) show(h("p", { class: "error" }, failure.message));
   }

@@ -55,10 +55,10 @@ export const money = (usd) => (usd == null ? "—" : `$${Number(usd).toFixed(4)}
 export const badge = (status) => h("span", { class: `status ${status}`, "data-testid": "status" }, status);
 export const show = (...nodes) => view.replaceChildren(...nodes);
 
-export function signIn(newToken) {
+export function signIn(newToken, go = true) {
   session.token = newToken;
   localStorage.setItem("helix.token", newToken);
-  location.hash = "#/";
+  if (go) location.hash = "#/";
 }
 
 export function signOut() {

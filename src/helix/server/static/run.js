@@ -3,6 +3,7 @@
 import { api, apiText, badge, h, money, session, show, socket } from "./lib.js";
 import { conversation } from "./conversation.js";
 import { eventList } from "./events.js";
+import { branchLinks, forkDialog } from "./fork.js";
 import { policyReplay } from "./policy.js";
 import { TERMINAL } from "./transcript.js";
 
@@ -73,7 +74,7 @@ export async function runView(runId) {
     const status = run.status;
     head.replaceChildren(badge(status), h("span", { class: "muted" }, `${run.id} · ${run.model}`),
       ...(run.parent ? [h("a", { href: `#/runs/${run.parent.run_id}` }, "parent")] : []),
-      h("a", { href: `#/runs/${run.id}/trace`, "data-testid": "trace-link" }, "Trace"));
+      h("a", { href: `#/runs/${run.id}/trace`, "data-testid": "trace-link" }, "Trace"), branchLinks(run));
     const ending = talk.transcript.ending;
     outcome.hidden = !(TERMINAL.has(status) && ending);
     if (!outcome.hidden) {
@@ -141,10 +142,7 @@ export async function runView(runId) {
       h("button", { class: "danger", onclick: rollback }, "Roll back")),
     worldOut);
 
-  async function fork(turn) {
-    try { const made = await api("POST", `/runs/${runId}/fork`, { turn }); location.hash = `#/runs/${made.id}`; }
-    catch (failure) { error.textContent = failure.message; }
-  }
+  const fork = (turn) => forkDialog(run, turn);  // turn and message chosen in a dialog
 
   let refresh = null;
   function add(event) {

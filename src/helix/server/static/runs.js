@@ -1,5 +1,6 @@
 // The runs page: a new run, and every run the caller may see, live.
 import { api, badge, h, money, session, show, socket } from "./lib.js";
+import { placePicker } from "./places.js";
 
 export async function runsView() {
   const status = new URLSearchParams(location.hash.split("?")[1] || "").get("status") || "";
@@ -15,6 +16,7 @@ export async function runsView() {
     h("div", { class: "row" },
       h("input", { name: "model", placeholder: "Model, e.g. openai:gpt-4.1", required: true }),
       h("input", { name: "budget", type: "number", min: "0", step: "0.01", placeholder: "Budget USD" })),
+    h("div", { "data-testid": "places" }),
     h("label", { class: "row muted" }, h("input", { name: "auto", type: "checkbox", style: "width:auto" }),
       "Approve every tool call automatically"),
     h("button", { type: "submit" }, "Start"), error);
@@ -24,11 +26,14 @@ export async function runsView() {
     const body = { objective: data.get("objective"), model: data.get("model"),
       auto_approve: data.get("auto") === "on" };
     if (data.get("budget")) body.budget_usd = Number(data.get("budget"));
+    places.apply(body);
     try {
       const run = await api("POST", "/runs", body);
       location.hash = `#/runs/${run.id}`;
     } catch (failure) { error.textContent = failure.message; }
   });
+  const places = await placePicker(form);
+  form.querySelector('[data-testid="places"]').replaceWith(places.fields);
   show(form, h("section", { class: "card" }, h("div", { class: "row" }, h("h2", {}, "Runs"), filter), list));
 
   async function load() {
