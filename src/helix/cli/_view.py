@@ -68,19 +68,28 @@ class RunView:
             await self._flush()
         if event.seq < self.after:
             return []
-        if not self.started:
-            self.started = True
-            if self.depth == 0:
-                self.print(
-                    header(self.transcript, hint=self.screen.leave_hint if self.live else None)
-                )
         if event.seq == self.after:  # caught up: a question asked before is asked again
             pending = self.transcript.pending()
+            if pending:
+                self._start()
             for call in pending:
                 self._asked.add(call.call_id)
                 self.print(question(call))
             return pending
+        self._start()
         return await self._show(event, block)
+
+    def _start(self) -> None:
+        """The header, once: drawn at the first event shown, so a fork's is its own.
+
+        (A fork is shown from its fork point; its ``run.forked``, which names its own
+        world and model, comes right after and is folded before the header is drawn.)
+        """
+        if self.started:
+            return
+        self.started = True
+        if self.depth == 0:
+            self.print(header(self.transcript, hint=self.screen.leave_hint if self.live else None))
 
     async def close(self) -> None:
         """Print what is still held (the stream ended)."""
