@@ -38,7 +38,11 @@ def test_admin_commands_make_users_workspaces_and_tokens(cli: Cli) -> None:
     cli.serve(port)
     api = f"http://127.0.0.1:{port}/api/v1"
     me = httpx.get(f"{api}/me", headers={"Authorization": f"Bearer {token.stdout.strip()}"})
-    assert me.json() == {"user": "alice", "workspaces": {"alice": "owner", "team": "viewer"}}
+    assert me.json() == {
+        "user": "alice",
+        "workspaces": {"alice": "owner", "team": "viewer"},
+        "password": True,
+    }
     login = httpx.post(f"{api}/auth/login", json={"username": "alice", "password": "hunter22"})
     assert login.status_code == 200
     assert "login=" not in cli.log(0)  # users exist: no first-start link

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
+import os
+import select
+import signal
+import socket
+import sys
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -80,11 +85,38 @@ def confirm(question: str, *, default: bool) -> bool:
 def _read(prompt: str) -> str | None:
     """The answer typed after ``prompt``; ``None`` at the end of the input.
 
-    Read on an event loop, not with ``input()``: a Ctrl-C that comes just after the
-    prompt is shown and before the read begins would be held until Enter by a plain
-    blocking read; the loop is woken by it at once.
+    Not ``input()``: a Ctrl-C that comes after the prompt is shown but before the read
+    begins would wait for Enter there. Here the signal also wakes the ``select`` (the
+    interpreter writes to the wakeup socket), and the ``KeyboardInterrupt`` comes at once.
     """
-    from ._prompt import read_line
-
-    typer.echo(prompt, nl=False)
-    return asyncio.run(read_line())
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):  # no descriptor (a test's stream)
+        try:
+            return input(prompt)
+        except EOFError:
+            return None
+    wake, woken = socket.socketpair()
+    wake.setblocking(False)
+    woken.setblocking(False)
+    before = signal.set_wakeup_fd(woken.fileno())
+    try:
+        typer.echo(prompt, nl=False)
+        line = bytearray()
+        while True:
+            ready, _, _ = select.select([fd, wake], [], [])
+            if wake in ready:
+                with contextlib.suppress(BlockingIOError):
+                    wake.recv(64)  # a signal other than SIGINT: read on
+            if fd not in ready:
+                continue
+            byte = os.read(fd, 1)  # one at a time: what follows the line stays unread
+            if not byte:
+                return line.decode(errors="replace") if line else None
+            if byte == b"\n":
+                return line.decode(errors="replace").rstrip("\r")
+            line += byte
+    finally:
+        signal.set_wakeup_fd(before)
+        wake.close()
+        woken.close()
