@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -27,6 +27,9 @@ from helix.accounts import Accounts, Hashing, open_accounts
 from helix.providers import Scenario
 from helix.server import ServerConfig, create_app
 from helix.testing import MockModelServer
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 MODEL = "openai:gpt-4.1"
 WAIT_S = 60.0
@@ -241,6 +244,19 @@ def chromium() -> str:
             pytest.fail(message)
         pytest.skip(message)
     return CHROMIUM
+
+
+@pytest.fixture
+def browser(chromium: str) -> Iterator[Browser]:
+    """A headless Chromium for one test (Playwright's sync API), closed after it."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
 
 
 class Cli:

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from helix.testing import MockModelServer
 
-from .conftest import CHROMIUM_ARGS, MODEL, Admin, LiveServer, play
+from .conftest import MODEL, Admin, LiveServer, play
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "dashboard"
 TIMEOUT_MS = 20_000
@@ -24,16 +22,6 @@ document.addEventListener("securitypolicyviolation",
   (e) => window.cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`));
 """
 """Collects what the page's Content-Security-Policy blocked (nothing, if it fits)."""
-
-
-@pytest.fixture
-def browser(chromium: str) -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 def _sign_in(page: Page, live: LiveServer, username: str, password: str) -> None:

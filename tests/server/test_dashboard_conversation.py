@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from helix.testing import MockModelServer
 
-from .conftest import CHROMIUM_ARGS, MODEL, Admin, LiveServer, play, wait_for_status
+from .conftest import MODEL, Admin, LiveServer, play, wait_for_status
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 REFRESH = os.environ.get("HELIX_REFRESH_SCREENSHOTS") == "1"
@@ -55,16 +53,6 @@ NEWEST_IN_VIEW = """() => {
   const box = blocks[blocks.length - 1].getBoundingClientRect();
   return box.top < innerHeight && box.bottom > 0;
 }"""
-
-
-@pytest.fixture
-def browser(chromium: str) -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 def _signed_in(browser: Browser, token: str, width: int, height: int) -> BrowserContext:

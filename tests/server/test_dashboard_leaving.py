@@ -4,27 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
-import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser
 
 from helix.kernel.log import SqliteEventStore
 from helix.testing import MockModelServer, run_created, session_events
 
-from .conftest import CHROMIUM_ARGS, MODEL, Cli, free_port, play, wait_until
-
-
-@pytest.fixture
-def browser(chromium: str) -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
+from .conftest import MODEL, Cli, free_port, play, wait_until
 
 
 def test_closing_tabs_leaves_no_traceback_in_the_server_log(

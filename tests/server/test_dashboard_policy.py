@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Browser, expect
 
 from helix.testing import MockModelServer
 
-from .conftest import CHROMIUM_ARGS, MODEL, Admin, LiveServer, play
+from .conftest import MODEL, Admin, LiveServer, play
 from .test_dashboard import _CSP_WATCH, ARTIFACTS, TIMEOUT_MS, _sign_in
 
 ASK_WRITES = "approvals:\n  rules: [{tool: write_file, action: ask}]"
-
-
-@pytest.fixture
-def browser(chromium: str) -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 def test_a_pasted_or_uploaded_policy_shows_the_calls_it_would_change(

@@ -7,17 +7,16 @@ spend-desktop.png from this test (otherwise they go to artifacts/dashboard only)
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from helix.testing import MockModelServer
 
-from .conftest import CHROMIUM_ARGS, MODEL, Admin, LiveServer, play, wait_for_status
+from .conftest import MODEL, Admin, LiveServer, play, wait_for_status
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts" / "dashboard"
@@ -31,16 +30,6 @@ _WIDER = """() => [...document.querySelectorAll("body *")].filter((e) => {
   return box.width > 0 && box.right > window.innerWidth + 1;
 }).map((e) => `${e.tagName}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`)"""
 """Every element that sticks out past the viewport's right edge."""
-
-
-@pytest.fixture
-def browser(chromium: str) -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 @pytest.fixture

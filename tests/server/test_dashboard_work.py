@@ -5,29 +5,18 @@ in after a sign-in link fails; at desktop and phone sizes."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from helix.testing import MockModelServer
 
-from .conftest import CHROMIUM_ARGS, MODEL, Admin, LiveServer, play, wait_for_status
+from .conftest import MODEL, Admin, LiveServer, play, wait_for_status
 
 TIMEOUT_MS = 20_000
 SIZES = {"desktop": (1280, 800), "phone": (390, 844)}
-
-
-@pytest.fixture
-def browser(chromium: str) -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 def _context(browser: Browser, size: str, token: str | None = None) -> BrowserContext:
