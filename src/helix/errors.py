@@ -26,6 +26,7 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     │   └── ApprovalClosedError  the approval was already decided, or expired
     ├── UnknownToolError         a blueprint or a model named a tool that does not exist
     ├── InvalidToolArgumentsError  a tool call's arguments fail the tool's schema
+    ├── ToolSourceError          a run's tool source (MCP server, plugin) cannot start
     ├── AppendOnlyError          something tried to change or delete a stored event
     ├── InvalidObjectError       a world object's name is no digest, or it is not a manifest
     ├── SubscriptionOverflowError  a subscriber fell too far behind to be caught up
@@ -268,6 +269,12 @@ class InvalidToolArgumentsError(HelixError):
     """A tool call's arguments do not match the tool's schema."""
 
     code = "invalid_tool_arguments"
+
+
+class ToolSourceError(HelixError):
+    """A run's tool source (an MCP server, a plugin) could not be opened; says which, why."""
+
+    code = "tool_source_failed"
 
 
 class BlueprintError(ConfigError):

@@ -31,7 +31,7 @@ from helix.providers import (
     parse_model_name,
 )
 from helix.sandbox import Sandbox, StrongestSandbox, require_sandbox
-from helix.tools import ToolRegistry, builtin_registry
+from helix.tools import ToolRegistry, ToolSource, builtin_registry
 from helix.world import ObjectStore, world_root
 
 from ._blueprint import Blueprint, blueprint_of
@@ -48,6 +48,9 @@ ModelFactory = Callable[[RunSetup], ModelAdapter | None]
 """A model object for a run (``None``: the one its model name opens)."""
 PipelineFactory = Callable[[ToolRegistry], GatePipeline]
 """The gate pipeline for a run, given the tools it offers (replaces Helix's own)."""
+SourceFactory = Callable[[RunSetup], Sequence[ToolSource]]
+"""A run's tool sources beyond its blueprint's (new objects for each run: opened and
+closed with its loop)."""
 
 
 class Engine:
@@ -69,14 +72,17 @@ class Engine:
         gates: Sequence[Gate] = (),
         pipeline: PipelineFactory | None = None,
         snapshots: bool = True,
+        sources: SourceFactory | None = None,
     ) -> None:
         """Hold what every run driven here shares.
 
         ``gates`` are added to every run's pipeline (after the budget gate, before
         approval: see ``build_gate_pipeline``); ``pipeline`` replaces the pipeline whole.
-        ``snapshots=False`` leaves runs' worlds alone: never walked, hashed or watched
-        (for a library whose tools touch no folder), so no world history either: no
-        ``files``/``diff`` at a turn, no rollback, and forks share their parent's folder.
+        ``sources`` gives each run tool sources of its own (``helix.tools.ToolSource``:
+        their tools are offered beside the built-ins). ``snapshots=False`` leaves runs'
+        worlds alone: never walked, hashed or watched (for a library whose tools touch
+        no folder), so no world history either: no ``files``/``diff`` at a turn, no
+        rollback, and forks share their parent's folder.
         """
         self.snapshots = snapshots
         self.store = store
@@ -100,6 +106,7 @@ class Engine:
         self.gates = tuple(gates)
         """Gates every run's calls pass besides Helix's own (before approval)."""
         self._pipeline = pipeline
+        self._sources = sources
         if gates:
             self.pipeline_for(self.tools)  # distinct names, valid scopes: refused here
 
@@ -235,6 +242,8 @@ class Engine:
             scripts=self.scripts,
             clock=self.clock,
         )
+        if self._sources is not None:
+            setup.sources = tuple(self._sources(setup))
         return setup
 
     async def _settings(self, run_id: str) -> RunSettings:

@@ -44,6 +44,7 @@ from ._clock import scheduling_point
 from ._request import RequestBuilder, tool_specs
 from ._session import LiveSession, halted
 from ._setup import RunSetup
+from ._sources import RunSources
 from ._until import Until, holds
 from ._world import TurnSnapshots
 
@@ -58,6 +59,7 @@ class RunLoop:
         self.setup = setup
         self._given_model = model
         self._session: LiveSession | None = None
+        self._sources = RunSources(setup)
         self._requests = RequestBuilder(setup.blueprint, tool_specs(setup.tools))
         self._results: list[NewEvent] = []
         """The turn's last tool results, recorded with the turn's end (see ``_step``)."""
@@ -95,10 +97,14 @@ class RunLoop:
             async with asyncio.TaskGroup() as group:
                 watcher = group.create_task(session.watch())
                 try:
+                    if self.setup.sources and session.state.status not in TERMINAL:
+                        await self._sources.open(session)
+                        self._requests.offer(tool_specs(self.setup.tools))
                     await self._drive(session, model, until, steps)
                 finally:
                     watcher.cancel()
         finally:
+            await self._sources.close()
             self._world.close()
             if self._given_model is None:
                 await model.aclose()
@@ -192,6 +198,8 @@ class RunLoop:
         elif before and self._stops_between_turns:
             await session.append(before)  # the next step starts the next turn
         else:
+            if self._sources.refresh():  # a source's tools changed: offered from this turn on
+                self._requests.offer(tool_specs(self.setup.tools))
             turn = state.turn + 1
             started = NewEvent(TurnStarted(turn=turn), turn=turn)
             await self._model_step(session, model, calls, [*before, started], turn)

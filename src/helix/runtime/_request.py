@@ -34,6 +34,10 @@ class RequestBuilder:
         self._tools = tools
         self._converted: list[ChatMessage] = []
 
+    def offer(self, tools: tuple[ToolSpec, ...]) -> None:
+        """Offer these tools from the next request on (a tool source's list changed)."""
+        self._tools = tools
+
     def build(self, state: SessionState) -> ModelRequest:
         """Everything the model has said and been told, as one request."""
         messages = state.messages

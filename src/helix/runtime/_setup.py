@@ -12,7 +12,7 @@ from helix.gates import EgressPolicy, GatePipeline, Policy, build_gate_pipeline
 from helix.kernel.log import EventStore
 from helix.providers import PriceBook, ScriptAccess
 from helix.sandbox import Sandbox
-from helix.tools import ToolRegistry
+from helix.tools import ToolRegistry, ToolSource
 from helix.world import ObjectStore
 
 from ._blueprint import Blueprint
@@ -53,6 +53,9 @@ class RunSetup:
     """Which scenario files a ``scripted:PATH`` model may read (``Engine.scripts``)."""
     clock: Clock = SYSTEM_CLOCK
     """What the run's deadlines, time budget and durations are read on (``Engine.clock``)."""
+    sources: tuple[ToolSource, ...] = ()
+    """Where the run's other tools come from (MCP servers, plugins): opened with its
+    loop, their tools added to ``tools`` (``runtime/_sources.py``)."""
 
     @functools.cached_property
     def egress(self) -> EgressPolicy:

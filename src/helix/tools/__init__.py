@@ -12,6 +12,16 @@ from ._facets import Facets as Facets
 from ._facets import PathAccess as PathAccess
 from ._quota import QuotaExceeded as QuotaExceeded
 from ._quota import WorldQuota as WorldQuota
+from ._source import Asker as Asker
+from ._source import Elicitation as Elicitation
+from ._source import ElicitationAnswer as ElicitationAnswer
+from ._source import SampleMessage as SampleMessage
+from ._source import Sampler as Sampler
+from ._source import SampleReply as SampleReply
+from ._source import SampleRequest as SampleRequest
+from ._source import SourceHost as SourceHost
+from ._source import ToolSource as ToolSource
+from ._source import compose_tools as compose_tools
 from ._tool import Effect as Effect
 from ._tool import EffectHook as EffectHook
 from ._tool import FileChange as FileChange
@@ -24,24 +34,34 @@ from ._tool import tool as tool
 
 __all__ = [
     "BUILTIN_TOOLS",
+    "Asker",
     "Delegation",
     "Delegator",
     "Effect",
     "EffectHook",
     "EffectKind",
+    "Elicitation",
+    "ElicitationAnswer",
     "FacetName",
     "Facets",
     "FileChange",
     "PathAccess",
     "QuotaExceeded",
     "RecordService",
+    "SampleMessage",
+    "SampleReply",
+    "SampleRequest",
+    "Sampler",
+    "SourceHost",
     "ToolContext",
     "ToolDef",
     "ToolFunction",
     "ToolRegistry",
     "ToolResult",
+    "ToolSource",
     "WorldQuota",
     "builtin_registry",
+    "compose_tools",
     "example_tools",
     "tool",
 ]

@@ -1,0 +1,94 @@
+"""A run's tool sources: opened with its loop, their tools taken at turn boundaries.
+
+The tools a run offers are its blueprint's built-ins plus what its sources (MCP
+servers, plugins: ``helix.tools.ToolSource``) offer now. A source that says its tools
+changed is read again at the next turn boundary: the model, the gates and the call
+runner all see the new list from the next turn on, never half-way through one.
+"""
+
+from __future__ import annotations
+
+from helix.errors import ToolSourceError
+from helix.gates import build_gate_pipeline
+from helix.kernel.events import NewEvent, Payload
+from helix.tools import SourceHost, ToolRegistry, ToolSource, compose_tools
+
+from ._session import LiveSession
+from ._setup import RunSetup
+
+
+class RunSources:
+    """The sources of one run's incarnation (``RunLoop`` opens and closes them)."""
+
+    def __init__(self, setup: RunSetup) -> None:
+        self.setup = setup
+        self._base = setup.tools
+        """The tools the run has of its own (the blueprint's built-ins)."""
+        self._opened: list[ToolSource] = []
+        self._changed: set[str] = set()
+
+    async def open(self, session: LiveSession) -> None:
+        """Open every source (in order); the run's tools are then theirs and the base.
+
+        A source that fails to open closes those opened before it and raises
+        ``ToolSourceError`` naming it.
+        """
+        host = self.host(session)
+        for source in self.setup.sources:
+            try:
+                await source.open(host)
+            except ToolSourceError:
+                await self.close()
+                raise
+            except Exception as error:
+                await self.close()
+                raise ToolSourceError(
+                    f"{source.name}: could not start: {type(error).__name__}: {error}"
+                ) from error
+            self._opened.append(source)
+        self._changed.clear()
+        self._take()
+
+    def host(self, session: LiveSession) -> SourceHost:
+        """What the run gives its sources: world, sandbox, log, a way to say "changed"."""
+
+        async def record(payload: Payload) -> None:
+            await session.append([NewEvent(payload, turn=session.state.turn)])
+
+        return SourceHost(
+            run_id=self.setup.run_id,
+            world=self.setup.world,
+            sandbox=self.setup.sandbox,
+            env=self.setup.env,
+            record=record,
+            changed=self._changed.add,
+        )
+
+    def refresh(self) -> bool:
+        """At a turn boundary: take the sources' new tools if any said they changed."""
+        if not self._changed:
+            return False
+        self._changed.clear()
+        self._take()
+        return True
+
+    async def close(self) -> None:
+        """Close every opened source, last opened first (errors closing are not raised)."""
+        opened, self._opened = self._opened, []
+        for source in reversed(opened):
+            try:
+                await source.close()
+            except Exception:  # a source that fails to stop must not keep the run from ending
+                continue
+
+    def _take(self) -> None:
+        if not self._opened:
+            return
+        tools = ToolRegistry(compose_tools(list(self._base), self._opened))
+        self.setup.tools = tools
+        engine = self.setup.engine
+        self.setup.pipeline = (
+            engine.pipeline_for(tools)
+            if engine is not None
+            else build_gate_pipeline(available_tools=tools.names)
+        )
