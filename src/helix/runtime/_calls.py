@@ -233,9 +233,10 @@ class CallRunner:
 
     def _started(self, call_id: str, tool: ToolDef) -> ToolStarted:
         if not tool.facets.sandboxed:
-            return ToolStarted(call_id=call_id, sandbox="none")
+            return ToolStarted(call_id=call_id, sandbox="none", origin=tool.origin)
         sandbox = self.setup.sandbox
-        return ToolStarted(call_id=call_id, sandbox=sandbox.tier, reason=sandbox.reason or None)
+        reason = sandbox.reason or None
+        return ToolStarted(call_id=call_id, sandbox=sandbox.tier, reason=reason, origin=tool.origin)
 
 
 def elapsed_s(state: SessionState, clock: Clock) -> float:

@@ -122,6 +122,9 @@ class ToolDef:
     """Does a ``withheld`` effect this tool registered (``external-withhold`` tools)."""
     undo: EffectHook | None = None
     """Reverses a ``compensable`` effect this tool registered (``external-compensate``)."""
+    origin: str | None = None
+    """Where the tool comes from, as its ``tool.started`` records it: ``mcp:SERVER``,
+    ``plugin:NAME@VERSION``; ``None``: Helix's own, or the engine's."""
 
     @property
     def read_only(self) -> bool:

@@ -30,6 +30,9 @@ class ToolStarted(Payload):
     """The sandbox tier the call runs in."""
     reason: str | None = None
     """Why that tier (for a tool running in the sandbox: e.g. the strongest this host gives)."""
+    origin: str | None = None
+    """Where the tool that served the call came from (``mcp:SERVER``,
+    ``plugin:NAME@VERSION``); absent for Helix's own tools."""
 
 
 class ToolCompleted(Payload):
