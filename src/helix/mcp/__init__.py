@@ -1,3 +1,6 @@
-"""MCP, both ways: ``helix.mcp.client`` reaches MCP servers' tools from a run (a tool
-source below the runtime); ``helix.mcp.server`` exposes Helix's runs to MCP clients
-(``helix mcp serve``, through ``helix.api``)."""
+"""MCP, both ways: reaching MCP servers from a run, and serving Helix to MCP clients.
+
+``helix.mcp.client`` turns an MCP server's tools into a run's tool source (below the
+runtime); ``helix.mcp.server`` exposes Helix's runs to MCP clients (``helix mcp
+serve``, through ``helix.api``).
+"""
