@@ -20,7 +20,9 @@ _BASE = {"helix.errors", "helix._util"}
 _KERNEL = _BASE | {"helix.kernel"}
 _TOOLS = _KERNEL | {"helix.sandbox"}
 _GATES = _TOOLS | {"helix.tools"}
-_RUNTIME = _GATES | {"helix.gates", "helix.providers", "helix.world"}
+_EXTENSIONS = _GATES | {"helix.gates", "helix.providers", "helix.ui", "helix.notify"}
+"""What plugins may use: everything a tool, gate, provider, component or notifier is."""
+_RUNTIME = _EXTENSIONS | {"helix.world", "helix.mcp.client", "helix.plugins"}
 _TESTING = _RUNTIME | {"helix.runtime"}
 _API = _TESTING | {"helix.config"}
 _SERVER = _API | {"helix._version", "helix.accounts", "helix.api", "helix.notify"}
@@ -38,6 +40,10 @@ ALLOWED: dict[str, set[str]] = {
     "helix.tools": set(_TOOLS),
     "helix.gates": set(_GATES),
     "helix.world": set(_KERNEL),
+    "helix.ui": set(_KERNEL),
+    "helix.mcp": set(_BASE),
+    "helix.mcp.client": set(_GATES),
+    "helix.plugins": set(_EXTENSIONS),
     "helix.runtime": set(_RUNTIME),
     "helix.testing": set(_TESTING),
     "helix.api": set(_API),
@@ -46,7 +52,8 @@ ALLOWED: dict[str, set[str]] = {
     "helix.notify": set(_KERNEL),
     "helix.accounts": _KERNEL | {"helix.gates"},
     "helix.server": set(_SERVER),
-    "helix.cli": _SERVER | {"helix.testing", "helix.bench", "helix.server"},
+    "helix.mcp.server": _API | {"helix._version", "helix.api"},
+    "helix.cli": _SERVER | {"helix.testing", "helix.bench", "helix.server", "helix.mcp.server"},
 }
 
 

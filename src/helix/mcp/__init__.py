@@ -4,3 +4,5 @@
 runtime); ``helix.mcp.server`` exposes Helix's runs to MCP clients (``helix mcp
 serve``, through ``helix.api``).
 """
+
+__all__: list[str] = []
