@@ -9,6 +9,12 @@ from ._model_adapter import history_request as history_request
 from ._model_adapter import simple_request as simple_request
 from ._sandbox import SandboxConformance as SandboxConformance
 from ._sandbox_arena import SandboxArena as SandboxArena
+from ._tool_samples import SlowCall as SlowCall
+from ._tool_samples import ToolSample as ToolSample
+from ._tool_samples import WorldState as WorldState
+from ._tool_samples import world_changes as world_changes
+from ._tool_samples import world_state as world_state
+from ._tools import ToolConformance as ToolConformance
 
 __all__ = [
     "KEY",
@@ -18,6 +24,12 @@ __all__ = [
     "Reopen",
     "SandboxArena",
     "SandboxConformance",
+    "SlowCall",
+    "ToolConformance",
+    "ToolSample",
+    "WorldState",
     "history_request",
     "simple_request",
+    "world_changes",
+    "world_state",
 ]
