@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 from pydantic import BaseModel, ConfigDict, create_model
 
 from helix.sandbox import ProcessSandbox
@@ -22,6 +23,7 @@ from helix.tools import (
     ToolContext,
     ToolDef,
     ToolResult,
+    builtin_registry,
     example_tools,
     tool,
 )
@@ -59,28 +61,28 @@ ECHO = ToolSample(args={"text": "hi"}, failing={"text": ""})
 # -- declarations ----------------------------------------------------------------------
 
 
-def test_tools_and_samples_must_match() -> None:
+async def test_tools_and_samples_must_match() -> None:
     with pytest.raises(AssertionError, match=r"tools without a sample .*: echo"):
-        _suite().test_every_tool_has_a_sample([echo])
+        await _suite().test_every_tool_has_a_sample([echo])
     with pytest.raises(AssertionError, match="samples for tools the source lacks: gone"):
-        _suite(echo=ECHO, gone=ECHO).test_every_tool_has_a_sample([echo])
+        await _suite(echo=ECHO, gone=ECHO).test_every_tool_has_a_sample([echo])
     with pytest.raises(AssertionError, match="tool names must be unique: echo repeat"):
-        _suite(echo=ECHO).test_every_tool_has_a_sample([echo, echo])
+        await _suite(echo=ECHO).test_every_tool_has_a_sample([echo, echo])
 
 
-def test_a_name_no_provider_takes_fails() -> None:
+async def test_a_name_no_provider_takes_fails() -> None:
     spaced = dataclasses.replace(echo, name="echo back")
     with pytest.raises(AssertionError, match="'echo back': a tool name must match"):
-        _suite(**{"echo back": ECHO}).test_name_and_description([spaced], "echo back")
+        await _suite(**{"echo back": ECHO}).test_name_and_description([spaced], "echo back")
 
 
-def test_an_empty_description_or_a_stray_origin_fails() -> None:
+async def test_an_empty_description_or_a_stray_origin_fails() -> None:
     with pytest.raises(AssertionError, match="echo: the description is empty"):
-        _suite(echo=ECHO).test_name_and_description(
+        await _suite(echo=ECHO).test_name_and_description(
             [dataclasses.replace(echo, description=" ")], "echo"
         )
     with pytest.raises(AssertionError, match="echo: origin 'npm:x' is neither"):
-        _suite(echo=ECHO).test_name_and_description(
+        await _suite(echo=ECHO).test_name_and_description(
             [dataclasses.replace(echo, origin="npm:x")], "echo"
         )
 
@@ -116,19 +118,19 @@ def test_an_empty_description_or_a_stray_origin_fails() -> None:
         ),
     ],
 )
-def test_a_bad_parameters_schema_fails(parameters: dict[str, object], message: str) -> None:
+async def test_a_bad_parameters_schema_fails(parameters: dict[str, object], message: str) -> None:
     broken = dataclasses.replace(echo, parameters=parameters)
     with pytest.raises(AssertionError, match=f"echo's parameters.*{message}"):
-        _suite(echo=ECHO).test_parameters_schema([broken], "echo")
+        await _suite(echo=ECHO).test_parameters_schema([broken], "echo")
 
 
-def test_sample_arguments_the_tool_refuses_fail() -> None:
+async def test_sample_arguments_the_tool_refuses_fail() -> None:
     suite = _suite(echo=ToolSample(args={"text": "hi"}, failing={"text": 3}))
     with pytest.raises(AssertionError, match="echo: the sample's failing are refused"):
-        suite.test_sample_arguments_round_trip([echo], "echo")
+        await suite.test_sample_arguments_round_trip([echo], "echo")
     loose = dataclasses.replace(echo, arguments=_model(text=(object, ...)))
     with pytest.raises(AssertionError, match="echo: the schema refuses the sample's failing"):
-        suite.test_sample_arguments_round_trip([loose], "echo")
+        await suite.test_sample_arguments_round_trip([loose], "echo")
 
 
 def _model(**fields: object) -> type[BaseModel]:
@@ -137,45 +139,45 @@ def _model(**fields: object) -> type[BaseModel]:
     )
 
 
-def test_unknown_arguments_taken_silently_fail() -> None:
+async def test_unknown_arguments_taken_silently_fail() -> None:
     lax = create_model("echo_arguments", __config__=ConfigDict(extra="ignore"), text=(str, ...))
     with pytest.raises(AssertionError, match="echo takes an unknown argument without a word"):
-        _suite(echo=ECHO).test_unknown_arguments_are_refused(
+        await _suite(echo=ECHO).test_unknown_arguments_are_refused(
             [dataclasses.replace(echo, arguments=lax)], "echo"
         )
 
 
-def test_inconsistent_facets_fail() -> None:
+async def test_inconsistent_facets_fail() -> None:
     suite = _suite(echo=ECHO)
     writes = dataclasses.replace(echo, facets=Facets(read_only=True, effect="world"))
     with pytest.raises(AssertionError, match="echo is read-only, so its effect is 'none'"):
-        suite.test_facets_are_consistent([writes], "echo")
+        await suite.test_facets_are_consistent([writes], "echo")
     racing = dataclasses.replace(echo, facets=Facets(effect="world"), concurrent=True)
     with pytest.raises(AssertionError, match="echo runs concurrently but is not read-only"):
-        suite.test_facets_are_consistent([racing], "echo")
+        await suite.test_facets_are_consistent([racing], "echo")
     declared = _suite(echo=dataclasses.replace(ECHO, concurrent=True))
-    declared.test_facets_are_consistent([racing], "echo")
+    await declared.test_facets_are_consistent([racing], "echo")
     missing = dataclasses.replace(echo, facets=Facets(paths={"file": "read"}))
     with pytest.raises(AssertionError, match="echo: facets name arguments it lacks: file"):
-        suite.test_facets_are_consistent([missing], "echo")
+        await suite.test_facets_are_consistent([missing], "echo")
     numeric = dataclasses.replace(
         echo,
         facets=Facets(url="text"),
         parameters={"type": "object", "properties": {"text": {"type": "integer"}}},
     )
     with pytest.raises(AssertionError, match="echo: url argument 'text' is not a string"):
-        suite.test_facets_are_consistent([numeric], "echo")
+        await suite.test_facets_are_consistent([numeric], "echo")
 
 
-def test_an_effect_without_its_hook_fails() -> None:
+async def test_an_effect_without_its_hook_fails() -> None:
     record_create, outbox_send = example_tools(Path("/nonexistent"))
     hookless = dataclasses.replace(outbox_send, perform=None)
     suite = _suite(outbox_send=ECHO)
     with pytest.raises(AssertionError, match="outbox_send: a 'perform' hook goes with"):
-        suite.test_effect_kind([hookless], "outbox_send")
+        await suite.test_effect_kind([hookless], "outbox_send")
     stray = dataclasses.replace(record_create, perform=record_create.undo)
     with pytest.raises(AssertionError, match="record_create: a 'perform' hook goes with"):
-        _suite(record_create=ECHO).test_effect_kind([stray], "record_create")
+        await _suite(record_create=ECHO).test_effect_kind([stray], "record_create")
 
 
 # -- calls -------------------------------------------------------------------------------
@@ -345,3 +347,62 @@ class TestAToolSource(ToolConformance):
         assert source.closed, "the suite did not close the source it opened"
         assert source.host is not None
         assert source.host.world.is_dir()
+
+
+class _Started:
+    """A source that may be opened once only: slow to start, as an MCP server is."""
+
+    name = "mcp:once"
+
+    def __init__(self) -> None:
+        self.opened = 0
+
+    async def open(self, host: SourceHost) -> None:
+        self.opened += 1
+        assert self.opened == 1, "opened again: the class-scoped fixture was not shared"
+
+    def tools(self) -> Sequence[ToolDef]:
+        command = builtin_registry().get("run_command")
+        return [dataclasses.replace(command, origin="mcp:once")]
+
+    async def close(self) -> None:
+        """Nothing to stop."""
+
+
+@pytest.mark.asyncio(loop_scope="class")
+class TestASourceOpenedOncePerClass(ToolConformance):
+    """The recipe in docs/engine.md: one world, sandbox and open source for the class."""
+
+    samples = {
+        "run_command": ToolSample(
+            args={"command": "echo hi"},
+            failing={"command": "exit 3"},
+            slow=SlowCall(
+                args={"command": "touch started && sleep 60"},
+                started=lambda world: (world / "started").exists(),
+                leaves=frozenset({"started"}),
+            ),
+        )
+    }
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def world(cls, tmp_path_factory: pytest.TempPathFactory) -> Path:
+        return tmp_path_factory.mktemp("world").resolve()
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def sandbox(cls) -> Iterator[ProcessSandbox]:
+        box = ProcessSandbox()
+        yield box
+        box.close()
+
+    @pytest_asyncio.fixture(scope="class", loop_scope="class")
+    @classmethod
+    async def tools(  # type: ignore[override]
+        cls, world: Path, sandbox: ProcessSandbox
+    ) -> AsyncIterator[Sequence[ToolDef]]:
+        source = _Started()
+        await source.open(cls.host_for(world, sandbox))
+        yield source.tools()
+        await source.close()

@@ -87,7 +87,15 @@ class ToolConformance:
 
     @pytest.fixture
     def source_host(self, world: Path, sandbox: Sandbox) -> SourceHost:
-        """What an opened source is given: the world and sandbox; no network, nobody to ask."""
+        """What an opened source is given (``host_for``)."""
+        return self.host_for(world, sandbox)
+
+    @staticmethod
+    def host_for(world: Path, sandbox: Sandbox) -> SourceHost:
+        """A ``SourceHost`` on this world and sandbox, asking nothing of anyone.
+
+        No network, nobody to ask, no model; what the source records is kept in memory.
+        """
         recorded: list[Payload] = []
 
         async def record(payload: Payload) -> None:
@@ -201,7 +209,7 @@ class ToolConformance:
 
     # -- the tools under test are the tools sampled -----------------------------------
 
-    def test_every_tool_has_a_sample(self, tools: Iterable[ToolDef]) -> None:
+    async def test_every_tool_has_a_sample(self, tools: Iterable[ToolDef]) -> None:
         names = [t.name for t in tools]
         doubled = sorted({n for n in names if names.count(n) > 1})
         assert not doubled, f"tool names must be unique: {', '.join(doubled)} repeat"
@@ -212,7 +220,7 @@ class ToolConformance:
 
     # -- declaration: name, description, schema ----------------------------------------
 
-    def test_name_and_description(self, tools: Iterable[ToolDef], tool_name: str) -> None:
+    async def test_name_and_description(self, tools: Iterable[ToolDef], tool_name: str) -> None:
         tool, _ = self._tool(tools, tool_name)
         assert NAME.fullmatch(tool.name), (
             f"{tool.name!r}: a tool name must match {NAME.pattern} for every model provider"
@@ -222,7 +230,7 @@ class ToolConformance:
             f"{tool.name}: origin {tool.origin!r} is neither mcp:SERVER nor plugin:NAME@VERSION"
         )
 
-    def test_parameters_schema(self, tools: Iterable[ToolDef], tool_name: str) -> None:
+    async def test_parameters_schema(self, tools: Iterable[ToolDef], tool_name: str) -> None:
         import jsonschema
 
         tool, _ = self._tool(tools, tool_name)
@@ -252,7 +260,9 @@ class ToolConformance:
             f"{where} show {sorted(names)} but its arguments model takes {sorted(fields)}"
         )
 
-    def test_sample_arguments_round_trip(self, tools: Iterable[ToolDef], tool_name: str) -> None:
+    async def test_sample_arguments_round_trip(
+        self, tools: Iterable[ToolDef], tool_name: str
+    ) -> None:
         import jsonschema
 
         tool, sample = self._tool(tools, tool_name)
@@ -281,7 +291,9 @@ class ToolConformance:
                 f"{tool.name}: the sample's {label} parse differently after a JSON round trip"
             )
 
-    def test_unknown_arguments_are_refused(self, tools: Iterable[ToolDef], tool_name: str) -> None:
+    async def test_unknown_arguments_are_refused(
+        self, tools: Iterable[ToolDef], tool_name: str
+    ) -> None:
         tool, sample = self._tool(tools, tool_name)
         refusal = _refusal(tool, {**sample.args, UNKNOWN_ARGUMENT: 1})
         assert refusal is not None, f"{tool.name} takes an unknown argument without a word"
@@ -298,7 +310,7 @@ class ToolConformance:
 
     # -- declaration: facets and effect kind -----------------------------------------
 
-    def test_facets_are_consistent(self, tools: Iterable[ToolDef], tool_name: str) -> None:
+    async def test_facets_are_consistent(self, tools: Iterable[ToolDef], tool_name: str) -> None:
         tool, sample = self._tool(tools, tool_name)
         facets = tool.facets
         properties: dict[str, Any] = tool.parameters.get("properties", {})
@@ -323,7 +335,7 @@ class ToolConformance:
                 " sample (ToolSample(concurrent=True)) if that is by design"
             )
 
-    def test_effect_kind(self, tools: Iterable[ToolDef], tool_name: str) -> None:
+    async def test_effect_kind(self, tools: Iterable[ToolDef], tool_name: str) -> None:
         tool, _ = self._tool(tools, tool_name)
         kinds = get_args(EffectKind)
         assert tool.effect in kinds, f"{tool.name}: effect {tool.effect!r} is not one of {kinds}"
