@@ -15,8 +15,9 @@ message naming the tool: its schema and a JSON round trip of its arguments, its
 facets and effect kind against what a call really does to the world, the shape of a
 failing call (a ``ToolResult(ok=False)``, never an exception), cancellation mid-call,
 and idempotence. Calls run for real: a fresh world directory per test and the
-process sandbox (override ``sandbox`` for another tier). The async tests need
-pytest-asyncio in ``auto`` mode; ``jsonschema`` must be installed.
+process sandbox (override ``sandbox`` for another tier). Every test is async
+(pytest-asyncio in ``auto`` mode; a class may share one loop and one opened source,
+see docs/engine.md); ``jsonschema`` must be installed.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, get_args
@@ -36,7 +37,8 @@ from helix.kernel.events import Payload
 from helix.sandbox import ProcessSandbox, Sandbox
 from helix.tools import EffectKind, SourceHost, ToolContext, ToolDef, ToolResult, ToolSource
 
-from ._tool_samples import ToolSample, WorldState, world_changes, world_state
+from ._tool_checks import judge_call, outcome, refusal, settled, takes_strings
+from ._tool_samples import ToolSample, world_changes, world_state
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 """A tool name every model provider accepts."""
@@ -94,12 +96,14 @@ class ToolConformance:
     def host_for(world: Path, sandbox: Sandbox) -> SourceHost:
         """A ``SourceHost`` on this world and sandbox, asking nothing of anyone.
 
-        No network, nobody to ask, no model; what the source records is kept in memory.
+        No network, nobody to ask, no model. What the source records must be an event
+        payload (``helix.kernel.events.Payload``); it is checked, then dropped.
         """
-        recorded: list[Payload] = []
 
         async def record(payload: Payload) -> None:
-            recorded.append(payload)
+            assert isinstance(payload, Payload), (
+                f"the source recorded {payload!r}, not an event payload"
+            )
 
         return SourceHost(
             run_id="run_conformance",
@@ -169,43 +173,6 @@ class ToolConformance:
             f"{tool.name}: the output of {what} is a traceback, not a message"
         )
         return result
-
-    def _judge(
-        self, tool: ToolDef, before: WorldState, after: WorldState, result: ToolResult, what: str
-    ) -> None:
-        """What a call did to the world and registered must be what its tool declares."""
-        changes = world_changes(before, after)
-        if tool.effect != "world":
-            assert not changes, (
-                f"{tool.name} declares effect {tool.effect!r}, but {what} changed the"
-                f" world: {changes}"
-            )
-            assert not result.files, f"{tool.name}: effect {tool.effect!r} but it reports files"
-        if tool.reports_changes:
-            files = {
-                p: op for p, op in changes.items() if "dir" not in (before.get(p), after.get(p))
-            }
-            reported = {f.path: f.op for f in result.files}
-            assert reported == files, (
-                f"{tool.name} says it reports its changes, but {what} reported {reported}"
-                f" for {files}"
-            )
-            for change in result.files:
-                hashes = (change.before, change.after)
-                assert hashes == (before.get(change.path), after.get(change.path)), (
-                    f"{tool.name}: the hashes reported for {change.path} are not its content's"
-                )
-        for effect in result.effects:
-            wanted = {"withheld": "external-withhold", "compensable": "external-compensate"}
-            if effect.kind in wanted:
-                assert tool.effect == wanted[effect.kind], (
-                    f"{tool.name} registered a {effect.kind} effect but declares effect"
-                    f" {tool.effect!r}, so no hook of it would settle the effect"
-                )
-            else:
-                assert not tool.read_only, f"{tool.name} is read-only but registered {effect}"
-            wire = json.loads(json.dumps(effect.args))
-            assert wire == effect.args, f"{tool.name}: effect args are not plain JSON: {effect}"
 
     # -- the tools under test are the tools sampled -----------------------------------
 
@@ -295,18 +262,18 @@ class ToolConformance:
         self, tools: Iterable[ToolDef], tool_name: str
     ) -> None:
         tool, sample = self._tool(tools, tool_name)
-        refusal = _refusal(tool, {**sample.args, UNKNOWN_ARGUMENT: 1})
-        assert refusal is not None, f"{tool.name} takes an unknown argument without a word"
-        assert tool.name in refusal, (
-            f"{tool.name}: refusing an unknown argument must name the tool: {refusal}"
+        why = refusal(tool, {**sample.args, UNKNOWN_ARGUMENT: 1})
+        assert why is not None, f"{tool.name} takes an unknown argument without a word"
+        assert tool.name in why, (
+            f"{tool.name}: refusing an unknown argument must name the tool: {why}"
         )
-        assert UNKNOWN_ARGUMENT in refusal, (
-            f"{tool.name}: refusing an unknown argument must name it: {refusal}"
+        assert UNKNOWN_ARGUMENT in why, (
+            f"{tool.name}: refusing an unknown argument must name it: {why}"
         )
         for name in tool.parameters.get("required", []):
-            refusal = _refusal(tool, {k: v for k, v in sample.args.items() if k != name})
-            assert refusal is not None, f"{tool.name} takes a call without its required {name!r}"
-            assert name in refusal, f"{tool.name}: refusing a call without {name!r} must name it"
+            why = refusal(tool, {k: v for k, v in sample.args.items() if k != name})
+            assert why is not None, f"{tool.name} takes a call without its required {name!r}"
+            assert name in why, f"{tool.name}: refusing a call without {name!r} must name it"
 
     # -- declaration: facets and effect kind -----------------------------------------
 
@@ -317,12 +284,12 @@ class ToolConformance:
         absent = sorted(facets.arguments - set(properties))
         assert not absent, f"{tool.name}: facets name arguments it lacks: {', '.join(absent)}"
         for argument in facets.paths:
-            assert _takes_strings(properties[argument], lists=True), (
+            assert takes_strings(properties[argument], lists=True), (
                 f"{tool.name}: path argument {argument!r} is not a string (or list of strings)"
             )
         for role, named in (("command", facets.command), ("url", facets.url)):
             if named is not None:
-                assert _takes_strings(properties[named], lists=False), (
+                assert takes_strings(properties[named], lists=False), (
                     f"{tool.name}: {role} argument {named!r} is not a string"
                 )
         if facets.read_only:
@@ -361,7 +328,7 @@ class ToolConformance:
         before = world_state(world)
         result = await self._call(tool, sample.args, self.context(world, sandbox), "its sample")
         assert result.ok, f"{tool.name}: the sample call failed: {result.output[:500]}"
-        self._judge(tool, before, world_state(world), result, "its sample")
+        judge_call(tool, before, world_state(world), result, "its sample")
 
     async def test_failing_call_returns_a_clear_error(
         self, tools: Iterable[ToolDef], tool_name: str, world: Path, sandbox: Sandbox
@@ -378,7 +345,7 @@ class ToolConformance:
             f" {result.output[:500]}"
         )
         assert result.output.strip(), f"{tool.name}: a failed call must say why (output is empty)"
-        self._judge(tool, before, world_state(world), result, "its failing call")
+        judge_call(tool, before, world_state(world), result, "its failing call")
 
     async def test_idempotent_call_twice_is_once(
         self, tools: Iterable[ToolDef], tool_name: str, world: Path, sandbox: Sandbox
@@ -420,7 +387,7 @@ class ToolConformance:
         before = world_state(world)
         ctx = self.context(world, sandbox)
         async with asyncio.TaskGroup() as group:
-            task = group.create_task(_settled(tool.call(ctx, slow.args)))
+            task = group.create_task(settled(tool.call(ctx, slow.args)))
             for _ in range(int(self.start_timeout_s / 0.02)):  # each wait lasts at least that
                 if slow.started(world) or task.done():
                     break
@@ -434,10 +401,10 @@ class ToolConformance:
             )
         assert under_way, (
             f"{tool.name}: the slow call was not under way after {self.start_timeout_s:g}s"
-            f" (it ended with {_outcome(task)})"
+            f" (it ended with {outcome(task)})"
         )
         assert task.cancelled(), (
-            f"{tool.name} swallowed its cancellation (it ended with {_outcome(task)}):"
+            f"{tool.name} swallowed its cancellation (it ended with {outcome(task)}):"
             " a cancelled call must stop and let the cancellation through"
         )
         stopped = world_state(world)
@@ -448,45 +415,3 @@ class ToolConformance:
         assert not later, (
             f"{tool.name}: the world kept changing after the call was cancelled: {later}"
         )
-
-
-def _refusal(tool: ToolDef, args: Mapping[str, Any]) -> str | None:
-    """Why ``tool.validate`` refuses ``args`` (``None``: it takes them)."""
-    try:
-        tool.validate(args)
-    except InvalidToolArgumentsError as error:
-        return str(error)
-    return None
-
-
-async def _settled(call: Awaitable[ToolResult]) -> ToolResult | Exception:
-    """A call's result, or the exception it raised (a cancellation goes through)."""
-    try:
-        return await call
-    except Exception as error:
-        return error
-
-
-def _outcome(task: asyncio.Task[ToolResult | Exception]) -> str:
-    """How a call ended, for a failure message."""
-    if not task.done():
-        return "nothing yet"
-    return "a cancellation" if task.cancelled() else repr(task.result())
-
-
-def _takes_strings(schema: Any, *, lists: bool) -> bool:
-    """Whether a property's schema takes a string (or, with ``lists``, a list of strings).
-
-    A union with ``null`` (an optional argument) counts.
-    """
-    if not isinstance(schema, dict):
-        return False
-    if schema.get("type") == "string":
-        return True
-    if lists and schema.get("type") == "array":
-        return _takes_strings(schema.get("items"), lists=False)
-    branches = schema.get("anyOf") or schema.get("oneOf")
-    if isinstance(branches, list):
-        typed = [b for b in branches if not (isinstance(b, dict) and b.get("type") == "null")]
-        return bool(typed) and all(_takes_strings(b, lists=lists) for b in typed)
-    return False
