@@ -314,6 +314,42 @@ async def test_a_slow_call_never_under_way_fails(world: Path, sandbox: ProcessSa
         )
 
 
+class _Session:
+    """A connection a cancelled call leaves broken (a wedged MCP session, say)."""
+
+    broken = False
+
+
+@tool(effect="world", paths={"path": "write"})
+async def wedging(ctx: ToolContext, path: str) -> ToolResult:
+    """Waits on its session when `path` is `slow`; a cancellation breaks the session."""
+    if _Session.broken:
+        return ToolResult(ok=False, output="the session is broken")
+    if path == "slow":
+        (ctx.world / "started").write_text("")
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            _Session.broken = True
+            raise
+    return ToolResult(ok=True, output="fine")
+
+
+async def test_a_source_wedged_by_a_cancellation_fails(
+    world: Path, sandbox: ProcessSandbox
+) -> None:
+    slow = SlowCall(
+        args={"path": "slow"},
+        started=lambda world: (world / "started").exists(),
+        leaves=frozenset({"started"}),
+    )
+    suite = _suite(wedging=ToolSample(args={"path": "quick"}, slow=slow))
+    with pytest.raises(AssertionError, match="wedging: the sample call failed after a cancelled"):
+        await suite.test_cancelled_call_stops_and_leaves_no_partial_file(
+            [wedging], "wedging", world, sandbox
+        )
+
+
 # -- a source rather than a list: the suite opens and closes it ------------------------
 
 

@@ -415,3 +415,9 @@ class ToolConformance:
         assert not later, (
             f"{tool.name}: the world kept changing after the call was cancelled: {later}"
         )
+        if sample.skip_call is None:  # the tool still works (an MCP session not wedged)
+            ctx = self.context(world, sandbox, "call_2")
+            after = await self._call(tool, sample.args, ctx, "its sample, after a cancelled call")
+            assert after.ok, (
+                f"{tool.name}: the sample call failed after a cancelled call: {after.output[:500]}"
+            )
