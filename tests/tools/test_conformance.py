@@ -6,6 +6,10 @@ The built-in tools (``builtin_registry``) and the example tools with outside eff
 
 from __future__ import annotations
 
+import dataclasses
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -20,6 +24,32 @@ def _notes(world: Path) -> None:
     (world / "notes.txt").write_text(lines)
     (world / "docs").mkdir()
     (world / "docs" / "readme.md").write_text("hello docs\n")
+
+
+class _Page(BaseHTTPRequestHandler):
+    """Answers every GET with a page longer than the suite's max_output."""
+
+    def do_GET(self) -> None:
+        body = b"<p>hello conformance</p>\n" * 1000
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def page_server() -> Iterator[int]:
+    """A real HTTP server on the loopback for ``http_fetch`` (its port), one per module."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Page)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
 
 
 def _started(world: Path) -> bool:
@@ -63,9 +93,8 @@ class TestBuiltinTools(ToolConformance):
             ),
         ),
         "http_fetch": ToolSample(
-            args={"url": "http://127.0.0.1:9/"},
+            args={"url": "http://127.0.0.1/"},  # the web fixture's port is added (sample_for)
             failing={"url": "ftp://example.com/file"},
-            skip_call="it needs an HTTP server; tests/tools/test_builtin.py runs it",
         ),
         "delegate": ToolSample(
             args={"objective": "summarise notes.txt"},
@@ -73,6 +102,19 @@ class TestBuiltinTools(ToolConformance):
             skip_call="it needs a runtime's child runs; tests/runtime/test_delegate.py runs it",
         ),
     }
+
+    web_port: int | None = None
+
+    @pytest.fixture(autouse=True)
+    def _web(self, page_server: int) -> None:
+        self.web_port = page_server
+
+    def sample_for(self, name: str) -> ToolSample:
+        sample = super().sample_for(name)
+        if name == "http_fetch":
+            url = f"http://127.0.0.1:{self.web_port}/"
+            return dataclasses.replace(sample, args={"url": url})
+        return sample
 
     @pytest.fixture
     def tools(self) -> ToolRegistry:

@@ -136,13 +136,22 @@ class ToolConformance:
             max_output=self.max_output,
         )
 
+    def sample_for(self, name: str) -> ToolSample:
+        """The sample the checks use for tool ``name`` (``samples[name]``).
+
+        Override it to fill in what is known only when the test runs, such as the port
+        of a server an autouse fixture started (function-scoped fixtures may set
+        attributes on ``self``: the test sees them).
+        """
+        return self.samples[name]
+
     # -- helpers ----------------------------------------------------------------------
 
     def _tool(self, tools: Iterable[ToolDef], name: str) -> tuple[ToolDef, ToolSample]:
         found = {t.name: t for t in tools}
         if name not in found:
             raise AssertionError(f"samples names {name!r}, but the source has no such tool")
-        return found[name], self.samples[name]
+        return found[name], self.sample_for(name)
 
     def _runnable(self, tool: ToolDef, sample: ToolSample) -> None:
         if sample.skip_call is not None:
