@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from helix.sandbox import ProcessSandbox
 from helix.testing.conformance import SlowCall, ToolConformance, ToolSample
@@ -122,6 +122,22 @@ async def test_a_bad_parameters_schema_fails(parameters: dict[str, object], mess
     broken = dataclasses.replace(echo, parameters=parameters)
     with pytest.raises(AssertionError, match=f"echo's parameters.*{message}"):
         await _suite(echo=ECHO).test_parameters_schema([broken], "echo")
+
+
+async def test_an_argument_named_by_its_alias_passes() -> None:
+    # An MCP tool's argument need not be a Python name: the model takes it by alias.
+    model = _model(max_results=(int, Field(alias="max-results")))
+    schema = {
+        "type": "object",
+        "properties": {"max-results": {"type": "integer"}},
+        "required": ["max-results"],
+        "additionalProperties": False,
+    }
+    aliased = dataclasses.replace(echo, arguments=model, parameters=schema)
+    suite = _suite(echo=ToolSample(args={"max-results": 3}))
+    await suite.test_parameters_schema([aliased], "echo")
+    await suite.test_sample_arguments_round_trip([aliased], "echo")
+    await suite.test_unknown_arguments_are_refused([aliased], "echo")
 
 
 async def test_sample_arguments_the_tool_refuses_fail() -> None:

@@ -231,7 +231,7 @@ class ToolConformance:
         except jsonschema.SchemaError as error:
             raise AssertionError(f"{where} are not a valid JSON Schema: {error.message}") from None
         names = set(properties)
-        fields = set(tool.arguments.model_fields)
+        fields = {f.alias or n for n, f in tool.arguments.model_fields.items()}
         assert names == fields, (
             f"{where} show {sorted(names)} but its arguments model takes {sorted(fields)}"
         )
