@@ -141,6 +141,10 @@ class Plugins:
         """Every plugin found, in discovery order (``refresh`` first to load them)."""
         return [self.info(name) for name in self._loaded]
 
+    def found(self) -> list[str]:
+        """The names of every plugin findable here, loaded or not (no plugin code runs)."""
+        return list(dict.fromkeys(c.name for c in discover(self.env, self.home)))
+
     def info(self, name: str) -> PluginInfo:
         """One plugin; ``PluginError`` if none of that name was found."""
         loaded = self._loaded.get(name)
