@@ -130,7 +130,7 @@ def load_folder(candidate: Candidate, digest: str) -> tuple[object, ModuleType]:
         spec.loader.exec_module(module)
     except BaseException as error:
         forget(module)
-        if not isinstance(error, Exception):
+        if not isinstance(error, Exception | SystemExit):  # Ctrl-C stays Ctrl-C
             raise
         raise PluginError(
             f"plugin {candidate.name}: does not import: {type(error).__name__}: {error}"
@@ -156,7 +156,7 @@ def load_entry_point(candidate: Candidate) -> tuple[object, Path | None]:
         raise PluginError(f"plugin {candidate.name}: its entry point is no longer installed")
     try:
         found = entry.load()
-    except Exception as error:
+    except (Exception, SystemExit) as error:
         raise PluginError(
             f"plugin {candidate.name}: does not import: {type(error).__name__}: {error}"
         ) from None
