@@ -1,0 +1,156 @@
+"""Hot reload: editing a folder plugin while a run is in flight. The call in flight
+finishes on the version it started with; the next turn's call is served by the new
+one; no run is dropped; the log says which version served each call."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from helix.kernel.events import Event
+from helix.kernel.log import MemoryEventStore
+from helix.plugins import Plugins
+from helix.providers import Scenario, ScriptedModel
+from helix.runtime import Blueprint, Engine, RunSetup
+from helix.sandbox import ProcessSandbox
+
+from ._folders import write_plugin
+
+SLOW = """
+import asyncio
+
+RELEASE = Path(__file__).resolve().parents[1] / "release"
+
+
+@tool(read_only=True, effect="none")
+async def work(ctx: ToolContext) -> ToolResult:
+    \"\"\"Do the work (this version waits until the test lets it finish).\"\"\"
+    while {wait} and not RELEASE.exists():
+        await asyncio.sleep(0.01)
+    return ToolResult(ok=True, output="served by {label}")
+
+
+plugin = Plugin(name="slow", version="1.0", tools=(work,))
+"""
+
+
+def _slow(label: str, *, wait: bool) -> str:
+    return SLOW.format(label=label, wait=wait)
+
+
+async def _until(store: MemoryEventStore, run_id: str, found: Any) -> list[Event]:
+    """Wait (on the log, not the clock) until ``found(log)`` holds; the log then."""
+
+    async def look() -> list[Event]:
+        while True:
+            log = await store.read(run_id)
+            if found(log):
+                return log
+            await asyncio.sleep(0.01)
+
+    return await asyncio.wait_for(look(), timeout=60)
+
+
+def _engine(tmp_path: Path, root: Path, calls: int) -> Engine:
+    steps = [
+        {"text": "", "tool_calls": [{"name": "work", "args": {}, "id": f"c{i}"}]}
+        for i in range(calls)
+    ]
+    scenario = Scenario.of(*steps, {"text": "done"})
+
+    def model(_setup: RunSetup) -> ScriptedModel:
+        return ScriptedModel(scenario, label="test")
+
+    plugins = Plugins(home=tmp_path / "home", env={"HELIX_PLUGINS": str(root)}, poll_s=0.02)
+    return Engine(
+        MemoryEventStore(),
+        home=tmp_path / "home",
+        sandbox=ProcessSandbox(),
+        model_factory=model,
+        env={},
+        plugins=plugins,
+    )
+
+
+def _types(log: list[Event], *types: str) -> list[Event]:
+    return [e for e in log if e.type in types]
+
+
+async def test_an_edit_during_a_call_serves_the_next_turn_with_the_new_version(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "plugins"
+    folder = write_plugin(root, "slow", _slow("v1", wait=True))
+    engine = _engine(tmp_path, root, calls=2)
+    store = engine.store
+    assert isinstance(store, MemoryEventStore)
+    blueprint = Blueprint.model_validate({"model": "scripted:t", "tools": [], "plugins": ["slow"]})
+    record = await engine.create("work twice", blueprint=blueprint, attended=False)
+    v1 = engine.plugins.info("slow").version
+    driving = asyncio.create_task(engine.drive(record.id))
+
+    await _until(store, record.id, lambda log: _types(log, "tool.started"))
+    write_plugin(root, "slow", _slow("v2", wait=False))  # edited while c0 runs on v1
+    log = await _until(store, record.id, lambda log: _types(log, "plugin.reloaded"))
+    assert not _types(log, "tool.completed")  # the call is still in flight
+    (root / "release").touch()
+    state = await asyncio.wait_for(driving, timeout=60)
+
+    assert state.status == "completed", state
+    log = await store.read(record.id)
+    v2 = engine.plugins.info("slow").version
+    assert v1 is not None and v2 is not None and v1 != v2
+    assert v1.startswith("1.0+") and v2.startswith("1.0+")
+    started = [(e.data["call_id"], e.data["origin"], e.turn) for e in _types(log, "tool.started")]
+    assert started == [("c0", f"plugin:slow@{v1}", 1), ("c1", f"plugin:slow@{v2}", 2)]
+    outputs = [e.data["output"] for e in _types(log, "tool.completed")]
+    assert outputs == ["served by v1", "served by v2"]
+    (reloaded,) = _types(log, "plugin.reloaded")
+    assert reloaded.data == {
+        "name": "slow",
+        "version": v2,
+        "previous": v1,
+        "reason": "files changed",
+        "tools": ["work"],
+        "gates": [],
+        "components": [],
+    }
+    # The switch is at the turn boundary: after c0 started, before turn 2 began.
+    order = [e.seq for e in log]
+    (c0,) = [e.seq for e in _types(log, "tool.started") if e.data["call_id"] == "c0"]
+    (turn2,) = [e.seq for e in _types(log, "turn.started") if e.data["turn"] == 2]
+    assert c0 < reloaded.seq < turn2 and order == sorted(order)
+    assert not _types(log, "run.failed", "supervisor.restarted")
+    assert folder.is_dir()
+
+
+async def test_an_edit_that_does_not_load_keeps_the_previous_version_serving(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "plugins"
+    write_plugin(root, "slow", _slow("v1", wait=True))
+    engine = _engine(tmp_path, root, calls=2)
+    store = engine.store
+    assert isinstance(store, MemoryEventStore)
+    blueprint = Blueprint.model_validate({"model": "scripted:t", "tools": [], "plugins": ["slow"]})
+    record = await engine.create("work twice", blueprint=blueprint, attended=False)
+    v1 = engine.plugins.info("slow").version
+    driving = asyncio.create_task(engine.drive(record.id))
+
+    await _until(store, record.id, lambda log: _types(log, "tool.started"))
+    (root / "slow" / "plugin.py").write_text("this is not python (\n")
+    log = await _until(store, record.id, lambda log: _types(log, "plugin.failed"))
+    (root / "release").touch()
+    state = await asyncio.wait_for(driving, timeout=60)
+
+    assert state.status == "completed", state
+    log = await store.read(record.id)
+    (failed,) = _types(log, "plugin.failed")
+    assert failed.data["serving"] == v1
+    assert failed.data["error"].startswith("plugin slow: does not import: SyntaxError")
+    origins = [e.data["origin"] for e in _types(log, "tool.started")]
+    assert origins == [f"plugin:slow@{v1}", f"plugin:slow@{v1}"]
+    info = engine.plugins.info("slow")
+    assert info.status == "active" and info.version == v1
+    assert info.reason.startswith("the edit did not load: plugin slow: does not import")
