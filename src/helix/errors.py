@@ -291,8 +291,11 @@ class PolicyError(ConfigError):
 
 
 class PluginError(ConfigError):
-    """A plugin breaks its contract (which plugin, which capability, what is wrong), or a
-    run names a plugin that is unknown, disabled or inactive."""
+    """A plugin breaks its contract, or a run names a plugin it cannot have.
+
+    The message says which plugin, which capability and what is wrong; or that the
+    plugin a blueprint names is unknown, disabled or inactive (and why).
+    """
 
     code = "invalid_plugin"
 

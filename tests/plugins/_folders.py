@@ -21,7 +21,10 @@ def note(line: str) -> None:
 
 
 def write_plugin(root: Path, name: str, body: str) -> Path:
-    """``root/name/plugin.py``: the shared header (``note`` logs to ``root/hooks.log``), then ``body``."""
+    """``root/name/plugin.py``: the shared header, then ``body``.
+
+    The header's ``note`` appends a line to ``root/hooks.log``.
+    """
     folder = root / name
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "plugin.py").write_text(HEADER + "\n" + textwrap.dedent(body))
@@ -34,12 +37,12 @@ def hooks(root: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-def simple(name: str, *, version: str = "1.0", requires: tuple[str, ...] = (), provides: str = "") -> str:
-    """A plugin declaring ``requires`` and providing ``provides`` (a dict literal), logging its hooks."""
+def simple(name: str, *, requires: tuple[str, ...] = (), provides: str = "") -> str:
+    """A plugin requiring ``requires``, providing ``provides`` (a dict literal); logs its hooks."""
     return f"""
     plugin = Plugin(
         name={name!r},
-        version={version!r},
+        version="1.0",
         requires={requires!r},
         provides={{{provides}}},
         activate=lambda caps: note("start {name} " + repr(sorted(caps.items()))),

@@ -93,7 +93,10 @@ def test_a_plugin_keeping_its_contract_passes() -> None:
         ({"gates": (object(),)}, "plugin 'acme': gates\\[0\\]: has no name"),
         ({"gates": (SyncGate(),)}, "gate 'acme.sync': needs an async __call__"),
         ({"gates": (replace_name(Gate(), "approval"),)}, "gate 'approval': a built-in gate's name"),
-        ({"gates": (replace_name(Gate(), "other.gate"),)}, "gate 'other.gate': outside its namespace"),
+        (
+            {"gates": (replace_name(Gate(), "other.gate"),)},
+            "gate 'other.gate': outside its namespace",
+        ),
         ({"provides": {"vector_store": 1}}, "provides 'vector_store': not a namespaced capability"),
         ({"provides": {"other.store": 1}}, "provides 'other.store': outside its namespace"),
         ({"requires": ("llm",)}, "requires 'llm': a capability key is namespaced"),
@@ -120,7 +123,9 @@ def test_each_broken_declaration_is_refused_precisely(
 
 
 def test_what_is_not_a_plugin_and_a_name_that_disagrees() -> None:
-    with pytest.raises(PluginError, match="plugin acme: declares dict, not a helix.plugins.Plugin"):
+    with pytest.raises(
+        PluginError, match=r"plugin acme: declares dict, not a helix\.plugins\.Plugin"
+    ):
         check_plugin({}, expected="acme", helix_version="1.0")
     with pytest.raises(PluginError, match="found as 'acme'; the two names must agree"):
         check_plugin(Plugin(name="other", version="1"), expected="acme", helix_version="1.0")

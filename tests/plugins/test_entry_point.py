@@ -34,7 +34,10 @@ async def test_the_example_plugin_serves_its_tool_and_its_gate_decides(tmp_path:
     (world / "notes.txt").write_text("one two three\n")
     leak = "sk-" + "x" * 24
     scenario = Scenario.of(
-        {"text": "", "tool_calls": [{"name": "count_words", "args": {"path": "notes.txt"}, "id": "a"}]},
+        {
+            "text": "",
+            "tool_calls": [{"name": "count_words", "args": {"path": "notes.txt"}, "id": "a"}],
+        },
         {"text": "", "tool_calls": [{"name": "count_words", "args": {"path": leak}, "id": "b"}]},
         {"text": "done"},
     )
@@ -49,7 +52,8 @@ async def test_the_example_plugin_serves_its_tool_and_its_gate_decides(tmp_path:
 
     (loaded,) = [e.data for e in log if e.type == "plugin.loaded"]
     version = engine.plugins.info("example").version
-    assert version is not None and version.startswith("0.1.0+")
+    assert version is not None
+    assert version.startswith("0.1.0+")
     assert loaded == {
         "name": "example",
         "version": version,
@@ -62,7 +66,11 @@ async def test_the_example_plugin_serves_its_tool_and_its_gate_decides(tmp_path:
     assert [s["origin"] for s in started] == [f"plugin:example@{version}"]
     completed = [e.data for e in log if e.type == "tool.completed"]
     assert completed[0]["output"] == "notes.txt: 1 lines, 3 words, 14 characters"
-    decided = [(e.data["call_id"], e.data["gate"], e.data["verdict"]) for e in log if e.type == "gate.decided"]
+    decided = [
+        (e.data["call_id"], e.data["gate"], e.data["verdict"])
+        for e in log
+        if e.type == "gate.decided"
+    ]
     assert ("a", "example.no-secrets", "allow") in decided
     assert ("b", "example.no-secrets", "deny") in decided
     gates = [g for c, g, _ in decided if c == "a"]

@@ -100,8 +100,11 @@ async def test_an_edit_during_a_call_serves_the_next_turn_with_the_new_version(
     assert state.status == "completed", state
     log = await store.read(record.id)
     v2 = engine.plugins.info("slow").version
-    assert v1 is not None and v2 is not None and v1 != v2
-    assert v1.startswith("1.0+") and v2.startswith("1.0+")
+    assert v1 is not None
+    assert v2 is not None
+    assert v1 != v2
+    assert v1.startswith("1.0+")
+    assert v2.startswith("1.0+")
     started = [(e.data["call_id"], e.data["origin"], e.turn) for e in _types(log, "tool.started")]
     assert started == [("c0", f"plugin:slow@{v1}", 1), ("c1", f"plugin:slow@{v2}", 2)]
     outputs = [e.data["output"] for e in _types(log, "tool.completed")]
@@ -120,7 +123,8 @@ async def test_an_edit_during_a_call_serves_the_next_turn_with_the_new_version(
     order = [e.seq for e in log]
     (c0,) = [e.seq for e in _types(log, "tool.started") if e.data["call_id"] == "c0"]
     (turn2,) = [e.seq for e in _types(log, "turn.started") if e.data["turn"] == 2]
-    assert c0 < reloaded.seq < turn2 and order == sorted(order)
+    assert c0 < reloaded.seq < turn2
+    assert order == sorted(order)
     assert not _types(log, "run.failed", "supervisor.restarted")
     assert folder.is_dir()
 
@@ -152,5 +156,6 @@ async def test_an_edit_that_does_not_load_keeps_the_previous_version_serving(
     origins = [e.data["origin"] for e in _types(log, "tool.started")]
     assert origins == [f"plugin:slow@{v1}", f"plugin:slow@{v1}"]
     info = engine.plugins.info("slow")
-    assert info.status == "active" and info.version == v1
+    assert info.status == "active"
+    assert info.version == v1
     assert info.reason.startswith("the edit did not load: plugin slow: does not import")

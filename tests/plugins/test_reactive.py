@@ -52,7 +52,8 @@ def test_swapping_a_provider_cycles_only_its_dependents(tmp_path: Path) -> None:
     }
     (reloaded,) = [c for c in changes if c.name == "llm"]
     assert reloaded.previous == before
-    assert reloaded.version != before and reloaded.version == plugins.info("llm").version
+    assert reloaded.version != before
+    assert reloaded.version == plugins.info("llm").version
 
     # Touching a file without changing it restarts nothing.
     (root / "hooks.log").unlink()
@@ -68,7 +69,10 @@ def test_a_plugin_waits_inactive_for_its_provider_and_stops_when_it_goes(tmp_pat
     plugins = _plugins(root, tmp_path)
     plugins.refresh_now()
     needy = plugins.info("needy")
-    assert (needy.status, needy.reason) == ("inactive", "needs store.vectors, which no plugin provides")
+    assert (needy.status, needy.reason) == (
+        "inactive",
+        "needs store.vectors, which no plugin provides",
+    )
     assert plugins.info("bystander").status == "active"
     (root / "hooks.log").unlink()
 
@@ -82,19 +86,28 @@ def test_a_plugin_waits_inactive_for_its_provider_and_stops_when_it_goes(tmp_pat
     shutil.rmtree(root / "store")
     changes = plugins.refresh_now()
     assert hooks(root) == ["stop needy", "stop store"]
-    assert [(c.name, c.kind) for c in changes] == [("needy", "deactivated"), ("store", "deactivated")]
+    assert [(c.name, c.kind) for c in changes] == [
+        ("needy", "deactivated"),
+        ("store", "deactivated"),
+    ]
     assert plugins.info("needy").reason == "needs store.vectors, which no plugin provides"
     assert "store" not in plugins.found()
 
 
 def test_an_inactive_provider_is_named_in_its_dependents_reason(tmp_path: Path) -> None:
     root = tmp_path / "plugins"
-    write_plugin(root, "store", simple("store", requires=("keys.vault",), provides='"store.vectors": 1'))
+    write_plugin(
+        root, "store", simple("store", requires=("keys.vault",), provides='"store.vectors": 1')
+    )
     write_plugin(root, "needy", simple("needy", requires=("store.vectors",)))
-    write_plugin(root, "broken", simple("broken", provides='"broken.x": 1') + "\nraise SystemExit(3)\n")
+    write_plugin(
+        root, "broken", simple("broken", provides='"broken.x": 1') + "\nraise SystemExit(3)\n"
+    )
     plugins = _plugins(root, tmp_path)
     plugins.refresh_now()
-    assert plugins.info("needy").reason == "needs store.vectors from plugin store, which is inactive"
+    assert (
+        plugins.info("needy").reason == "needs store.vectors from plugin store, which is inactive"
+    )
     assert plugins.info("store").reason == "needs keys.vault, which no plugin provides"
     assert plugins.info("broken").status == "failed"
     assert "SystemExit" in plugins.info("broken").reason

@@ -1,16 +1,18 @@
-"""The example plugin on its own: its declaration keeps Helix's contract, and each part
-does what it says."""
+"""The example plugin on its own: its declaration keeps Helix's contract.
+
+Each part (tool, gate, component) does what it says.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from helix_plugin_example import NoSecretsGate, count_words, plugin, render_counts
+
 from helix.gates import GateCall, GateContext, Policy
 from helix.plugins import GROUP, check_plugin
 from helix.sandbox import ProcessSandbox
 from helix.tools import ToolContext
-
-from helix_plugin_example import NoSecretsGate, count_words, plugin, render_counts
 
 
 def test_the_declaration_keeps_the_contract() -> None:
@@ -21,7 +23,8 @@ def test_the_declaration_keeps_the_contract() -> None:
 
 async def test_count_words_reads_a_file_of_the_world(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("one two\nthree\n")
-    ctx = ToolContext(run_id="r", call_id="c", world=tmp_path.resolve(), sandbox=ProcessSandbox())
+    world = tmp_path.resolve()  # noqa: ASYNC240 - a test's own folder
+    ctx = ToolContext(run_id="r", call_id="c", world=world, sandbox=ProcessSandbox())
     result = await count_words.call(ctx, {"path": "notes.txt"})
     assert result.ok
     assert result.output == "notes.txt: 2 lines, 3 words, 14 characters"

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from helix.plugins import PluginInfo, Plugins
 
 _JSON = typer.Option("--json", help="One JSON object per line.")
+_NAME = typer.Argument(metavar="NAME", help="The plugin's name (as `helix plugins list` shows).")
 
 plugins_app = typer.Typer(
     help="List, show, enable and disable plugins (tools, gates, components from outside).",
@@ -47,7 +48,7 @@ def list_command(json: Annotated[bool, _JSON] = False) -> None:
 
 
 @plugins_app.command("info")
-def info_command(name: str, json: Annotated[bool, _JSON] = False) -> None:
+def info_command(name: Annotated[str, _NAME], json: Annotated[bool, _JSON] = False) -> None:
     """Show one plugin: where it comes from, its state, what it provides and needs."""
     plugins = _loaded()
     if name not in plugins.found():
@@ -67,13 +68,13 @@ def info_command(name: str, json: Annotated[bool, _JSON] = False) -> None:
 
 
 @plugins_app.command("enable")
-def enable_command(name: str) -> None:
+def enable_command(name: Annotated[str, _NAME]) -> None:
     """Turn a disabled plugin on again: runs may name it (its code loads when needed)."""
     _switch(name, disabled=False)
 
 
 @plugins_app.command("disable")
-def disable_command(name: str) -> None:
+def disable_command(name: Annotated[str, _NAME]) -> None:
     """Turn a plugin off: it is not loaded, and runs naming it are refused."""
     _switch(name, disabled=True)
 
