@@ -7,7 +7,7 @@ folder (holding ``plugin.py``, or ``__init__.py``) or a folder of them. A folder
 name is its plugin's name.
 
 Each version of a folder plugin is loaded as a fresh module under a name of its own
-(``helix_plugin_<name>_<hash>``), never ``importlib.reload``: the objects a run in
+(``helix_plugin_<name>_<hash>_<n>``), never ``importlib.reload``: the objects a run in
 flight holds keep running the code they came from, and the new version serves from
 the next turn.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import itertools
 import os
 import sys
 from collections.abc import Iterator, Mapping
@@ -26,6 +27,9 @@ from types import ModuleType
 from typing import Literal
 
 from helix.errors import PluginError
+
+_loads = itertools.count(1)
+"""Numbers each load, so two loads of the same files are two modules, never one."""
 
 GROUP = "helix.plugins"
 """The entry point group installed plugins declare."""
@@ -117,7 +121,7 @@ def load_folder(candidate: Candidate, digest: str) -> tuple[object, ModuleType]:
     entry = next((folder / f for f in ENTRY_FILES if (folder / f).is_file()), None)
     if entry is None:
         raise PluginError(f"plugin {candidate.name}: {folder} has no plugin.py or __init__.py")
-    module_name = f"helix_plugin_{_safe(candidate.name)}_{digest}"
+    module_name = f"helix_plugin_{_safe(candidate.name)}_{digest}_{next(_loads)}"
     package = entry.name == "__init__.py"
     spec = importlib.util.spec_from_file_location(
         module_name, entry, submodule_search_locations=[str(folder)] if package else None
