@@ -134,6 +134,7 @@ class Plugins:
         self._ready = False
         self._holds = 0
         self._watcher: asyncio.Task[None] | None = None
+        self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
 
     # -- reading ----------------------------------------------------------------------
 
@@ -194,8 +195,15 @@ class Plugins:
 
     async def refresh(self) -> list[PluginChange]:
         """Load what is new or changed (everything, the first time) and settle the graph."""
-        scan = await asyncio.to_thread(self._scan)
-        return self._update(scan)
+        async with self._refreshing():  # one at a time: a stale look never undoes a newer one
+            scan = await asyncio.to_thread(self._scan)
+            return self._update(scan)
+
+    def _refreshing(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock[0] is not loop:
+            self._lock = (loop, asyncio.Lock())
+        return self._lock[1]
 
     def refresh_now(self) -> list[PluginChange]:
         """``refresh`` without an event loop (the CLI's listing)."""
