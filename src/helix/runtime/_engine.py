@@ -162,10 +162,12 @@ class Engine:
         """
         if not objective.strip():
             raise ConfigError("the objective is empty: say what the agent should do")
-        blueprint = (blueprint or Blueprint()).check(self.tools)
-        if blueprint.plugins:  # an unknown, disabled or inactive plugin is refused here
+        if blueprint is not None and blueprint.plugins:
+            # Refused here if unknown, disabled or inactive; active, a plugin's model
+            # providers are registered before the blueprint's model names are checked.
             await self.plugins.refresh()
             self.plugins.require(blueprint.plugins)
+        blueprint = (blueprint or Blueprint()).check(self.tools)
         require_sandbox(self.sandbox, blueprint.sandbox.kind)  # refuse before creating
         spec: str | tuple[str, ...] | None = blueprint.model
         if model:
@@ -242,6 +244,8 @@ class Engine:
             blueprint = blueprint.model_copy(update={"model": record.model})  # a fork's own
         tools = self.tools.subset(blueprint.tools) if blueprint.tools is not None else self.tools
         require_sandbox(self.sandbox, blueprint.sandbox.kind)
+        if blueprint.plugins:  # active before the run's model opens (it may be a plugin's)
+            await self.plugins.refresh()
         setup = RunSetup(
             pipeline=self.pipeline_for(tools),
             store=self.store,
