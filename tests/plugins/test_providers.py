@@ -20,7 +20,8 @@ from helix.providers import Scenario, ScriptedModel
 
 
 def open_house(model: str) -> ScriptedModel:
-    return ScriptedModel(Scenario.of({"text": f"hello from the house model {model}"}), label="house")
+    reply = {"text": f"hello from the house model {model}"}
+    return ScriptedModel(Scenario.of(reply), label="house")
 
 
 plugin = Plugin(name="house", version="2.0", providers={"house": open_house})
