@@ -52,9 +52,9 @@ async def _until(store: MemoryEventStore, run_id: str, found: Any) -> list[Event
     return await asyncio.wait_for(look(), timeout=60)
 
 
-def _engine(tmp_path: Path, root: Path, calls: int) -> Engine:
+def _engine(tmp_path: Path, root: Path, calls: int, tool: str = "work") -> Engine:
     steps = [
-        {"text": "", "tool_calls": [{"name": "work", "args": {}, "id": f"c{i}"}]}
+        {"text": "", "tool_calls": [{"name": tool, "args": {}, "id": f"c{i}"}]}
         for i in range(calls)
     ]
     scenario = Scenario.of(*steps, {"text": "done"})
@@ -159,3 +159,62 @@ async def test_an_edit_that_does_not_load_keeps_the_previous_version_serving(
     assert info.status == "active"
     assert info.version == v1
     assert info.reason.startswith("the edit did not load: plugin slow: does not import")
+
+
+CHAT = """
+import asyncio
+
+RELEASE = Path(__file__).resolve().parents[1] / "release"
+STATE = {}
+
+
+def start(caps):
+    STATE["llm"] = caps["llm.name"]
+
+
+@tool(read_only=True, effect="none")
+async def ask(ctx: ToolContext) -> ToolResult:
+    \"\"\"Ask the model the plugin was given (waits until the test lets it finish).\"\"\"
+    llm = STATE["llm"]
+    while not RELEASE.exists():
+        await asyncio.sleep(0.01)
+    return ToolResult(ok=True, output="asked " + llm)
+
+
+plugin = Plugin(name="chat", version="3.1", requires=("llm.name",), tools=(ask,), activate=start)
+"""
+
+
+def _llm(name: str) -> str:
+    return f'plugin = Plugin(name="llm", version="1.0", provides={{"llm.name": {name!r}}})\n'
+
+
+async def test_swapping_a_provider_during_a_run_restarts_the_plugin_it_uses(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "plugins"
+    write_plugin(root, "llm", _llm("first"))
+    write_plugin(root, "chat", CHAT)
+    engine = _engine(tmp_path, root, calls=2, tool="ask")
+    store = engine.store
+    assert isinstance(store, MemoryEventStore)
+    blueprint = Blueprint.model_validate({"model": "scripted:t", "tools": [], "plugins": ["chat"]})
+    record = await engine.create("ask twice", blueprint=blueprint, attended=False)
+    chat = engine.plugins.info("chat").version
+    driving = asyncio.create_task(engine.drive(record.id))
+
+    await _until(store, record.id, lambda log: _types(log, "tool.started"))
+    write_plugin(root, "llm", _llm("second-provider"))
+    log = await _until(store, record.id, lambda log: _types(log, "plugin.reloaded"))
+    (root / "release").touch()
+    state = await asyncio.wait_for(driving, timeout=60)
+
+    assert state.status == "completed", state
+    log = await store.read(record.id)
+    (reloaded,) = _types(log, "plugin.reloaded")
+    assert reloaded.data["name"] == "chat"
+    assert reloaded.data["reason"] == "a capability it requires changed"
+    assert reloaded.data["version"] == reloaded.data["previous"] == chat  # its own files did not
+    outputs = [e.data["output"] for e in _types(log, "tool.completed")]
+    assert outputs == ["asked first", "asked second-provider"]
+    assert [e.data["name"] for e in _types(log, "plugin.loaded")] == ["chat"]
