@@ -34,7 +34,7 @@ def server(tmp_path: Path, model_server: MockModelServer) -> Iterator[LiveServer
     folder.mkdir(parents=True)
     (folder / "plugin.py").write_text(NEEDY)
     config = make_config(tmp_path, model_server)
-    env = {**config.env, "HELIX_PLUGINS": str(tmp_path / "plugins")}
+    env = {**(config.env or {}), "HELIX_PLUGINS": str(tmp_path / "plugins")}
     live = LiveServer(make_config(tmp_path, model_server, env=env)).start()
     try:
         yield live
