@@ -153,6 +153,21 @@ def test_broken_folder_plugins_are_listed_failed_and_the_others_load(tmp_path: P
     write_plugin(root, "old", 'plugin = Plugin(name="old", version="1", helix=">=99")\n')
     write_plugin(root, "twin", simple("twin", provides='"good.store": 1'))
     write_plugin(root, "good.extra", simple("good.extra", provides='"good.store": 2'))
+    gate = """
+    from helix.gates import Decision
+
+
+    class Check:
+        name = "good.check"
+
+        async def __call__(self, call, ctx):
+            return Decision("allow", "fine")
+
+
+    plugin = Plugin(name={name!r}, version="1", gates=(Check(),))
+    """
+    write_plugin(root, "good.gate1", gate.format(name="good.gate1"))
+    write_plugin(root, "good.gate2", gate.format(name="good.gate2"))
     plugins = Plugins(home=tmp_path / "home", env={"HELIX_PLUGINS": str(root)})
     plugins.refresh_now()
     states = {i.name: (i.status, i.reason) for i in plugins.listing()}
@@ -174,4 +189,9 @@ def test_broken_folder_plugins_are_listed_failed_and_the_others_load(tmp_path: P
     assert states["good.extra"] == (
         "failed",
         "provides good.store, which plugin good provides already",
+    )
+    assert states["good.gate1"] == ("active", "")
+    assert states["good.gate2"] == (
+        "failed",
+        "declares gate good.check, which plugin good.gate1 declares already",
     )

@@ -114,6 +114,12 @@ class Graph:
         for key in plugin.provides:
             if key in provided:
                 return f"provides {key}, which plugin {provided[key][0]} provides already"
+        gates = {g.name: n for n, (p, _) in self.running.items() for g in p.gates}
+        for gate in plugin.gates:
+            if gate.name in gates:  # one run's pipeline could not hold both
+                return (
+                    f"declares gate {gate.name}, which plugin {gates[gate.name]} declares already"
+                )
         given = {k: provided[k][1] for k in plugin.requires}
         registered: list[str] = []
         try:
