@@ -195,3 +195,15 @@ def test_broken_folder_plugins_are_listed_failed_and_the_others_load(tmp_path: P
         "failed",
         "declares gate good.check, which plugin good.gate1 declares already",
     )
+
+
+def test_a_secret_in_a_plugins_error_is_masked(tmp_path: Path) -> None:
+    root = tmp_path / "plugins"
+    write_plugin(
+        root, "leaky", "raise RuntimeError('the key sk-verysecretvalue-123 was refused')\n"
+    )
+    env = {"HELIX_PLUGINS": str(root), "ACME_API_KEY": "sk-verysecretvalue-123"}
+    plugins = Plugins(home=tmp_path / "home", env=env)
+    plugins.refresh_now()
+    reason = plugins.info("leaky").reason
+    assert reason == "plugin leaky: does not import: RuntimeError: the key [redacted] was refused"

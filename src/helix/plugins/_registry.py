@@ -15,12 +15,13 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
+from helix._util import redact, secret_values
 from helix.errors import PluginError
 
 from ._contract import check_plugin
@@ -159,7 +160,7 @@ class Plugins:
             source=loaded.candidate.source,
             location=loaded.candidate.location,
             status=slot.status,
-            reason=slot.reason or loaded.problem,
+            reason=self._said(slot.reason or loaded.problem),
             requires=plugin.requires if plugin is not None else (),
             provides=plugin.summary() if plugin is not None else {},
         )
@@ -180,6 +181,10 @@ class Plugins:
     def components(self) -> list[PluginComponent]:
         """The UI component kinds the active plugins add."""
         return [c for plugin, _ in self._graph.running.values() for c in plugin.components]
+
+    def _said(self, text: str) -> str:
+        """``text`` (a plugin's error, which its code wrote) with every secret masked."""
+        return redact(text, secret_values(self.env))
 
     def _known(self) -> str:
         if not self._loaded:
@@ -243,7 +248,10 @@ class Plugins:
             changed.update({n: "loaded" for n in self._loaded})
             self._ready = True
         touched = self._graph.settle(changed)
-        changes = [*failures, *self._changes(before, changed, touched)]
+        changes = [
+            replace(c, reason=self._said(c.reason))
+            for c in [*failures, *self._changes(before, changed, touched)]
+        ]
         for change in changes:
             for listener in list(self._listeners):
                 listener(change)
