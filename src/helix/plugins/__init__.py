@@ -11,9 +11,9 @@ from ._contract import check_plugin as check_plugin
 from ._declare import Capabilities as Capabilities
 from ._declare import Plugin as Plugin
 from ._declare import PluginComponent as PluginComponent
+from ._info import PluginChange as PluginChange
+from ._info import PluginInfo as PluginInfo
 from ._load import GROUP as GROUP
-from ._registry import PluginChange as PluginChange
-from ._registry import PluginInfo as PluginInfo
 from ._registry import Plugins as Plugins
 from ._source import PluginSource as PluginSource
 from ._switches import disabled_plugins as disabled_plugins

@@ -15,11 +15,10 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal
 
 from helix._util import redact, secret_values
 from helix.errors import PluginError
@@ -27,9 +26,9 @@ from helix.errors import PluginError
 from ._contract import check_plugin
 from ._declare import Plugin, PluginComponent
 from ._graph import Graph, Slot, Status
+from ._info import ChangeKind, Listener, PluginChange, PluginInfo
 from ._load import (
     Candidate,
-    SourceKind,
     content_hash,
     discover,
     forget,
@@ -40,52 +39,6 @@ from ._load import (
 from ._switches import disabled_plugins
 
 _log = logging.getLogger(__name__)
-
-ChangeKind = Literal["reloaded", "restarted", "activated", "deactivated", "failed"]
-
-
-@dataclass(frozen=True, slots=True)
-class PluginInfo:
-    """One plugin as ``helix plugins list`` shows it."""
-
-    name: str
-    version: str | None
-    """Declared version + a hash of its files; ``None`` when it did not load."""
-    source: SourceKind
-    location: str
-    status: Status
-    reason: str
-    """Why it is not active; for an active one whose last edit failed, that error."""
-    requires: tuple[str, ...] = ()
-    provides: Mapping[str, list[str]] = field(default_factory=dict[str, list[str]])
-
-    def to_dict(self) -> dict[str, Any]:
-        """As JSON (``helix plugins list --json``)."""
-        return {
-            "name": self.name,
-            "version": self.version,
-            "source": self.source,
-            "location": self.location,
-            "status": self.status,
-            "reason": self.reason,
-            "requires": list(self.requires),
-            "provides": dict(self.provides),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class PluginChange:
-    """What happened to one plugin (told to subscribers)."""
-
-    name: str
-    kind: ChangeKind
-    version: str | None
-    """The version now serving (``None``: none does)."""
-    previous: str | None
-    reason: str
-
-
-Listener = Callable[[PluginChange], None]
 
 
 @dataclass

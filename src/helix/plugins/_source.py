@@ -23,7 +23,8 @@ from helix.kernel.events import Payload, PluginFailed, PluginLoaded, PluginReloa
 from helix.tools import SourceHost, ToolDef
 
 from ._declare import Plugin
-from ._registry import PluginChange, Plugins
+from ._info import PluginChange
+from ._registry import Plugins
 
 
 class PluginSource:
