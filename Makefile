@@ -8,9 +8,11 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: install demo check test bench lock clean
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt examples/helix-plugin-example/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[dev]"
+	# The example plugin: the tests run it as an installed plugin (entry point).
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e examples/helix-plugin-example
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -9,6 +9,7 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     │   ├── MissingKeyError      the provider's API key variable is not set
     │   ├── BlueprintError       a blueprint file is malformed (file, field, reason)
     │   ├── PolicyError          a candidate policy file is malformed (file, field, reason)
+    │   ├── PluginError          a plugin breaks its contract, or a run names one it cannot have
     │   └── ScenarioError        a scripted scenario file does not parse
     ├── StoreUnavailableError    the event store cannot be opened or reached
     │   └── StoreDamagedError    its file or a stored row is damaged (cannot be read back)
@@ -287,6 +288,16 @@ class PolicyError(ConfigError):
     """A candidate policy (``helix policy replay``) does not parse or does not validate."""
 
     code = "invalid_policy"
+
+
+class PluginError(ConfigError):
+    """A plugin breaks its contract, or a run names a plugin it cannot have.
+
+    The message says which plugin, which capability and what is wrong; or that the
+    plugin a blueprint names is unknown, disabled or inactive (and why).
+    """
+
+    code = "invalid_plugin"
 
 
 class RunStateError(ConflictError):

@@ -134,6 +134,11 @@ COMMANDS = (
     Lazy("sandbox", "._sandbox:sandbox_app", "Run commands in a sandbox tier, as runs do."),
     Lazy("policy", "._policy:policy_app", "Try a policy against what runs really did."),
     Lazy(
+        "plugins",
+        "._plugins:plugins_app",
+        "List, show, enable and disable plugins (tools, gates, components from outside).",
+    ),
+    Lazy(
         "serve",
         "._serve:serve",
         "Serve the REST and WebSocket API and the dashboard; runs are driven here.",

@@ -73,6 +73,15 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "models": ("helix models", "helix models --json", "helix models recommend"),
     "models recommend": ("helix models recommend", "helix models recommend --json"),
     "doctor": ("helix doctor", "helix doctor --json"),
+    "plugins": (
+        "helix plugins list",
+        "helix plugins info example",
+        "helix plugins disable example",
+    ),
+    "plugins list": ("helix plugins list", "helix plugins list --json"),
+    "plugins info": ("helix plugins info example", "helix plugins info example --json"),
+    "plugins enable": ("helix plugins enable example",),
+    "plugins disable": ("helix plugins disable example",),
     "sandbox": ("helix sandbox run -- ls -la",),
     "sandbox run": (
         "helix sandbox run -- ls -la",

@@ -389,5 +389,18 @@ _NOTES: dict[str, Callable[[dict[str, Any]], Note]] = {
         "bad" if d["outcome"] == "failed" else "info",
     ),
     "ui.component": lambda d: Note("ui", f"showed {d['component']}", "info"),
+    "plugin.loaded": lambda d: Note("plugin", f"plugin {d['name']} {d['version']} loaded", "info"),
+    "plugin.reloaded": lambda d: Note(
+        "plugin",
+        f"plugin {d['name']} {d['previous']} → {d['version']} ({d['reason']}),"
+        " serving from the next turn",
+        "info",
+    ),
+    "plugin.failed": lambda d: Note(
+        "plugin",
+        f"plugin {d['name']}: {d['error']}"
+        + (f" ({d['serving']} keeps serving)" if d.get("serving") else ""),
+        "bad" if not d.get("serving") else "warn",
+    ),
 }
 """How each run-level event reads, by type; types not here make no block."""

@@ -22,6 +22,7 @@ from helix.gates import Gate, GatePipeline, Policy, build_gate_pipeline
 from helix.kernel.events import NewEvent, RunCreated, RunFailed, RunSettings, SupervisorRestarted
 from helix.kernel.log import EventStore, RunRecord, new_run_id
 from helix.kernel.session import SessionState, replay_run
+from helix.plugins import Plugins, PluginSource
 from helix.providers import (
     ModelAdapter,
     PriceBook,
@@ -73,6 +74,7 @@ class Engine:
         pipeline: PipelineFactory | None = None,
         snapshots: bool = True,
         sources: SourceFactory | None = None,
+        plugins: Plugins | None = None,
     ) -> None:
         """Hold what every run driven here shares.
 
@@ -82,7 +84,9 @@ class Engine:
         their tools are offered beside the built-ins). ``snapshots=False`` leaves runs'
         worlds alone: never walked, hashed or watched (for a library whose tools touch
         no folder), so no world history either: no ``files``/``diff`` at a turn, no
-        rollback, and forks share their parent's folder.
+        rollback, and forks share their parent's folder. ``plugins`` are the plugins
+        runs may name in their blueprint (default: those ``HELIX_PLUGINS``, ``home``
+        and the installed entry points offer, loaded when a blueprint first names one).
         """
         self.snapshots = snapshots
         self.store = store
@@ -107,14 +111,27 @@ class Engine:
         """Gates every run's calls pass besides Helix's own (before approval)."""
         self._pipeline = pipeline
         self._sources = sources
+        self._plugins = plugins
         if gates:
             self.pipeline_for(self.tools)  # distinct names, valid scopes: refused here
 
-    def pipeline_for(self, tools: ToolRegistry) -> GatePipeline:
-        """The gate pipeline a run offering ``tools`` passes (this engine's gates included)."""
+    def pipeline_for(self, tools: ToolRegistry, extra: Sequence[Gate] = ()) -> GatePipeline:
+        """The gate pipeline a run offering ``tools`` passes (this engine's gates included).
+
+        ``extra``: the gates of the run's plugins, after the engine's (before approval).
+        """
         if self._pipeline is not None:
+            if extra:
+                raise ConfigError("a whole pipeline was given: plugins cannot add gates to it")
             return self._pipeline(tools)
-        return build_gate_pipeline(self.gates, available_tools=tools.names)
+        return build_gate_pipeline((*self.gates, *extra), available_tools=tools.names)
+
+    @property
+    def plugins(self) -> Plugins:
+        """The plugins runs may name (made on first use; loaded by their first ``refresh``)."""
+        if self._plugins is None:
+            self._plugins = Plugins(home=self.home, env=self.env)
+        return self._plugins
 
     @property
     def sandbox(self) -> Sandbox:
@@ -145,6 +162,11 @@ class Engine:
         """
         if not objective.strip():
             raise ConfigError("the objective is empty: say what the agent should do")
+        if blueprint is not None and blueprint.plugins:
+            # Refused here if unknown, disabled or inactive; active, a plugin's model
+            # providers are registered before the blueprint's model names are checked.
+            await self.plugins.refresh()
+            self.plugins.require(blueprint.plugins)
         blueprint = (blueprint or Blueprint()).check(self.tools)
         require_sandbox(self.sandbox, blueprint.sandbox.kind)  # refuse before creating
         spec: str | tuple[str, ...] | None = blueprint.model
@@ -222,6 +244,8 @@ class Engine:
             blueprint = blueprint.model_copy(update={"model": record.model})  # a fork's own
         tools = self.tools.subset(blueprint.tools) if blueprint.tools is not None else self.tools
         require_sandbox(self.sandbox, blueprint.sandbox.kind)
+        if blueprint.plugins:  # active before the run's model opens (it may be a plugin's)
+            await self.plugins.refresh()
         setup = RunSetup(
             pipeline=self.pipeline_for(tools),
             store=self.store,
@@ -242,8 +266,9 @@ class Engine:
             scripts=self.scripts,
             clock=self.clock,
         )
+        setup.sources = tuple(PluginSource(self.plugins, name) for name in blueprint.plugins)
         if self._sources is not None:
-            setup.sources = tuple(self._sources(setup))
+            setup.sources += tuple(self._sources(setup))
         return setup
 
     async def _settings(self, run_id: str) -> RunSettings:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from helix.errors import ToolSourceError
 from helix.gates import build_gate_pipeline
 from helix.kernel.events import NewEvent, Payload
+from helix.plugins import PluginSource
 from helix.tools import SourceHost, ToolRegistry, ToolSource, compose_tools
 
 from ._session import LiveSession
@@ -86,9 +87,11 @@ class RunSources:
             return
         tools = ToolRegistry(compose_tools(list(self._base), self._opened))
         self.setup.tools = tools
+        # The gates of the run's plugins, as their serving versions declare them.
+        extra = [g for s in self._opened if isinstance(s, PluginSource) for g in s.gates()]
         engine = self.setup.engine
         self.setup.pipeline = (
-            engine.pipeline_for(tools)
+            engine.pipeline_for(tools, extra)
             if engine is not None
-            else build_gate_pipeline(available_tools=tools.names)
+            else build_gate_pipeline(extra, available_tools=tools.names)
         )

@@ -33,6 +33,7 @@ from . import (
     _routes_blueprints,
     _routes_branches,
     _routes_control,
+    _routes_plugins,
     _routes_policy,
     _routes_runs,
     _routes_trace,
@@ -128,6 +129,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
     api.include_router(_routes_world.router)
     api.include_router(_routes_branches.router)
     api.include_router(_routes_blueprints.router)
+    api.include_router(_routes_plugins.router)
     api.include_router(_routes_policy.router)
     api.include_router(_routes_trace.router)
     api.include_router(_stream.router)

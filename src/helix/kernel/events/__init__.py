@@ -27,6 +27,9 @@ from ._model import ToolCall as ToolCall
 from ._model import Usage as Usage
 from ._payload import ForkPoint as ForkPoint
 from ._payload import Payload as Payload
+from ._plugin import PluginFailed as PluginFailed
+from ._plugin import PluginLoaded as PluginLoaded
+from ._plugin import PluginReloaded as PluginReloaded
 from ._registry import EventRegistry as EventRegistry
 from ._registry import Upcaster as Upcaster
 from ._run import Budget as Budget
@@ -93,6 +96,9 @@ __all__ = [
     "ModelResponded",
     "NewEvent",
     "Payload",
+    "PluginFailed",
+    "PluginLoaded",
+    "PluginReloaded",
     "RunCancelled",
     "RunCompleted",
     "RunCreated",

@@ -13,6 +13,7 @@ from ._control import (
 from ._gate import ApprovalDecided, ApprovalRequested, EgressCounted, GateDecided
 from ._model import ModelFailed, ModelRequested, ModelResponded
 from ._payload import Payload
+from ._plugin import PluginFailed, PluginLoaded, PluginReloaded
 from ._registry import EventRegistry
 from ._run import (
     RunCancelled,
@@ -65,6 +66,9 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
     AgentReported,
     UiComponent,
     SupervisorRestarted,
+    PluginLoaded,
+    PluginReloaded,
+    PluginFailed,
     WorldSnapshotted,
     WorldFileSkipped,
     WorldRolledBack,

@@ -4,6 +4,7 @@ import { linkHelp, passwordCard } from "./account.js";
 import { compareView } from "./compare.js";
 import { loginView } from "./login.js";
 import { playerView } from "./player.js";
+import { pluginsView } from "./plugins.js";
 import { runView } from "./run.js";
 import { runsView } from "./runs.js";
 import { spendView } from "./spend.js";
@@ -33,6 +34,7 @@ async function route() {
     const play = hash.match(/^#\/play\/([A-Za-z0-9_-]+)(?:\/(\d+))?/);
     if (traced) await traceView(traced[1]);
     else if (hash.startsWith("#/spend")) await spendView();
+    else if (hash.startsWith("#/plugins")) await pluginsView();
     else if (match) await runView(match[1]);
     else if (compare) await compareView(compare[1], compare[2]);
     else if (play) await playerView(play[1], play[2]);

@@ -27,6 +27,9 @@ function describe(event) {
     case "agent.reported": return [`${d.child_run_id} ${d.status || "completed"} · ${money(d.cost_usd)}`, d.report];
     case "egress.counted": return [(d.hosts || []).map((x) => `${x.host}: ${x.verdict} (${x.attempts} tries)`).join(", ")
       + (d.other_attempts ? ` · ${d.other_attempts} more to other hosts` : "")];
+    case "plugin.loaded": return [`${d.name} ${d.version} (${d.source})`];
+    case "plugin.reloaded": return [`${d.name} ${d.previous} → ${d.version}: ${d.reason}`];
+    case "plugin.failed": return [`${d.name}: ${d.error}` + (d.serving ? ` (${d.serving} keeps serving)` : "")];
     case "world.rolled_back": return [`to turn ${d.to_turn} by ${d.by}`,
       ...(d.conflicts || []).map((c) => `conflict: ${c.path}: ${c.detail}`)];
     case "world.kept": return [`${d.branch} into ${d.target}`,

@@ -36,6 +36,11 @@ const NOTES = {
   "world.file_skipped": (d) => ["skipped", `${d.path} left out of snapshots: ${d.reason} (${d.size} bytes)`, "warn"],
   "effect.recorded": (d) => ["effect", `${d.tool} ${d.kind}: ${d.summary}`, d.kind === "irreversible" ? "warn" : "info"],
   "effect.settled": (d) => ["effect", `${d.call_id} ${d.outcome}: ${d.detail}`, d.outcome === "failed" ? "bad" : "info"],
+  "plugin.loaded": (d) => ["plugin", `plugin ${d.name} ${d.version} loaded`, "info"],
+  "plugin.reloaded": (d) => ["plugin",
+    `plugin ${d.name} ${d.previous} → ${d.version} (${d.reason}), serving from the next turn`, "info"],
+  "plugin.failed": (d) => ["plugin", `plugin ${d.name}: ${d.error}` +
+    (d.serving ? ` (${d.serving} keeps serving)` : ""), d.serving ? "warn" : "bad"],
   "agent.reported": (d) => ["reported", `${d.child_run_id} ${d.status || "completed"} · ${usd(d.cost_usd)}` +
     (d.report ? `: ${d.report}` : ""), d.status && d.status !== "completed" ? "warn" : "info"],
 };
