@@ -37,7 +37,10 @@ def serve(
     http: Annotated[
         int | None,
         typer.Option(
-            "--http", metavar="PORT", min=0, max=65535,
+            "--http",
+            metavar="PORT",
+            min=0,
+            max=65535,
             help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (0: a free"
             " port; the URL is printed on stderr).",
         ),
@@ -77,9 +80,7 @@ def serve(
 
     if http is None and (host is not None or token_file is not None or no_auth):
         fail("--host, --token-file and --no-auth go with --http PORT", EXIT_USAGE)
-    policy = McpServePolicy(
-        allow_approvals=allow_approvals, allow_auto_approve=allow_auto_approve
-    )
+    policy = McpServePolicy(allow_approvals=allow_approvals, allow_auto_approve=allow_auto_approve)
     if http is None:
         run(lambda: _serve(policy, None, "", None))
         return
@@ -115,9 +116,7 @@ def _token(token_file: Path | None, no_auth: bool, host: str) -> str | None:
     return token
 
 
-async def _serve(
-    policy: McpServePolicy, port: int | None, host: str, token: str | None
-) -> None:
+async def _serve(policy: McpServePolicy, port: int | None, host: str, token: str | None) -> None:
     """Open the door, say where it leads, serve until the client or a signal ends it."""
     from helix.api import HttpApi, current_login
 
@@ -140,9 +139,7 @@ async def _serve(
     settings = Settings.from_env()
     store = await open_store(settings.db_url, durability=settings.durability)
     try:
-        local = LocalApi(
-            lambda: engine_for(store), store=store, home=settings.home, actor=who()
-        )
+        local = LocalApi(lambda: engine_for(store), store=store, home=settings.home, actor=who())
         async with local:  # its supervisor drives the runs it starts, while we serve
             door = f"embedded store {_where(settings.db_url)} (runs driven here)"
             await _serve_on(local, policy, port, host, token, door)
@@ -185,4 +182,3 @@ def _where(db_url: str) -> str:
         return db_url.split(":///", 1)[-1]
     host = parts.hostname or "localhost"
     return f"{parts.scheme}://{host}{parts.path}"
-

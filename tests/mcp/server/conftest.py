@@ -38,7 +38,7 @@ class Here:
     """A HELIX_HOME, a world folder and a scenario; runs ``helix`` commands on them."""
 
     def __init__(self, tmp_path: Path) -> None:
-        self.home = tmp_path / "home"
+        self.home = tmp_path / "helix-home"  # not "home": a live server of the test has that
         self.world = tmp_path / "world"
         self.world.mkdir()
         self.scenario = tmp_path / "build.yaml"
@@ -48,7 +48,9 @@ class Here:
         self.env = {**inherited, "HELIX_HOME": str(self.home), "HELIX_USER": "pat"}
         self.processes: list[subprocess.Popen[str]] = []
 
-    def helix(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def helix(
+        self, *args: str, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "helix", *args],
             capture_output=True, text=True, env={**self.env, **(env or {})}, timeout=WAIT_S,
@@ -65,7 +67,9 @@ class Here:
             env={**self.env, **(env or {})},
         )
 
-    def serve_http(self, *options: str, env: dict[str, str] | None = None) -> tuple[str, subprocess.Popen[str]]:
+    def serve_http(
+        self, *options: str, env: dict[str, str] | None = None
+    ) -> tuple[str, subprocess.Popen[str]]:
         """Start ``helix mcp serve --http 0``; its URL (read from its banner) and process."""
         process = subprocess.Popen(
             [sys.executable, "-m", "helix", "mcp", "serve", "--http", "0", *options],
@@ -101,13 +105,16 @@ def here(tmp_path: Path) -> Iterator[Here]:
 async def http_client(url: str, token: str | None = TOKEN) -> AsyncIterator[Any]:
     """The SDK's client over streamable HTTP, sending ``token`` as a bearer token."""
     import httpx2
-    from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
+    from mcp import Client
+
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with httpx2.AsyncClient(headers=headers, timeout=WAIT_S) as http:
-        async with Client(streamable_http_client(url, http_client=http)) as client:
-            yield client
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=WAIT_S) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        yield client
 
 
 async def call(client: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:

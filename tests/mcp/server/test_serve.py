@@ -7,13 +7,23 @@ until it completes; bad tokens, bad arguments and unknown runs get clear answers
 
 from __future__ import annotations
 
+import json
 import signal
 from typing import Any
 
 import httpx
+import pytest
+
 from mcp import Client
 
 from .conftest import TOKEN, WAIT_S, Here, call, events_until, http_client, refused
+
+
+async def _text(client: Any, uri: str) -> str:
+    [content] = (await client.read_resource(uri)).contents
+    assert content.mime_type == "application/json"
+    text: str = content.text
+    return text
 
 
 async def _start(client: Any, here: Here, **more: Any) -> str:
@@ -47,11 +57,15 @@ async def _approve_and_finish(client: Any, run_id: str) -> list[dict[str, Any]]:
 async def test_stdio_start_approve_and_read_a_run(here: Here) -> None:
     async with Client(here.stdio("--allow-approvals")) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-        assert {"start_run", "run_events", "approve", "deny", "cancel_run", "diff_run"} <= set(tools)
-        assert tools["get_run"].annotations.read_only_hint is True
-        assert tools["cancel_run"].annotations.destructive_hint is True
-        assert tools["rollback_run"].annotations.destructive_hint is True
-        assert tools["start_run"].annotations.read_only_hint is False
+        assert {"start_run", "run_events", "approve", "deny", "cancel_run", "diff_run"} <= set(
+            tools
+        )
+        hints = {name: tool.annotations for name, tool in tools.items()}
+        assert all(hint is not None for hint in hints.values())
+        assert getattr(hints["get_run"], "read_only_hint", None) is True
+        assert getattr(hints["cancel_run"], "destructive_hint", None) is True
+        assert getattr(hints["rollback_run"], "destructive_hint", None) is True
+        assert getattr(hints["start_run"], "read_only_hint", None) is False
         schema = tools["run_events"].input_schema
         assert schema["required"] == ["run_id"]
         assert schema["properties"]["limit"]["maximum"] == 500
@@ -83,11 +97,12 @@ async def test_stdio_start_approve_and_read_a_run(here: Here) -> None:
         # Resources: the runs, one run, its events.
         listed = [str(r.uri) for r in (await client.list_resources()).resources]
         assert listed == ["helix://runs", f"helix://runs/{run_id}"]
-        shown = await client.read_resource(f"helix://runs/{run_id[:10]}")
-        assert '"status": "completed"' in shown.contents[0].text
-        page = await client.read_resource(f"helix://runs/{run_id}/events?after={len(events) - 3}")
-        assert '"run.completed"' in page.contents[0].text
-        assert '"turn.started"' not in page.contents[0].text
+        shown = await _text(client, f"helix://runs/{run_id[:10]}")
+        assert json.loads(shown)["run"]["status"] == "completed"
+        page = json.loads(
+            await _text(client, f"helix://runs/{run_id}/events?after={len(events) - 3}")
+        )
+        assert [e["type"] for e in page["events"]] == ["turn.ended", "run.completed"]
 
 
 async def test_errors_are_results_and_the_server_goes_on(here: Here) -> None:
@@ -101,7 +116,10 @@ async def test_errors_are_results_and_the_server_goes_on(here: Here) -> None:
         assert "limit: Input should be less than or equal to 500" in bad["message"]
         assert "x: Extra inputs are not permitted" in bad["message"]
         empty = await refused(client, "start_run", {})
-        assert empty == {"code": "invalid_arguments", "message": "start_run: objective: Field required"}
+        assert empty == {
+            "code": "invalid_arguments",
+            "message": "start_run: objective: Field required",
+        }
         unknown = await refused(client, "rm_rf", {})
         assert unknown["code"] == "unknown_tool"
         bad_model = await refused(client, "start_run", {"objective": "x", "model": "nope"})
@@ -109,12 +127,9 @@ async def test_errors_are_results_and_the_server_goes_on(here: Here) -> None:
         from mcp.shared.exceptions import MCPError
 
         for uri in ("helix://runs/run_nope", "helix://nothing", "helix://runs/last/secrets"):
-            try:
+            with pytest.raises(MCPError) as raised:
                 await client.read_resource(uri)
-            except MCPError as error:
-                assert error.data["uri"] == uri
-            else:
-                raise AssertionError(f"{uri} was read")
+            assert raised.value.data["uri"] == uri
         assert (await call(client, "list_runs", {}))["runs"] == []  # still serving
 
 
@@ -122,10 +137,12 @@ async def test_without_the_flags_only_a_person_approves(here: Here) -> None:
     """By default a client cannot approve, nor start a run that approves itself."""
     async with Client(here.stdio()) as client:
         names = {t.name for t in (await client.list_tools()).tools}
-        assert "approve" not in names and "deny" not in names
+        assert "approve" not in names
+        assert "deny" not in names
         self_approving = await refused(
             client, "start_run",
-            {"objective": "x", "model": here.model, "folder": str(here.world), "auto_approve": True},
+            {"objective": "x", "model": here.model, "folder": str(here.world),
+             "auto_approve": True},
         )  # fmt: skip
         assert self_approving["code"] == "not_allowed"
         assert "--allow-auto-approve" in self_approving["message"]
@@ -149,8 +166,15 @@ async def test_without_the_flags_only_a_person_approves(here: Here) -> None:
 async def test_streamable_http_with_a_token(here: Here) -> None:
     url, process = here.serve_http("--allow-approvals", env={"HELIX_MCP_TOKEN": TOKEN})
     assert url.startswith("http://127.0.0.1:")
-    for headers in ({}, {"Authorization": f"Bearer {TOKEN}x"}, {"Authorization": f"Basic {TOKEN}"}):
-        answer = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=headers)
+    wrong: tuple[dict[str, str], ...] = (
+        {},
+        {"Authorization": f"Bearer {TOKEN}x"},
+        {"Authorization": f"Basic {TOKEN}"},
+    )
+    for headers in wrong:
+        async with httpx.AsyncClient(timeout=WAIT_S) as anonymous:
+            ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+            answer = await anonymous.post(url, json=ping, headers=headers)
         assert answer.status_code == 401
         assert answer.json()["error"]["code"] == "unauthorized"
         assert answer.headers["www-authenticate"] == "Bearer"

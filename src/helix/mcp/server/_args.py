@@ -14,7 +14,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from helix.kernel.events import RunStatus
 
 
-
 def _run_id() -> Any:
     return Field(
         min_length=1,
@@ -191,7 +190,8 @@ class DiffArgs(_Args):
 
 def schema_of(model: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON Schema as a tool's ``inputSchema`` (without pydantic's titles)."""
-    return _untitled(model.model_json_schema())
+    schema: dict[str, Any] = _untitled(model.model_json_schema())
+    return schema
 
 
 def _untitled(node: Any) -> Any:

@@ -20,8 +20,8 @@ from helix._version import __version__
 from helix.api import HelixApi
 from helix.errors import HelixError
 
-from ._reads import events_page
 from ._args import EVENTS_PAGE, schema_of
+from ._reads import events_page
 from ._tools import (
     TOOLS_BY_NAME,
     HelixTool,
@@ -33,6 +33,7 @@ from ._tools import (
 
 if TYPE_CHECKING:
     import mcp_types
+
     from mcp.server import Server
 
 log = logging.getLogger("helix.mcp.server")
@@ -45,6 +46,7 @@ RESOURCE_RUNS = 20
 def build_mcp_server(api: HelixApi, policy: McpServePolicy, *, door: str = "") -> Server[Any]:
     """An MCP server exposing ``api``; ``door`` says where runs live (for its instructions)."""
     import mcp_types as types
+
     from mcp.server import Server
 
     tools = offered(policy)
@@ -149,9 +151,7 @@ def _result(answer: dict[str, Any]) -> mcp_types.CallToolResult:
     import mcp_types as types
 
     text = json.dumps(answer, ensure_ascii=False)
-    return types.CallToolResult(
-        content=[types.TextContent(text=text)], structured_content=answer
-    )
+    return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=answer)
 
 
 def _error(code: str, message: str) -> mcp_types.CallToolResult:

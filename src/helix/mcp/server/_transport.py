@@ -149,7 +149,7 @@ async def _unauthorized(send: Send) -> None:
 
 
 def _graceful_server(config: Any) -> Any:
-    """uvicorn's server, stopping on SIGINT/SIGTERM without re-raising them afterwards.
+    """Uvicorn's server, stopping on SIGINT/SIGTERM without re-raising them afterwards.
 
     uvicorn re-raises a caught signal once it has shut down, which would kill this
     process before the caller closes its door; here the caller's cleanup runs instead.
