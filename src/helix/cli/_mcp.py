@@ -9,6 +9,7 @@ starting and steering runs is the person's choice, made here (docs/mcp-server.md
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -76,6 +77,8 @@ def serve(
     ] = False,
 ) -> None:
     """Serve Helix as MCP tools and resources (stdio, or streamable HTTP with --http)."""
+    if importlib.util.find_spec("mcp") is None:
+        fail("helix mcp serve needs the MCP SDK: pip install 'helix-harness[mcp]'")
     from helix.mcp.server import McpServePolicy
 
     if http is None and (host is not None or token_file is not None or no_auth):

@@ -44,3 +44,10 @@ async def test_runs_started_through_mcp_are_the_servers(
     with live.client(token) as owner:  # the server has the run; the MCP server stored nothing
         assert owner.get(f"/runs/{run_id}").json()["status"] == "completed"
     assert not (here.home / "helix.db").exists()
+
+
+def test_a_refused_token_is_said_at_start(here: Here, live: LiveServer) -> None:
+    result = here.helix("mcp", "serve", env={"HELIX_SERVER": live.url, "HELIX_TOKEN": "hx_wrong"})
+    assert result.returncode == 1, result.stderr
+    assert "log in again, or pass a valid token" in result.stderr
+    assert "serving" not in result.stderr

@@ -220,3 +220,10 @@ def test_http_refuses_to_start_without_a_token(here: Here) -> None:
         assert "Traceback" not in result.stderr
     short = here.helix("mcp", "serve", "--http", "0", env={"HELIX_MCP_TOKEN": "short"})
     assert (short.returncode, "at least 16 characters" in short.stderr) == (2, True)
+
+
+def test_an_unreachable_server_is_said_at_start(here: Here) -> None:
+    result = here.helix("mcp", "serve", env={"HELIX_SERVER": "http://127.0.0.1:1"})
+    assert result.returncode == 4, result.stderr
+    assert "cannot reach the server at http://127.0.0.1:1" in result.stderr
+    assert "serving" not in result.stderr
