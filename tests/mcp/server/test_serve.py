@@ -7,6 +7,7 @@ until it completes; bad tokens, bad arguments and unknown runs get clear answers
 
 from __future__ import annotations
 
+import base64
 import json
 import signal
 from typing import Any
@@ -85,6 +86,17 @@ async def test_stdio_start_approve_and_read_a_run(here: Here) -> None:
         assert (read["text"], read["size"], read["truncated"]) == ("", 0, False)
         diff = await call(client, "diff_run", {"run_id": run_id})
         assert "built" in diff["diff"]
+        (here.world / "notes.md").write_text("héllo wörld\n")  # the world as it is now
+        (here.world / "blob.bin").write_bytes(bytes(range(256)))
+        cut = await call(
+            client, "read_file", {"run_id": run_id, "path": "notes.md", "max_bytes": 2}
+        )
+        assert (cut["text"], cut["size"], cut["truncated"]) == ("h", 14, True)  # é not split
+        blob = await call(client, "read_file", {"run_id": run_id, "path": "blob.bin"})
+        assert base64.b64decode(blob["base64"]) == bytes(range(256))
+        assert "text" not in blob
+        gone = await refused(client, "read_file", {"run_id": run_id, "path": "../etc/passwd"})
+        assert gone["code"] != "internal_error", gone
 
         # A page is bounded, and pages on from next_after.
         first = await call(client, "run_events", {"run_id": run_id, "limit": 3})

@@ -29,15 +29,18 @@ async def events_page(
     """Up to ``limit`` events with seq > ``after``; wait up to ``wait_s`` for a first one.
 
     ``next_after`` is the seq to pass as ``after`` next time; ``more`` says whether more
-    events are already there; ``status`` is the run's status after the page was read.
+    events are already there. ``status`` is the run's status read just before its events
+    (a run's status and its events are committed together), so every event that brought
+    the run to that status is in this page or an earlier one: a client that sees
+    ``waiting`` with ``more`` false has seen the ``approval.requested``.
     """
     run = await api.get(run_id)
-    run_id = run.id
+    run_id, status = run.id, run.status
     events, more = await _take(api, run_id, after, limit)
-    if not events and wait_s > 0 and run.status not in TERMINAL_STATUSES:
+    if not events and wait_s > 0 and status not in TERMINAL_STATUSES:
         await _wait_for_one(api, run_id, after, wait_s)
+        status = (await api.get(run_id)).status
         events, more = await _take(api, run_id, after, limit)
-    status = (await api.get(run_id)).status
     next_after = events[-1]["seq"] if events else after
     return {
         "run_id": run_id,
