@@ -239,3 +239,35 @@ def test_an_unreachable_server_is_said_at_start(here: Here) -> None:
     assert result.returncode == 4, result.stderr
     assert "cannot reach the server at http://127.0.0.1:1" in result.stderr
     assert "serving" not in result.stderr
+
+
+async def test_steer_cancel_fork_and_roll_back_through_mcp(here: Here) -> None:
+    async with Client(here.stdio("--allow-approvals")) as client:
+        run_id = await _start(client, here)
+        await _approve_and_finish(client, run_id)
+        assert (here.world / "built").exists()
+
+        fork = await call(client, "fork_run", {"run_id": run_id, "turn": 1, "message": "again"})
+        fork_id = fork["run"]["id"]
+        assert fork_id != run_id
+        assert fork["run"]["parent"]["run_id"] == run_id
+        events, _ = await events_until(client, fork_id, "completed", "failed")
+        assert events[0]["type"] == "run.created"  # the fork's log reads from the start
+        assert any(e["type"] == "run.forked" for e in events)
+
+        rolled = await call(client, "rollback_run", {"run_id": run_id, "to": "start"})
+        assert rolled["run_id"] == run_id
+        assert not (here.world / "built").exists()  # the world as the run found it
+
+        second = await _start(client, here)
+        await events_until(client, second, "waiting")
+        steered = await call(client, "steer_run", {"run_id": second, "message": "be careful"})
+        assert steered == {"run_id": second, "steered": True}
+        cancelled = await call(client, "cancel_run", {"run_id": second})
+        assert cancelled["run"]["status"] == "cancelled"
+        again = await refused(client, "cancel_run", {"run_id": second})
+        assert again["code"] == "invalid_run_state"
+        events, status = await events_until(client, second, "cancelled")
+        assert [e["type"] for e in events][-1] == "run.cancelled"
+        steer = next(e for e in events if e["type"] == "steer.received")
+        assert steer["actor"] == "user:pat"
