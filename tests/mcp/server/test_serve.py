@@ -199,7 +199,9 @@ async def test_streamable_http_with_a_token(here: Here) -> None:
 
 
 async def test_a_run_left_waiting_is_resumable_after_the_server_stops(here: Here) -> None:
-    url, process = here.serve_http(env={"HELIX_MCP_TOKEN": TOKEN})
+    token_file = here.home.parent / "mcp-token"
+    token_file.write_text(f"{TOKEN}\n")
+    url, process = here.serve_http("--token-file", str(token_file))
     async with http_client(url) as client:
         run_id = await _start(client, here)
         await events_until(client, run_id, "waiting")

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from helix.api import HelixApi
+from helix.api import Decision, HelixApi
 
 from ._args import (
     DecideArgs,
@@ -131,13 +131,13 @@ async def _approvals(api: HelixApi, a: RunArgs, policy: McpServePolicy) -> dict[
     }
 
 
-def _decider(decision: str) -> Handler:
+def _decider(decision: Decision) -> Handler:
     async def decide(api: HelixApi, a: DecideArgs, policy: McpServePolicy) -> dict[str, Any]:
         if not policy.allow_approvals:
             raise approvals_refused()
         run = await api.get(a.run_id)
         reason = "[mcp]" if not a.reason else f"[mcp] {a.reason}"
-        decided = await api.decide(run.id, a.request_id, decision, reason=reason)  # type: ignore[arg-type]
+        decided = await api.decide(run.id, a.request_id, decision, reason=reason)
         return {"run_id": run.id, **decided.model_dump(mode="json")}
 
     return decide
