@@ -269,7 +269,7 @@ async def test_steer_cancel_fork_and_roll_back_through_mcp(here: Here) -> None:
         assert cancelled["run"]["status"] == "cancelled"
         again = await refused(client, "cancel_run", {"run_id": second})
         assert again["code"] == "invalid_run_state"
-        events, status = await events_until(client, second, "cancelled")
+        events, _ = await events_until(client, second, "cancelled")
         assert [e["type"] for e in events][-1] == "run.cancelled"
         steer = next(e for e in events if e["type"] == "steer.received")
         assert steer["actor"] == "user:pat"
