@@ -144,6 +144,11 @@ COMMANDS = (
         "Serve the REST and WebSocket API and the dashboard; runs are driven here.",
     ),
     Lazy(
+        "mcp",
+        "._mcp:mcp_app",
+        "Serve Helix to MCP clients: start, follow and supervise runs from another agent.",
+    ),
+    Lazy(
         "login",
         "._login:login",
         "Sign in to a server; later commands talk to it (kept under HELIX_HOME).",

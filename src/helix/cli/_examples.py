@@ -98,6 +98,13 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "helix serve --host 0.0.0.0 --port 8420 --public-url https://helix.example.com",
         "helix serve --no-resume",
     ),
+    "mcp": ("helix mcp serve", "helix mcp serve --http 8765 --token-file ~/.helix-mcp-token"),
+    "mcp serve": (
+        "helix mcp serve",
+        "helix mcp serve --allow-approvals",
+        "HELIX_MCP_TOKEN=$(cat ~/.helix-mcp-token) helix mcp serve --http 8765",
+        "helix mcp serve --http 0 --no-auth",
+    ),
     "login": (
         "helix login http://127.0.0.1:8420 --user alice",
         "printf '%s' \"$HELIX_TOKEN\" | helix login https://helix.example.com --token-stdin",
