@@ -30,6 +30,7 @@ from ._tool import ToolDef as ToolDef
 from ._tool import ToolFunction as ToolFunction
 from ._tool import ToolRegistry as ToolRegistry
 from ._tool import ToolResult as ToolResult
+from ._tool import UiPart as UiPart
 from ._tool import tool as tool
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolSource",
+    "UiPart",
     "WorldQuota",
     "builtin_registry",
     "compose_tools",
