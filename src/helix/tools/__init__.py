@@ -32,10 +32,14 @@ from ._tool import ToolRegistry as ToolRegistry
 from ._tool import ToolResult as ToolResult
 from ._tool import UiPart as UiPart
 from ._tool import tool as tool
+from ._ui import ChoiceAnswer as ChoiceAnswer
+from ._ui import Chooser as Chooser
 
 __all__ = [
     "BUILTIN_TOOLS",
     "Asker",
+    "ChoiceAnswer",
+    "Chooser",
     "Delegation",
     "Delegator",
     "Effect",
