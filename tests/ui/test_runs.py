@@ -107,7 +107,8 @@ async def test_a_tool_returns_each_kind_and_each_is_a_ui_component_event(tmp_pat
         assert (before.type, before.data["call_id"]) == ("tool.completed", event.data["call_id"])
     assert set(state.components) == {e.data["id"] for e in shown}
     (options,) = [e for e in shown if e.data["component"] == "options"]
-    assert state.components[options.data["id"]] == ("x",)
+    assert state.components[options.data["id"]] == "options"
+    assert state.cards == {options.data["id"]: PROPS["options"]}
 
 
 async def test_show_with_invalid_props_fails_precisely_and_shows_nothing(tmp_path: Path) -> None:

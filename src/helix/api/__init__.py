@@ -18,6 +18,11 @@ from ._login import save_login as save_login
 from ._models import Accepted as Accepted
 from ._models import Approval as Approval
 from ._models import ApprovalList as ApprovalList
+from ._models import ChoiceBody as ChoiceBody
+from ._models import ChoiceCard as ChoiceCard
+from ._models import ChoiceCardList as ChoiceCardList
+from ._models import ChoiceOption as ChoiceOption
+from ._models import Chosen as Chosen
 from ._models import Comparison as Comparison
 from ._models import CreatedRun as CreatedRun
 from ._models import Decided as Decided
@@ -58,6 +63,11 @@ __all__ = [
     "ApprovalList",
     "AsyncClient",
     "BlueprintLookup",
+    "ChoiceBody",
+    "ChoiceCard",
+    "ChoiceCardList",
+    "ChoiceOption",
+    "Chosen",
     "Client",
     "Comparison",
     "CreatedRun",

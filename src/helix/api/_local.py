@@ -30,6 +30,9 @@ from ._ids import resolve_run
 from ._importing import import_run
 from ._models import (
     Approval,
+    ChoiceCard,
+    ChoiceOption,
+    Chosen,
     Comparison,
     Decided,
     Decision,
@@ -334,6 +337,32 @@ class LocalApi:
         import helix.runtime as runtime
 
         await runtime.steer(self.store, await self._id(run_id), message, by=self.actor)
+
+    async def choices(self, run_id: str) -> list[ChoiceCard]:
+        """The run's options cards waiting for a choice."""
+        folded = await replay_run(self.store, await self._id(run_id))
+        if folded.status in TERMINAL_STATUSES:
+            return []
+        return [
+            ChoiceCard(
+                component_id=p.component_id,
+                call_id=p.call_id,
+                question=str(p.props.get("question", "")),
+                title=p.props.get("title"),
+                choices=[ChoiceOption.model_validate(c) for c in p.props.get("choices", [])],
+                expires_at=p.expires_at,
+            )
+            for p in folded.pending_choices.values()
+        ]
+
+    async def choose(self, run_id: str, component_id: str | None, choice: str) -> Chosen:
+        """Choose an option on a waiting card (``None``: the only one)."""
+        import helix.runtime as runtime
+
+        chosen = await runtime.choose(
+            self.store, await self._id(run_id), component_id, choice, by=self.actor
+        )
+        return Chosen(component_id=chosen, choice=choice)
 
     async def pause(self, run_id: str) -> Run:
         """Pause at the next safe point."""

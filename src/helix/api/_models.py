@@ -241,6 +241,46 @@ class Decided(_Out):
     decision: Decision
 
 
+class ChoiceOption(_Out):
+    """One option of an options card."""
+
+    id: str
+    label: str
+    description: str | None = None
+
+
+class ChoiceCard(_Out):
+    """An options card waiting for a person's choice (an ``ask_choice`` call)."""
+
+    component_id: str
+    call_id: str
+    question: str
+    title: str | None = None
+    choices: list[ChoiceOption]
+    expires_at: str | None
+    """When the wait ends without a choice (ISO 8601, UTC)."""
+
+
+class ChoiceCardList(_Out):
+    """The run's options cards waiting for a choice."""
+
+    cards: list[ChoiceCard]
+
+
+class ChoiceBody(_Body):
+    """``POST /runs/{id}/components/{component_id}/choose``."""
+
+    choice: str = Field(min_length=1, max_length=64)
+    """The chosen option's id."""
+
+
+class Chosen(_Out):
+    """A recorded choice."""
+
+    component_id: str
+    choice: str
+
+
 class ResumeBody(_Body):
     """``POST /runs/{id}/resume``: optionally with a new USD cap."""
 

@@ -244,19 +244,22 @@ def _agent_reported(state: SessionState, event: Event, data: dict[str, Any]) -> 
 def _ui_component(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     if data.get("id") is None:
         return  # a version 1 component: nothing can name it
-    choices: tuple[str, ...] = ()
+    state.components[data["id"]] = data["component"]
     if data["component"] == "options":
-        listed = data["props"].get("choices")
-        if isinstance(listed, list):
-            choices = tuple(str(c["id"]) for c in listed if isinstance(c, dict) and "id" in c)
-    state.components[data["id"]] = choices
+        state.cards[data["id"]] = data["props"]
 
 
 def _ui_asked(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     component_id = data["component_id"]
-    choices = state.components.get(component_id, ())
+    props = state.cards.get(component_id, {})
+    listed = props.get("choices")
+    choices = (
+        tuple(str(c["id"]) for c in listed or () if isinstance(c, dict) and "id" in c)
+        if isinstance(listed, list)
+        else ()
+    )
     state.pending_choices[component_id] = PendingChoice(
-        component_id, data["call_id"], choices, data.get("expires_at")
+        component_id, data["call_id"], choices, data.get("expires_at"), props
     )
     state.choice_calls[data["call_id"]] = component_id
 

@@ -55,6 +55,8 @@ class PendingChoice:
     choices: tuple[str, ...]
     """The ids a choice may name."""
     expires_at: str | None
+    props: dict[str, Any] = field(default_factory=dict[str, Any])
+    """The card's props (``question``, ``choices`` with labels, ``title``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,8 +146,10 @@ class SessionState:
     """call id → reason, for calls refused (by a gate or a person) without a result yet."""
     turn_files: set[str] = field(default_factory=set[str])
     """Paths tools reported changing (``file.changed``) in the current turn."""
-    components: dict[str, tuple[str, ...]] = field(default_factory=dict[str, tuple[str, ...]])
-    """Every UI component shown, by id → the choice ids of an options card (else ``()``)."""
+    components: dict[str, str] = field(default_factory=dict[str, str])
+    """Every UI component shown: id → its kind."""
+    cards: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
+    """The props of every options card shown, by component id."""
     pending_choices: dict[str, PendingChoice] = field(default_factory=dict[str, PendingChoice])
     """Options cards waiting for a choice, by component id."""
     choice_calls: dict[str, str] = field(default_factory=dict[str, str])
