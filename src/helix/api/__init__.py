@@ -6,6 +6,11 @@ are the public SDK over either. See docs/sdk.md.
 """
 
 from ._async_client import AsyncClient as AsyncClient
+from ._choice_models import ChoiceBody as ChoiceBody
+from ._choice_models import ChoiceCard as ChoiceCard
+from ._choice_models import ChoiceCardList as ChoiceCardList
+from ._choice_models import ChoiceOption as ChoiceOption
+from ._choice_models import Chosen as Chosen
 from ._errors import error_of as error_of
 from ._http import HttpApi as HttpApi
 from ._ids import LAST as LAST
@@ -18,11 +23,6 @@ from ._login import save_login as save_login
 from ._models import Accepted as Accepted
 from ._models import Approval as Approval
 from ._models import ApprovalList as ApprovalList
-from ._models import ChoiceBody as ChoiceBody
-from ._models import ChoiceCard as ChoiceCard
-from ._models import ChoiceCardList as ChoiceCardList
-from ._models import ChoiceOption as ChoiceOption
-from ._models import Chosen as Chosen
 from ._models import Comparison as Comparison
 from ._models import CreatedRun as CreatedRun
 from ._models import Decided as Decided

@@ -15,11 +15,10 @@ from typing import TYPE_CHECKING, Any, Self
 from helix.kernel.events import RunStatus
 from helix.kernel.log import EventStore
 
+from ._choice_models import ChoiceCard, Chosen
 from ._login import current_login
 from ._models import (
     Approval,
-    ChoiceCard,
-    Chosen,
     Comparison,
     Decided,
     Decision,

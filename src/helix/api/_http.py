@@ -16,14 +16,12 @@ from typing import TYPE_CHECKING, Any
 from helix.errors import ConfigError, NotFoundError, RunNotFoundError, StoreUnavailableError
 from helix.kernel.events import RunStatus
 
+from ._choice_models import ChoiceCard, ChoiceCardList, Chosen
 from ._errors import error_of
 from ._ids import plausible
 from ._models import (
     Approval,
     ApprovalList,
-    ChoiceCard,
-    ChoiceCardList,
-    Chosen,
     Comparison,
     Decided,
     Decision,

@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from helix.kernel.events import RunStatus
 
+from ._choice_models import ChoiceCard, Chosen
 from ._models import (
     Approval,
-    ChoiceCard,
-    Chosen,
     Comparison,
     Decided,
     Decision,

@@ -17,11 +17,10 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 from helix.kernel.events import RunStatus
 
 from ._async_client import AsyncClient
+from ._choice_models import ChoiceCard, Chosen
 from ._login import current_login
 from ._models import (
     Approval,
-    ChoiceCard,
-    Chosen,
     Comparison,
     Decided,
     Decision,
