@@ -5,6 +5,7 @@ readable on a phone."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from playwright.sync_api import Browser, expect
 
@@ -28,7 +29,7 @@ CARD = {
 TOO_WIDE = """() => document.documentElement.scrollWidth > document.documentElement.clientWidth"""
 
 
-def _show(component: str, props: dict[str, object]) -> dict[str, object]:
+def _show(component: str, props: Mapping[str, object]) -> dict[str, object]:
     return {"name": "show", "args": {"component": component, "props": props}}
 
 
