@@ -46,7 +46,7 @@ def _engine(tmp_path: Path, scenario: Scenario) -> Engine:
 
 
 def _shows() -> dict[str, Any]:
-    calls = [{"name": "show", "args": {"component": k, "props": p}} for k, p in SHOWN[:4]]
+    calls = [{"name": "show_component", "args": {"component": k, "props": p}} for k, p in SHOWN[:4]]
     return {"text": "Here is what I found.", "tool_calls": calls}
 
 
@@ -70,7 +70,9 @@ async def test_each_kind_is_drawn_as_text(
     assert "  # Summary" in lines
     assert "  runs:" in lines
     assert "    tue " + "█" * 30 + " 2" in lines
-    show_lines = [i for i, line in enumerate(lines) if line.startswith("✓ show component=")]
+    show_lines = [
+        i for i, line in enumerate(lines) if line.startswith("✓ show_component component=")
+    ]
     component_lines = [i for i, line in enumerate(lines) if line.startswith("▣ ")]
     assert len(show_lines) == len(component_lines) == 4
     assert all(c > s for s, c in zip(show_lines, component_lines, strict=True))  # after its call

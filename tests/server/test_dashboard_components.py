@@ -30,7 +30,7 @@ TOO_WIDE = """() => document.documentElement.scrollWidth > document.documentElem
 
 
 def _show(component: str, props: Mapping[str, object]) -> dict[str, object]:
-    return {"name": "show", "args": {"component": component, "props": props}}
+    return {"name": "show_component", "args": {"component": component, "props": props}}
 
 
 def test_components_are_drawn_and_an_options_card_is_clicked(

@@ -115,7 +115,7 @@ async def test_show_with_invalid_props_fails_precisely_and_shows_nothing(tmp_pat
     bad = {"component": "table", "props": {"columns": ["a"], "rows": [["1", "2"]]}}
     unknown = {"component": "gauge", "props": {}}
     secret = {"component": "markdown", "props": {"text": "key sk-secret-123456789"}}
-    calls = _calls(("show", bad), ("show", unknown), ("show", secret))
+    calls = _calls(("show_component", bad), ("show_component", unknown), ("show_component", secret))
     engine = _engine(tmp_path, Scenario.of(calls, {"text": "done"}))
     record = await engine.create("show", blueprint=Blueprint(model="scripted:t"), world=tmp_path)
     await engine.drive(record.id)
@@ -188,7 +188,7 @@ async def test_ask_choice_fails_at_once_when_nobody_attends(tmp_path: Path) -> N
     log = await engine.store.read(record.id)
     (result,) = [e.data for e in log if e.type == "tool.completed"]
     assert result == {**result, "ok": False}
-    assert result["output"] == "ask_choice needs a person to choose, and nobody attends this run"
+    assert result["output"] == "a choice needs a person to make it, and nobody attends this run"
     assert not [e for e in log if e.type.startswith("ui.")]
 
 

@@ -4,11 +4,12 @@ A tool's component (``ToolResult.ui``) is checked against its kind's schema
 (``helix.ui``) with secrets masked, then recorded as ``ui.component`` after the call's
 result; props that fail turn the result into a failure that says which field.
 
-``ask_choice`` waits on ``RunChoices``: the card is logged as ``ui.component`` and
-``ui.asked`` (the run shows as waiting), and the wait ends at a ``ui.chosen`` (any
-process may write it: ``choose``), at the end of the run, or at the approvals deadline,
-which closes the card without a choice. A call re-run after a crash finds its card by
-call id: the log says whether, and what, the person chose meanwhile.
+A call that asks the person to choose waits on ``RunChoices``: the card is logged as
+``ui.component`` and ``ui.asked`` (the run shows as waiting), and the wait ends at a
+``ui.chosen`` (any process may write it: ``choose``), at the end of the run, or at the
+approvals deadline, which closes the card without a choice. A call re-run after a
+crash finds its card by call id: the log says whether, and what, the person chose
+meanwhile.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from ._clock import SYSTEM_CLOCK, Clock, iso_after
 from ._session import LiveSession, append_checked
 from ._setup import RunSetup
 
-NOBODY_ATTENDS = "ask_choice needs a person to choose, and nobody attends this run"
+NOBODY_ATTENDS = "a choice needs a person to make it, and nobody attends this run"
 
 
 def new_component_id() -> str:
@@ -96,7 +97,7 @@ def component_event(part: UiPart, call_id: str, turn: int) -> NewEvent:
 
 
 class RunChoices:
-    """The run's ``Chooser``: shows ``ask_choice`` cards and waits for the choice."""
+    """The run's ``Chooser``: shows a call's options card and waits for the choice."""
 
     def __init__(self, setup: RunSetup, session: LiveSession, secrets: list[str]) -> None:
         self.setup = setup

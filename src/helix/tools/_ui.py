@@ -1,6 +1,6 @@
-"""Showing the person a component, and asking them to choose: ``show`` and ``ask_choice``.
+"""Showing the person a component, and asking them to choose: ``show_component``, ``ask_choice``.
 
-``show`` returns a component (``ToolResult.ui``) that the runtime checks against its
+``show_component`` returns a component (``ToolResult.ui``) that the runtime checks against its
 kind's schema and records as a ``ui.component`` event: a table, a diff, a chart.
 ``ask_choice`` puts an options card in front of the person and waits for the click;
 the choice is the call's result. The tool only knows the ``Chooser`` interface: the
@@ -43,7 +43,7 @@ class Chooser(Protocol):
 
 
 @tool(read_only=True, idempotent=True, effect="none")
-async def show(ctx: ToolContext, component: str, props: dict[str, Any]) -> ToolResult:
+async def show_component(ctx: ToolContext, component: str, props: dict[str, Any]) -> ToolResult:
     """Show the person a UI component: a table, a diff, a chart, Markdown, or an options card.
 
     ``component`` is the kind: ``table`` (props ``columns``: [str], ``rows``: [[cell]]),

@@ -26,7 +26,9 @@ def _play(model_server: MockModelServer) -> None:
         model_server,
         {
             "text": "Here is what I measured.",
-            "tool_calls": [{"name": "show", "args": {"component": "table", "props": TABLE}}],
+            "tool_calls": [
+                {"name": "show_component", "args": {"component": "table", "props": TABLE}}
+            ],
         },
         {"text": "Which one?", "tool_calls": [{"name": "ask_choice", "args": CARD}]},
         {"text": "Done."},
