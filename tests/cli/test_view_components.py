@@ -142,3 +142,31 @@ def test_a_plugin_kind_unknown_here_is_shown_as_json_and_a_waiting_card_is_a_nex
     ]  # fmt: skip
     assert transcript.status == "waiting"
     assert next_commands(transcript, "waiting")[0] == "helix choose run_x cmp_2 NUMBER"
+
+
+async def test_a_person_at_the_terminal_answers_the_card_by_its_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ask = {"text": "Which?", "tool_calls": [{"name": "ask_choice", "args": CARD}]}
+    engine = _engine(tmp_path, Scenario.of(ask, {"text": "PostgreSQL then."}))
+    record = await engine.create("ask", blueprint=Blueprint(model="scripted:t"), world=tmp_path)
+    typed = io.StringIO("mysql\n2\n")  # not an option: asked again; then the second
+    state = await drive_and_show(engine, record.id, json=False, interactive=True, stdin=typed)
+    assert state.status == "completed"
+    out = capsys.readouterr().out
+    assert "Please answer with a number from 1 to 2" in out
+    assert "✓ chose 2. PostgreSQL [postgres] by user:" in out
+    log = await engine.store.read(record.id)
+    (chosen,) = [e.data for e in log if e.type == "ui.chosen"]
+    assert chosen["choice"] == "postgres"
+
+
+async def test_the_end_of_input_leaves_the_card_waiting_and_pauses_the_run(tmp_path: Path) -> None:
+    ask = {"text": "Which?", "tool_calls": [{"name": "ask_choice", "args": CARD}]}
+    engine = _engine(tmp_path, Scenario.of(ask, {"text": "never"}))
+    record = await engine.create("ask", blueprint=Blueprint(model="scripted:t"), world=tmp_path)
+    state = await drive_and_show(
+        engine, record.id, json=False, interactive=True, stdin=io.StringIO("")
+    )
+    assert state.status == "paused"
+    assert list(state.pending_choices)  # still waiting: answerable later, from anywhere

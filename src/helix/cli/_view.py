@@ -62,8 +62,8 @@ class RunView:
         """Print a block of this run (nested under its parents' bars)."""
         self.screen.print(renderable, self.depth)
 
-    async def add(self, event: RunEvent) -> list[Call]:
-        """Fold and show one event; the calls waiting for an answer from here now."""
+    async def add(self, event: RunEvent) -> list[Call | Shown]:
+        """Fold and show one event; the calls (and cards) waiting for an answer from here now."""
         block = self.transcript.add(event)
         if self._held is not None and not _belongs(event, self._held):
             await self._flush()
@@ -76,7 +76,12 @@ class RunView:
             for call in pending:
                 self._asked.add(call.call_id)
                 self.print(question(call))
-            return pending
+            cards = self.transcript.waiting_cards()
+            for card in cards:
+                self._start()
+                self.print(shown_block(card))
+                self.print(choice_wait(card, self.run_id))
+            return [*pending, *cards]
         self._start()
         return await self._show(event, block)
 
@@ -100,7 +105,7 @@ class RunView:
 
     # -- what each event shows ------------------------------------------------------------
 
-    async def _show(self, event: RunEvent, block: Block | None) -> list[Call]:
+    async def _show(self, event: RunEvent, block: Block | None) -> list[Call | Shown]:
         kind = event.type
         transcript = self.transcript
         if kind == "model.requested":
@@ -118,6 +123,7 @@ class RunView:
             return [block]
         elif isinstance(block, Shown):
             self._show_component(kind, block)
+            return [block] if kind == "ui.asked" and self.live else []
         elif isinstance(block, Said):
             self.screen.idle()
             if block.who == "agent":
