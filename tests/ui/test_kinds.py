@@ -9,6 +9,7 @@ import pytest
 
 from helix.errors import InvalidComponentError
 from helix.ui import (
+    BUILTIN_KINDS,
     MAX_PROPS_BYTES,
     MAX_PROPS_DEPTH,
     ComponentKind,
@@ -50,9 +51,25 @@ def gauge() -> Iterator[ComponentKind]:
 
 
 def test_helix_kinds_are_registered_and_accept_good_props() -> None:
+    from jsonschema import Draft202012Validator
+
     assert list(component_kinds())[:5] == ["table", "diff", "options", "markdown", "chart"]
+    for kind in BUILTIN_KINDS:  # not checked when registered (that would load jsonschema)
+        Draft202012Validator.check_schema(kind.schema)
+        assert kind.schema["type"] == "object"
     for name, props in GOOD.items():
         assert validate_component(name, props) is props
+
+
+def test_importing_helix_ui_loads_no_schema_library() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, helix.ui; print('jsonschema' in sys.modules)"
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert loaded.stdout.strip() == "False"
 
 
 @pytest.mark.parametrize(

@@ -54,6 +54,8 @@ class ComponentKind:
 _lock = threading.Lock()
 _kinds: dict[str, ComponentKind] = {}
 _builtin: set[str] = set()
+_validators: dict[str, Any] = {}
+"""Each kind's compiled validator, made at its first use."""
 
 
 def _checked_schema(kind: ComponentKind) -> None:
@@ -90,7 +92,13 @@ def _checked_schema(kind: ComponentKind) -> None:
 
 
 def _register(kind: ComponentKind, *, builtin: bool) -> None:
-    _checked_schema(kind)
+    """Add ``kind``, a plugin's after checking its schema.
+
+    Helix's own schemas are checked by its tests: checking them here would load
+    ``jsonschema`` with every import of ``helix.ui``.
+    """
+    if not builtin:
+        _checked_schema(kind)
     with _lock:
         if kind.name in _kinds:
             raise InvalidComponentError(f"component kind {kind.name!r} is already registered")
@@ -123,6 +131,7 @@ def unregister_component(name: str) -> None:
             raise InvalidComponentError(f"component kind {name!r} is Helix's own: it stays")
         if _kinds.pop(name, None) is None:
             raise InvalidComponentError(f"no component kind {name!r} is registered")
+        _validators.pop(name, None)
 
 
 def component_kinds() -> dict[str, ComponentKind]:
@@ -148,15 +157,13 @@ def validate_component(name: str, props: Any) -> dict[str, Any]:
     props that are not an object, too large (``MAX_PROPS_BYTES``) or too deep
     (``MAX_PROPS_DEPTH``), or that fail the kind's schema or its check.
     """
-    from jsonschema import Draft202012Validator
-
     kind = component_kind(name)
     if not isinstance(props, dict):
         raise InvalidComponentError(
             f"component {name!r}: props must be an object, not {type(props).__name__}"
         )
     _bounded(name, props)
-    validator = Draft202012Validator(kind.schema)
+    validator = _validator(kind)
     errors = sorted(validator.iter_errors(props), key=lambda e: (len(e.absolute_path), str(e.path)))
     if errors:
         first = errors[0]
@@ -168,6 +175,17 @@ def validate_component(name: str, props: Any) -> dict[str, Any]:
         if problem:
             raise InvalidComponentError(f"component {name!r}: {problem}")
     return props
+
+
+def _validator(kind: ComponentKind) -> Any:
+    """The kind's compiled validator (``jsonschema`` is loaded at the first validation)."""
+    from jsonschema import Draft202012Validator
+
+    with _lock:
+        validator = _validators.get(kind.name)
+        if validator is None:
+            validator = _validators[kind.name] = Draft202012Validator(kind.schema)
+    return validator
 
 
 def _bounded(name: str, props: dict[str, Any]) -> None:
