@@ -1,11 +1,16 @@
 """Generative UI on the run page, in Chromium on a real server: each kind drawn, an options
 card clicked (the choice goes back to the waiting call), hostile Markdown kept as text,
-readable on a phone."""
+readable on a phone.
+
+``HELIX_REFRESH_SCREENSHOTS=1`` also rewrites ``docs/screenshots/components-phone.png``.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
+from pathlib import Path
 
 from playwright.sync_api import Browser, expect
 
@@ -13,6 +18,8 @@ from helix.testing import MockModelServer
 
 from .conftest import MODEL, Admin, LiveServer, play, wait_for_status
 
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+REFRESH = os.environ.get("HELIX_REFRESH_SCREENSHOTS") == "1"
 TIMEOUT_MS = 20_000
 expect.set_options(timeout=TIMEOUT_MS)
 
@@ -77,6 +84,8 @@ def test_components_are_drawn_and_an_options_card_is_clicked(
     card = talk.get_by_test_id("ui-options")
     expect(card.get_by_test_id("ui-options-state")).to_contain_text("Waiting for your choice")
     assert not page.evaluate(TOO_WIDE)  # readable on a phone, nothing wider than it
+    if REFRESH:
+        page.screenshot(path=str(SCREENSHOTS / "components-phone.png"), full_page=True)
     card.locator("[data-choice=postgres]").click()
     expect(card.get_by_test_id("ui-options-state")).to_have_text("Chosen: PostgreSQL (by user:uma)")
     expect(card.locator("[data-choice=sqlite]")).to_be_disabled()
