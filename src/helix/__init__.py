@@ -6,8 +6,8 @@ enforces this, and docs/architecture.md draws it):
 1. ``helix.errors`` and ``helix._util``: the exception tree; domain-free helpers.
 2. ``helix.kernel``: events, the append-only log and its backends, replay.
 3. ``helix.providers``, ``helix.sandbox``, ``helix.world``, ``helix.config``,
-   ``helix.notify``: model adapters, the tiers where commands run, the run's world,
-   settings, notifications (the kernel only).
+   ``helix.notify``, ``helix.ui``: model adapters, the tiers where commands run, the
+   run's world, settings, notifications, generative UI component kinds (the kernel only).
 4. ``helix.tools``: the tool declaration and the built-in tools (and the sandbox).
 5. ``helix.gates``: the ordered gate pipeline (and the tools).
 6. ``helix.accounts``: users, workspaces, roles, tokens (the gates' policy ceilings).

@@ -14,7 +14,8 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     ├── StoreUnavailableError    the event store cannot be opened or reached
     │   └── StoreDamagedError    its file or a stored row is damaged (cannot be read back)
     ├── NotFoundError
-    │   └── RunNotFoundError     no run with that id (in this workspace)
+    │   ├── RunNotFoundError     no run with that id (in this workspace)
+    │   └── ComponentNotFoundError  no UI component with that id in the run
     ├── AmbiguousRunError        a run id prefix names several runs (a usage error)
     ├── ConflictError
     │   ├── SeqConflictError     an append's expected seq is not the log's next seq
@@ -24,10 +25,13 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     │   └── InvalidPayloadError
     ├── ForkError                the fork point is past the head or not a turn boundary
     ├── RunStateError            the run cannot do that now (steer a finished run, …)
-    │   └── ApprovalClosedError  the approval was already decided, or expired
+    │   ├── ApprovalClosedError  the approval was already decided, or expired
+    │   └── ChoiceClosedError    the options card was already answered, or waits for nothing
     ├── UnknownToolError         a blueprint or a model named a tool that does not exist
     ├── InvalidToolArgumentsError  a tool call's arguments fail the tool's schema
     ├── ToolSourceError          a run's tool source (MCP server, plugin) cannot start
+    ├── InvalidComponentError    a UI component's props fail its schema (or its kind is unknown)
+    ├── InvalidChoiceError       a choice that is not one of the options card's
     ├── AppendOnlyError          something tried to change or delete a stored event
     ├── InvalidObjectError       a world object's name is no digest, or it is not a manifest
     ├── SubscriptionOverflowError  a subscriber fell too far behind to be caught up
@@ -278,6 +282,18 @@ class ToolSourceError(HelixError):
     code = "tool_source_failed"
 
 
+class InvalidComponentError(HelixError):
+    """A UI component is unknown, or its props fail its kind's schema (says which field)."""
+
+    code = "invalid_component"
+
+
+class InvalidChoiceError(HelixError):
+    """A choice that is not one of the options card's (names the ones it has)."""
+
+    code = "invalid_choice"
+
+
 class BlueprintError(ConfigError):
     """A blueprint file does not parse or does not validate."""
 
@@ -310,3 +326,15 @@ class ApprovalClosedError(RunStateError):
     """The approval request was already decided, or its deadline passed."""
 
     code = "approval_closed"
+
+
+class ChoiceClosedError(RunStateError):
+    """The options card was already answered, waits for no choice, or its run has ended."""
+
+    code = "choice_closed"
+
+
+class ComponentNotFoundError(NotFoundError):
+    """No UI component with this id was shown in the run."""
+
+    code = "component_not_found"

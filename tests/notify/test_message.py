@@ -63,6 +63,19 @@ def test_a_link_lives_a_day_at_most() -> None:
     assert expires <= time.time() + 86400 + 2
 
 
+def test_a_waiting_card_says_how_to_choose() -> None:
+    asked = {"component_id": "cmp_1", "call_id": "c0", "expires_at": "2099-01-01T00:00:00Z"}
+    message = notice(_event("ui.asked", asked))
+    assert message is not None
+    assert message.title == "Choice needed"
+    assert message.body.splitlines() == [
+        "Run run_a waits for your choice on an options card (cmp_1).",
+        "From a terminal: helix choose run_a cmp_1 NUMBER",
+        "Deadline: 2099-01-01T00:00:00Z (then it closes without a choice).",
+        "helix show run_a",
+    ]
+
+
 @pytest.mark.parametrize(
     ("type_", "data", "title", "says"),
     [

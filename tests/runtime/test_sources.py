@@ -115,7 +115,7 @@ async def test_a_sources_tools_are_offered_and_a_change_waits_for_the_turn_bound
     outputs = [e.data["output"] for e in log if e.type == "tool.completed"]
     assert outputs == ["one", "two"]
     assert [e.data for e in log if e.type == "ui.component"] == [
-        {"component": "note", "props": {"opened": True}}
+        {"component": "note", "props": {"opened": True}, "id": None, "call_id": None}
     ]
     assert source.closed == 1
 

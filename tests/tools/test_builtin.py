@@ -86,12 +86,19 @@ def test_natures() -> None:
         "run_command": (False, False, "world", False),
         "http_fetch": (False, False, "none", False),
         "delegate": (False, True, "world", False),  # re-run finds its child again
+        "show_component": (
+            True,
+            True,
+            "none",
+            True,
+        ),  # Helix's additions: generative UI (docs/ui.md)
+        "ask_choice": (True, True, "none", False),  # re-run finds its card again; waits alone
     }
 
 
 def test_builtin_registry_is_fresh_each_time() -> None:
     first = builtin_registry()
-    assert first.names == sorted(CONTRACT)
+    assert first.names == sorted([*CONTRACT, "show_component", "ask_choice"])
 
     @tool(read_only=True, effect="none")
     async def extra(ctx: ToolContext) -> ToolResult:

@@ -6,6 +6,11 @@ are the public SDK over either. See docs/sdk.md.
 """
 
 from ._async_client import AsyncClient as AsyncClient
+from ._choice_models import ChoiceBody as ChoiceBody
+from ._choice_models import ChoiceCard as ChoiceCard
+from ._choice_models import ChoiceCardList as ChoiceCardList
+from ._choice_models import ChoiceOption as ChoiceOption
+from ._choice_models import Chosen as Chosen
 from ._errors import error_of as error_of
 from ._http import HttpApi as HttpApi
 from ._ids import LAST as LAST
@@ -58,6 +63,11 @@ __all__ = [
     "ApprovalList",
     "AsyncClient",
     "BlueprintLookup",
+    "ChoiceBody",
+    "ChoiceCard",
+    "ChoiceCardList",
+    "ChoiceOption",
+    "Chosen",
     "Client",
     "Comparison",
     "CreatedRun",

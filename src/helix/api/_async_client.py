@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Self
 from helix.kernel.events import RunStatus
 from helix.kernel.log import EventStore
 
+from ._choice_models import ChoiceCard, Chosen
 from ._login import current_login
 from ._models import (
     Approval,
@@ -209,6 +210,14 @@ class AsyncClient:
     async def steer(self, run_id: str, message: str) -> None:
         """Tell the agent something before its next model call."""
         await self.api.steer(run_id, message)
+
+    async def choices(self, run_id: str) -> list[ChoiceCard]:
+        """The run's options cards waiting for a person's choice."""
+        return await self.api.choices(run_id)
+
+    async def choose(self, run_id: str, component_id: str | None, choice: str) -> Chosen:
+        """Choose an option (by id) on a waiting card (``None``: the run's only one)."""
+        return await self.api.choose(run_id, component_id, choice)
 
     async def pause(self, run_id: str) -> Run:
         """Pause at the next safe point."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from helix.errors import ConfigError, NotFoundError, RunNotFoundError, StoreUnavailableError
 from helix.kernel.events import RunStatus
 
+from ._choice_models import ChoiceCard, ChoiceCardList, Chosen
 from ._errors import error_of
 from ._ids import plausible
 from ._models import (
@@ -216,6 +217,20 @@ class HttpApi:
         """Tell the agent something before its next model call."""
         await self._send("POST", f"{_at(run_id)}/steer", json={"message": message})
 
+    async def choices(self, run_id: str) -> list[ChoiceCard]:
+        """The run's options cards waiting for a choice."""
+        raw = await self._json("GET", f"{_at(run_id)}/choices")
+        return ChoiceCardList.model_validate(raw).cards
+
+    async def choose(self, run_id: str, component_id: str | None, choice: str) -> Chosen:
+        """Choose an option on a waiting card (``None``: the only one)."""
+        if component_id is None:
+            run_id = (await self.get(run_id)).id  # the one run, for both requests
+            component_id = _only_card(run_id, await self.choices(run_id))
+        path = f"{_at(run_id)}/components/{_segment(component_id)}/choose"
+        raw = await self._json("POST", path, json={"choice": choice})
+        return Chosen.model_validate(raw)
+
     async def pause(self, run_id: str) -> Run:
         """Pause at the next safe point."""
         return Run.model_validate(await self._json("POST", f"{_at(run_id)}/pause"))
@@ -386,3 +401,14 @@ def _only(run_id: str, pending: list[Approval]) -> str:
             f"run {run_id!r} has {len(pending)} pending approvals: name one of {names}"
         )
     return pending[0].request_id
+
+
+def _only_card(run_id: str, waiting: list[ChoiceCard]) -> str:
+    from helix.errors import ChoiceClosedError, RunStateError
+
+    if not waiting:
+        raise ChoiceClosedError(f"run {run_id!r} waits for no choice")
+    if len(waiting) > 1:
+        names = ", ".join(sorted(c.component_id for c in waiting))
+        raise RunStateError(f"run {run_id!r} waits for {len(waiting)} choices: name one of {names}")
+    return waiting[0].component_id

@@ -26,6 +26,7 @@ from helix.kernel.log import EventStore, RunRecord, export_lines
 from helix.kernel.session import replay_run, spend, trace
 from helix.world import WorldBrowser, parse_point
 
+from ._choice_models import ChoiceCard, Chosen
 from ._ids import resolve_run
 from ._importing import import_run
 from ._models import (
@@ -302,16 +303,7 @@ class LocalApi:
     async def approvals(self, run_id: str) -> list[Approval]:
         """The run's pending approval requests."""
         folded = await replay_run(self.store, await self._id(run_id))
-        return [
-            Approval(
-                request_id=p.request_id,
-                call_id=p.call_id,
-                name=p.name,
-                args=p.args,
-                expires_at=p.expires_at,
-            )
-            for p in folded.pending_approvals.values()
-        ]
+        return [Approval.of(p) for p in folded.pending_approvals.values()]
 
     async def decide(
         self,
@@ -334,6 +326,21 @@ class LocalApi:
         import helix.runtime as runtime
 
         await runtime.steer(self.store, await self._id(run_id), message, by=self.actor)
+
+    async def choices(self, run_id: str) -> list[ChoiceCard]:
+        """The run's options cards waiting for a choice."""
+        folded = await replay_run(self.store, await self._id(run_id))
+        ended = folded.status in TERMINAL_STATUSES
+        return [] if ended else [ChoiceCard.of(p) for p in folded.pending_choices.values()]
+
+    async def choose(self, run_id: str, component_id: str | None, choice: str) -> Chosen:
+        """Choose an option on a waiting card (``None``: the only one)."""
+        import helix.runtime as runtime
+
+        chosen = await runtime.choose(
+            self.store, await self._id(run_id), component_id, choice, by=self.actor
+        )
+        return Chosen(component_id=chosen, choice=choice)
 
     async def pause(self, run_id: str) -> Run:
         """Pause at the next safe point."""
@@ -427,15 +434,7 @@ class LocalApi:
         """Make the original directory hold this branch's world."""
         import helix.runtime as runtime
 
-        kept = await runtime.keep(self.engine, await self._id(run_id), by=self.actor)
-        return Kept(
-            original=kept.original,
-            target=kept.target,
-            restored=kept.restored,
-            removed=kept.removed,
-            performed=[o.model_dump(mode="json") for o in kept.performed],
-            conflicts=[c.model_dump(mode="json") for c in kept.conflicts],
-        )
+        return Kept.of(await runtime.keep(self.engine, await self._id(run_id), by=self.actor))
 
     # -- the log as a file, and spend -------------------------------------------------
 

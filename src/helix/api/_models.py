@@ -7,7 +7,7 @@ store's records, so a run or an event looks the same whichever door it came thro
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,11 +20,14 @@ from helix.kernel.events import (
 )
 from helix.kernel.events import Event as KernelEvent
 from helix.kernel.log import RunRecord
-from helix.kernel.session import SpendBucket, SpendGroup, SpendReport, TraceSpan
+from helix.kernel.session import PendingApproval, SpendBucket, SpendGroup, SpendReport, TraceSpan
 from helix.kernel.session import Usage as KernelUsage
 from helix.world import FileInfo
 
 from ._worlds import WORLD_NAME
+
+if TYPE_CHECKING:
+    from helix.runtime import KeepOutcome
 
 Decision = Literal["allow", "deny"]
 Point = Literal["start", "now", "last"] | int
@@ -220,6 +223,14 @@ class Approval(_Out):
     args: dict[str, Any]
     expires_at: str | None
 
+    @classmethod
+    def of(cls, pending: PendingApproval) -> Approval:
+        """The wire form of a folded pending request."""
+        return cls(
+            request_id=pending.request_id, call_id=pending.call_id, name=pending.name,
+            args=pending.args, expires_at=pending.expires_at,
+        )  # fmt: skip
+
 
 class ApprovalList(_Out):
     """The run's pending approval requests."""
@@ -326,6 +337,18 @@ class Kept(_Out):
     performed: list[dict[str, Any]]
     """The branch's withheld effects, performed now ({call_id, tool, detail})."""
     conflicts: list[dict[str, Any]] = Field(default_factory=list[dict[str, Any]])
+
+    @classmethod
+    def of(cls, kept: KeepOutcome) -> Kept:
+        """The wire form of the runtime's outcome."""
+        return cls(
+            original=kept.original,
+            target=kept.target,
+            restored=kept.restored,
+            removed=kept.removed,
+            performed=[o.model_dump(mode="json") for o in kept.performed],
+            conflicts=[c.model_dump(mode="json") for c in kept.conflicts],
+        )
 
 
 class Imported(_Out):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from helix.kernel.events import RunStatus
 
+from ._choice_models import ChoiceCard, Chosen
 from ._models import (
     Approval,
     Comparison,
@@ -110,6 +111,19 @@ class HelixApi(Protocol):
 
     async def steer(self, run_id: str, message: str) -> None:
         """Tell the agent something; it reads it before its next model call."""
+        ...
+
+    async def choices(self, run_id: str) -> list[ChoiceCard]:
+        """The run's options cards waiting for a person's choice (``ask_choice``)."""
+        ...
+
+    async def choose(self, run_id: str, component_id: str | None, choice: str) -> Chosen:
+        """Choose an option (by id) on a waiting card (``None``: the run's only one).
+
+        ``ComponentNotFoundError`` for a card the run never showed; ``ChoiceClosedError``
+        (a ``ConflictError``) if it was answered already, waits for nothing, or the run
+        has ended; ``InvalidChoiceError`` for an id that is not one of its options.
+        """
         ...
 
     async def pause(self, run_id: str) -> Run:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 from helix.kernel.events import RunStatus
 
 from ._async_client import AsyncClient
+from ._choice_models import ChoiceCard, Chosen
 from ._login import current_login
 from ._models import (
     Approval,
@@ -198,6 +199,14 @@ class Client:
     def steer(self, run_id: str, message: str) -> None:
         """Tell the agent something before its next model call."""
         self._call(self._async.steer(run_id, message))
+
+    def choices(self, run_id: str) -> list[ChoiceCard]:
+        """The run's options cards waiting for a person's choice."""
+        return self._call(self._async.choices(run_id))
+
+    def choose(self, run_id: str, component_id: str | None, choice: str) -> Chosen:
+        """Choose an option (by id) on a waiting card (``None``: the run's only one)."""
+        return self._call(self._async.choose(run_id, component_id, choice))
 
     def pause(self, run_id: str) -> Run:
         """Pause at the next safe point."""

@@ -47,6 +47,11 @@ COMMANDS = (
     ),
     Lazy("deny", "._control:deny", "Refuse a pending tool call; the model is told and adapts."),
     Lazy(
+        "choose",
+        "._control:choose",
+        "Answer an options card the agent waits on: CHOICE is an option's id or its number.",
+    ),
+    Lazy(
         "steer",
         "._control:steer",
         "Tell the agent something; it reads it before its next model call.",

@@ -139,7 +139,9 @@ def next_commands(transcript: Transcript, status: str) -> list[str]:
         asked = [f"helix approve {run}", f"helix deny {run}"] if transcript.pending() else []
         return [*asked, f"helix resume {run}", f"helix logs {run}"]
     if status in ("running", "waiting", "queued"):
-        return [f"helix logs {run} --follow", f"helix pause {run}", f"helix cancel {run}"]
+        cards = transcript.waiting_cards()
+        choose = [f"helix choose {run} {cards[0].component_id} NUMBER"] if cards else []
+        return [*choose, f"helix logs {run} --follow", f"helix pause {run}", f"helix cancel {run}"]
     found = [f"helix diff {run}"] if transcript.files_changed else []
     fork_at = ended[-2] if len(ended) >= 2 else 0  # the last turn, done again differently
     return [*found, f"helix fork {run} --turn {fork_at}", f"helix replay {run}"]

@@ -16,6 +16,7 @@ from helix.errors import (
     ConfigError,
     ConflictError,
     HelixError,
+    InvalidChoiceError,
     NotFoundError,
     StoreUnavailableError,
 )
@@ -40,7 +41,7 @@ def exit_code_for(error: HelixError) -> int:
         return EXIT_NOT_FOUND
     if isinstance(error, StoreUnavailableError):
         return EXIT_UNREACHABLE
-    if isinstance(error, ConfigError | AmbiguousRunError):
+    if isinstance(error, ConfigError | AmbiguousRunError | InvalidChoiceError):
         return EXIT_USAGE
     if isinstance(error, ConflictError):
         return EXIT_FAILED

@@ -34,6 +34,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "resume": (f"helix resume {RUN}", f"helix resume {RUN} --budget 5"),
     "approve": (f"helix approve {RUN}", f"helix approve {RUN} req_3 --reason 'looks safe'"),
     "deny": (f"helix deny {RUN}", f"helix deny {RUN} req_3 --reason 'not on main'"),
+    "choose": (f"helix choose {RUN} 2", f"helix choose {RUN} cmp_5f2a postgres"),
     "steer": (f"helix steer {RUN} 'use pytest, not unittest'",),
     "pause": (f"helix pause {RUN}",),
     "cancel": (f"helix cancel {RUN}",),

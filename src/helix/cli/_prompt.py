@@ -1,7 +1,8 @@
 """Asking the person at the terminal about a tool call: a clear question, a clear answer.
 
 The question names the call and why it is asked; ``y``/``yes`` allows, ``n``/``no``
-denies, and anything else (a bare Enter too) asks again. The end of input (Ctrl-D, or
+denies, and anything else (a bare Enter too) asks again. An options card is answered
+with an option's number (or its id); anything else asks again. The end of input (Ctrl-D, or
 a closed stdin) is ``None``: nobody is there to answer. Lines are read on the event
 loop (not in a thread), so a Ctrl-C or the run ending meanwhile leaves nothing blocked.
 """
@@ -104,3 +105,27 @@ async def ask(console: Console, stream: TextIO | None = None) -> Answer | None:
         if answer is not None:
             return answer
         console.print(AGAIN, style="yellow", markup=False, highlight=False)
+
+
+async def ask_option(console: Console, ids: list[str], stream: TextIO | None = None) -> str | None:
+    """Ask for one of an options card's options (its number, or its id); ``None`` at the end."""
+    while True:
+        console.print(f"Your choice [1-{len(ids)}]: ", end="", style="bold yellow",
+                      markup=False, highlight=False)  # fmt: skip
+        with contextlib.suppress(Exception):
+            console.file.flush()
+        line = await read_line(stream)
+        if line is None:
+            console.print()
+            return None
+        if not _typed(stream):
+            console.print(line, markup=False, highlight=False)
+        word = line.strip()
+        if word in ids:
+            return word
+        if word.isdigit() and 1 <= int(word) <= len(ids):
+            return ids[int(word) - 1]
+        console.print(
+            f"Please answer with a number from 1 to {len(ids)}; Ctrl-C leaves the choice to"
+            " be made later.", style="yellow", markup=False, highlight=False,
+        )  # fmt: skip

@@ -7,6 +7,8 @@ and the TUI both fold ``RunEvent`` s through a ``Transcript`` and draw its block
 - ``Call``: one tool call, from its request through every gate, its approval, its run,
   its result and the files it changed.
 - ``Note``: something that happened to the run (created, paused, failed, …).
+- ``Shown``: a UI component the agent showed (a table, a diff, an options card that
+  may wait for a person's choice, …).
 """
 
 from __future__ import annotations
@@ -108,7 +110,39 @@ class Note:
     """The other run it names: a child spawned, a fork's parent."""
 
 
-Block = Said | Call | Note
+@dataclass
+class Shown:
+    """A generative UI component the agent showed; an options card may wait for a choice."""
+
+    turn: int | None
+    component_id: str | None
+    kind: str
+    """``table``, ``diff``, ``options``, ``markdown``, ``chart``, or a plugin's kind."""
+    props: dict[str, Any]
+    call_id: str | None = None
+    waiting: bool = False
+    """An options card waiting for a person's choice (``ask_choice``)."""
+    expires_at: str | None = None
+    choice: str | None = None
+    """The option chosen, once one was."""
+    chosen_by: str | None = None
+    closed: str | None = None
+    """Why the card's wait ended without a choice."""
+
+    def label(self, choice: str | None) -> str:
+        """An option's label (its id when it has none here)."""
+        for option in self.props.get("choices") or []:
+            if isinstance(option, dict) and option.get("id") == choice:
+                return str(option.get("label") or choice)
+        return str(choice)
+
+    def number(self, choice: str) -> int:
+        """An option's number, counted from 1 (what ``helix choose`` takes)."""
+        ids = [o.get("id") for o in self.props.get("choices") or [] if isinstance(o, dict)]
+        return ids.index(choice) + 1 if choice in ids else 0
+
+
+Block = Said | Call | Note | Shown
 
 
 def summarize_args(args: dict[str, Any], width: int = SUMMARY_WIDTH) -> str:
@@ -177,6 +211,7 @@ class Transcript:
         """The note of how the run ended or stopped: completed, failed, cancelled, paused."""
         self._calls: dict[str, Call] = {}
         self._requests: dict[str, Call] = {}
+        self._shown: dict[str, Shown] = {}
 
     def add(self, event: RunEvent) -> Block | None:
         """Fold one event; the block it created or updated (``None``: it changes no block)."""
@@ -199,6 +234,8 @@ class Transcript:
             return self._append(Said(event.turn, "person", str(data["message"])))
         if event.type == "agent.spawned":
             return self._spawned(event.turn, data)
+        if event.type.startswith("ui."):
+            return self._ui_event(event.type, event.turn, data)
         block = self._note(event.type, data)
         if block is None:
             return None
@@ -222,6 +259,10 @@ class Transcript:
     def pending(self) -> list[Call]:
         """The calls waiting on a person's decision."""
         return [call for call in self._calls.values() if call.state == "waiting"]
+
+    def waiting_cards(self) -> list[Shown]:
+        """The options cards waiting on a person's choice."""
+        return [shown for shown in self._shown.values() if shown.waiting]
 
     def call(self, call_id: str) -> Call | None:
         """The call of this id, if it was requested."""
@@ -304,6 +345,33 @@ class Transcript:
             others = int(data.get("other_attempts") or 0)
             call.egress = ", ".join(hosts) + (f"; {others} more elsewhere" if others else "")
         return call
+
+    def _ui_event(self, kind: str, turn: int | None, data: dict[str, Any]) -> Block | None:
+        if kind == "ui.component":
+            props = data.get("props")
+            shown = Shown(
+                turn,
+                data.get("id"),
+                str(data["component"]),
+                props if isinstance(props, dict) else {},
+                data.get("call_id"),
+            )
+            if shown.component_id is not None:
+                self._shown[shown.component_id] = shown
+            return self._append(shown)
+        found = self._shown.get(str(data.get("component_id")))
+        if found is None:
+            return None  # shown before the events folded
+        if kind == "ui.asked":
+            found.waiting = True
+            found.expires_at = data.get("expires_at")
+        elif kind == "ui.chosen":
+            found.waiting = False
+            found.choice = data.get("choice")
+            found.chosen_by = str(data["by"])
+            if found.choice is None:
+                found.closed = str(data.get("reason") or "closed")
+        return found
 
     def _spawned(self, turn: int | None, data: dict[str, Any]) -> Block:
         child = str(data["child_run_id"])
@@ -388,7 +456,6 @@ _NOTES: dict[str, Callable[[dict[str, Any]], Note]] = {
         f"{d['call_id']} {d['outcome']}: {d['detail']}",
         "bad" if d["outcome"] == "failed" else "info",
     ),
-    "ui.component": lambda d: Note("ui", f"showed {d['component']}", "info"),
     "plugin.loaded": lambda d: Note("plugin", f"plugin {d['name']} {d['version']} loaded", "info"),
     "plugin.reloaded": lambda d: Note(
         "plugin",

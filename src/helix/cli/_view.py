@@ -18,7 +18,8 @@ from helix.errors import HelixError
 
 from ._blocks import call_block, header, note, question, repeats, said, summary
 from ._screen import Screen
-from ._transcript import Block, Call, Note, Said, Transcript
+from ._shown import choice_made, choice_wait, shown_block
+from ._transcript import Block, Call, Note, Said, Shown, Transcript
 
 if TYPE_CHECKING:
     from helix.api import HelixApi, Point, RunEvent
@@ -61,8 +62,8 @@ class RunView:
         """Print a block of this run (nested under its parents' bars)."""
         self.screen.print(renderable, self.depth)
 
-    async def add(self, event: RunEvent) -> list[Call]:
-        """Fold and show one event; the calls waiting for an answer from here now."""
+    async def add(self, event: RunEvent) -> list[Call | Shown]:
+        """Fold and show one event; the calls (and cards) waiting for an answer from here now."""
         block = self.transcript.add(event)
         if self._held is not None and not _belongs(event, self._held):
             await self._flush()
@@ -75,7 +76,12 @@ class RunView:
             for call in pending:
                 self._asked.add(call.call_id)
                 self.print(question(call))
-            return pending
+            cards = self.transcript.waiting_cards()
+            for card in cards:
+                self._start()
+                self.print(shown_block(card))
+                self.print(choice_wait(card, self.run_id))
+            return [*pending, *cards]
         self._start()
         return await self._show(event, block)
 
@@ -99,7 +105,7 @@ class RunView:
 
     # -- what each event shows ------------------------------------------------------------
 
-    async def _show(self, event: RunEvent, block: Block | None) -> list[Call]:
+    async def _show(self, event: RunEvent, block: Block | None) -> list[Call | Shown]:
         kind = event.type
         transcript = self.transcript
         if kind == "model.requested":
@@ -115,19 +121,35 @@ class RunView:
             self._asked.add(block.call_id)
             self.print(question(block))
             return [block]
+        elif isinstance(block, Shown):
+            self._show_component(kind, block)
+            return [block] if kind == "ui.asked" and self.live else []
         elif isinstance(block, Said):
             self.screen.idle()
             if block.who == "agent":
                 self.print(Text(""))
             self.print(said(block))
         elif isinstance(block, Note) and kind != "run.created":
-            if kind in ("run.completed", "run.failed", "run.cancelled", "run.paused"):
-                self.screen.idle()
-            if kind == "run.paused" and self.depth == 0 and self.live:
-                self._spin(f"paused: helix resume in another terminal, or {self.screen.leave_hint}")
-            if not (kind == "run.completed" and repeats(transcript, block)):
-                self.print(note(block))
+            self._show_note(kind, block)
         return []
+
+    def _show_note(self, kind: str, block: Note) -> None:
+        if kind in ("run.completed", "run.failed", "run.cancelled", "run.paused"):
+            self.screen.idle()
+        if kind == "run.paused" and self.depth == 0 and self.live:
+            self._spin(f"paused: helix resume in another terminal, or {self.screen.leave_hint}")
+        if not (kind == "run.completed" and repeats(self.transcript, block)):
+            self.print(note(block))
+
+    def _show_component(self, kind: str, block: Shown) -> None:
+        """A component when shown; an options card's wait and its choice as they come."""
+        self.screen.idle()
+        if kind == "ui.component":
+            self.print(shown_block(block))
+        elif kind == "ui.asked":
+            self.print(choice_wait(block, self.run_id))
+        elif kind == "ui.chosen":
+            self.print(choice_made(block))
 
     def _spin(self, label: str) -> None:
         if self.live:

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from helix.errors import HelixError, NotFoundError
 
@@ -27,8 +27,11 @@ if TYPE_CHECKING:
 
     from ._prompt import Answer
     from ._screen import Screen
-    from ._transcript import Call
+    from ._transcript import Call, Shown
     from ._view import RunView
+
+    Asked = Call | Shown
+    """What waits on a person here: a call's approval, or an options card's choice."""
 
 
 class Watch:
@@ -131,8 +134,8 @@ class Watch:
         self, group: asyncio.TaskGroup, queue: asyncio.Queue[RunEvent | None], view: RunView
     ) -> str | None:
         """Show each event as it comes, asking (one question at a time) meanwhile."""
-        asking: tuple[Call, asyncio.Task[Answer | None]] | None = None
-        waiting: list[Call] = []
+        asking: tuple[Asked, asyncio.Task[str | None]] | None = None
+        waiting: list[Asked] = []
         try:
             while True:
                 getter = group.create_task(queue.get())
@@ -150,7 +153,7 @@ class Watch:
                     if event is None:
                         return None
                     waiting += self._to_ask(view, await view.add(event))
-                    if asking is not None and asking[0].state != "waiting":
+                    if asking is not None and not _waits(asking[0]):
                         asking[1].cancel()  # answered elsewhere meanwhile
                         view.print(_elsewhere(asking[0]))
                         asking = None
@@ -158,38 +161,52 @@ class Watch:
                         await self._child(str(event.data["child_run_id"]), view.depth + 1)
                     if stops_following(event, view.depth):
                         return str(event.type)
-                waiting = [c for c in waiting if c.state == "waiting"]
+                waiting = [c for c in waiting if _waits(c)]
                 if asking is None and waiting and queue.empty():  # nothing more to print first
                     asking = self._question(group, view, waiting.pop(0))
         finally:
             if asking is not None:
                 asking[1].cancel()
 
-    def _to_ask(self, view: RunView, calls: list[Call]) -> list[Call]:
-        """The calls to ask about here; for the others, how to answer them elsewhere."""
+    def _to_ask(self, view: RunView, waiting: list[Asked]) -> list[Asked]:
+        """What to ask about here; for the others, how to answer them elsewhere."""
+        from ._transcript import Call
+
         if self.ask:
-            return calls
-        for call in calls:
-            view.print(_hint_to_decide(view.run_id, call))
+            return waiting
+        for call in waiting:
+            if isinstance(call, Call):  # a card says how to choose itself
+                view.print(_hint_to_decide(view.run_id, call))
         return []
 
     def _question(
-        self, group: asyncio.TaskGroup, view: RunView, call: Call
-    ) -> tuple[Call, asyncio.Task[Answer | None]]:
-        from ._prompt import ask
+        self, group: asyncio.TaskGroup, view: RunView, waiting: Asked
+    ) -> tuple[Asked, asyncio.Task[str | None]]:
+        from ._prompt import ask, ask_option
+        from ._transcript import Shown
 
-        async def asked() -> Answer | None:
+        async def asked() -> str | None:
             with self.screen.still():
+                if isinstance(waiting, Shown):
+                    ids = [str(o.get("id")) for o in waiting.props.get("choices") or []]
+                    return await ask_option(self.screen.console, ids, self.stdin)
                 return await ask(self.screen.console, self.stdin)
 
-        return call, group.create_task(asked())
+        return waiting, group.create_task(asked())
 
-    async def _answered(self, view: RunView, call: Call, task: asyncio.Task[Answer | None]) -> None:
+    async def _answered(
+        self, view: RunView, waiting: Asked, task: asyncio.Task[str | None]
+    ) -> None:
+        from ._transcript import Shown
+
         answer = task.result()
         if answer is None:
             raise NoAnswer(view.run_id)
         try:
-            await self.api.decide(view.run_id, call.request_id, answer)
+            if isinstance(waiting, Shown):
+                await self.api.choose(view.run_id, waiting.component_id, answer)
+            else:
+                await self.api.decide(view.run_id, waiting.request_id, cast("Answer", answer))
         except HelixError as error:  # decided elsewhere meanwhile, or expired
             view.print(_plain(f"  not recorded: {error}", "yellow"))
 
@@ -267,9 +284,20 @@ def _plain(text: str, style: str) -> Any:
     return Text(printable(text), style=style)
 
 
-def _elsewhere(call: Call) -> Any:
-    verb = {"allow": "allowed", "deny": "denied"}.get(call.decision or "", "answered")
-    by = f" by {call.decided_by}" if call.decided_by else ""
+def _waits(waiting: Asked) -> bool:
+    """Whether the call still waits for a decision, or the card for a choice."""
+    from ._transcript import Shown
+
+    return waiting.waiting if isinstance(waiting, Shown) else waiting.state == "waiting"
+
+
+def _elsewhere(waiting: Asked) -> Any:
+    from ._transcript import Shown
+
+    if isinstance(waiting, Shown):
+        return _plain("  answered elsewhere", "yellow")  # the choice's own line follows
+    verb = {"allow": "allowed", "deny": "denied"}.get(waiting.decision or "", "answered")
+    by = f" by {waiting.decided_by}" if waiting.decided_by else ""
     return _plain(f"  {verb}{by} elsewhere", "yellow")
 
 

@@ -93,7 +93,8 @@ def notice(event: Event, links: Links | None = None) -> Notice | None:
     """The notification ``event`` calls for, or ``None``.
 
     An approval's says how to answer it from a terminal (``helix approve RUN REQUEST``,
-    ``helix deny …``) and, given ``links``, carries an Allow and a Deny link.
+    ``helix deny …``) and, given ``links``, carries an Allow and a Deny link; an options
+    card waiting for a choice (``ui.asked``) says how to choose, and where.
     """
     data: dict[str, Any] = event.data
     run_id = event.run_id
@@ -110,6 +111,13 @@ def notice(event: Event, links: Links | None = None) -> Notice | None:
         lines.append(f"Deadline: {deadline} (then it is denied)."
                      + (f" Run: {links.run(run_id)}" if links is not None else ""))  # fmt: skip
         return Notice(f"Approval needed: {data['name']}", "\n".join(lines))
+    if event.type == "ui.asked":
+        card = str(data["component_id"])
+        lines = [f"Run {run_id} waits for your choice on an options card ({card}).",
+                 f"From a terminal: helix choose {run_id} {card} NUMBER",
+                 f"Deadline: {data.get('expires_at') or 'none'} (then it closes without a"
+                 " choice)."]  # fmt: skip
+        return Notice("Choice needed", "\n".join(lines) + where)
     if event.type == "run.completed":
         return Notice("Run completed", f"Run {run_id} completed: {data.get('summary')}{where}")
     if event.type == "run.failed":

@@ -9,6 +9,7 @@ from ._candidate import CandidateApprovals as CandidateApprovals
 from ._candidate import CandidateBudget as CandidateBudget
 from ._candidate import CandidateEgress as CandidateEgress
 from ._candidate import CandidatePolicy as CandidatePolicy
+from ._choices import choose as choose
 from ._clock import SYSTEM_CLOCK as SYSTEM_CLOCK
 from ._clock import Clock as Clock
 from ._clock import SystemClock as SystemClock
@@ -68,6 +69,7 @@ __all__ = [
     "Until",
     "blueprint_of",
     "cancel",
+    "choose",
     "compare",
     "decide",
     "fork_replacing",

@@ -2,7 +2,8 @@
 
 Calls of one group run together (each in its own task, cancelled if the run is
 stopped); their results are recorded in call order: the egress tally of each command,
-then its ``tool.completed`` (output redacted), ``file.changed`` and ``effect.recorded``.
+then its ``tool.completed`` (output redacted), the ``ui.component`` it shows (checked
+against its kind's schema: ``_choices.py``), ``file.changed`` and ``effect.recorded``.
 A world with a quota is measured after each tool that may change anything in it, and
 such tools are refused while it is over (docs/security.md, "Quotas and flooding").
 """
@@ -26,6 +27,7 @@ from helix.kernel.events import (
 from helix.kernel.session import CallRequest
 from helix.tools import ToolContext, ToolDef, ToolResult, WorldQuota
 
+from ._choices import RunChoices, checked_component, component_event
 from ._delegation import ChildRuns
 from ._egress import CommandEgress
 from ._session import LiveSession
@@ -48,6 +50,7 @@ class CallExecutor:
         self._quota = None if world_mb is None else WorldQuota(setup.world, world_mb << 20)
         engine = setup.engine
         self._children = None if engine is None else ChildRuns(engine, setup, session)
+        self._choices = RunChoices(setup, session, self._secrets)
 
     async def results(self, group: list[tuple[CallRequest, ToolDef]], turn: int) -> list[NewEvent]:
         """Run started calls (together); their results' events, in call order, unrecorded."""
@@ -79,6 +82,8 @@ class CallExecutor:
                 duration_ms=duration,
             )
             results.append(NewEvent(done, turn=turn))
+            if result.ui is not None:
+                results.append(component_event(result.ui, call.id, turn))
             results += [
                 NewEvent(
                     FileChanged(
@@ -122,6 +127,7 @@ class CallExecutor:
             command_timeout_s=setup.blueprint.sandbox.command_timeout_s,
             egress=self.egress.hook(call.id) if tool.facets.sandboxed else None,
             delegator=self._children,
+            chooser=self._choices,
             tmp_bytes=setup.blueprint.sandbox.tmp_mb << 20,
             world_quota=self._quota,
         )
@@ -140,6 +146,7 @@ class CallExecutor:
             result = ToolResult(
                 ok=False, output=f"{call.name} failed: {type(error).__name__}: {error}"
             )
+        result = checked_component(result, self._secrets)
         if sweeping and (over := await self._over_quota(fresh=True)):
             separator = "" if result.output.endswith("\n") else "\n"
             result = replace(result, output=f"{result.output}{separator}[{over}]")

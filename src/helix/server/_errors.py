@@ -20,6 +20,8 @@ from helix.errors import (
     ConflictError,
     ForkError,
     HelixError,
+    InvalidChoiceError,
+    InvalidComponentError,
     InvalidEventError,
     InvalidObjectError,
     InvalidToolArgumentsError,
@@ -43,6 +45,8 @@ _STATUS: list[tuple[type[HelixError], int]] = [
     (ForkError, 422),
     (UnknownToolError, 422),
     (InvalidToolArgumentsError, 422),
+    (InvalidChoiceError, 422),
+    (InvalidComponentError, 422),
 ]
 
 _CODES = {

@@ -1,4 +1,4 @@
-"""People at the controls: steer, approve or deny, pause, resume, cancel, fork.
+"""People at the controls: steer, approve or deny, choose, pause, resume, cancel, fork.
 
 Thin adapters over ``LocalApi`` (``_api.py``): the caller's rights are checked here
 (a run of another workspace is 404, a viewer cannot act), the work is the API's, which
@@ -15,6 +15,9 @@ from fastapi import APIRouter, Body
 from helix.api import (
     Accepted,
     ApprovalList,
+    ChoiceBody,
+    ChoiceCardList,
+    Chosen,
     Decided,
     DecisionBody,
     ForkBody,
@@ -57,6 +60,30 @@ async def decide(
     run_id = (await caller.run(state.store, run_id, act="approve or deny")).id
     api = local_api(state, caller)
     return await api.decide(run_id, request_id, body.decision, reason=body.reason)
+
+
+@router.get("/runs/{run_id}/choices", response_model=ChoiceCardList)
+async def choices(run_id: str, caller: CallerDep, state: State) -> ChoiceCardList:
+    """The run's options cards waiting for a person's choice (``ask_choice`` calls)."""
+    run_id = (await caller.run(state.store, run_id)).id
+    return ChoiceCardList(cards=await local_api(state, caller).choices(run_id))
+
+
+@router.post(
+    "/runs/{run_id}/components/{component_id}/choose",
+    response_model=Chosen,
+    responses={
+        404: {"description": "no such run, or the run showed no such component"},
+        409: {"description": "answered already, waits for no choice, or the run has ended"},
+        422: {"description": "not one of the card's choices"},
+    },
+)
+async def choose(
+    run_id: str, component_id: str, body: ChoiceBody, caller: CallerDep, state: State
+) -> Chosen:
+    """Choose an option on an options card that waits for one; the waiting call gets it."""
+    run_id = (await caller.run(state.store, run_id, act="answer choices")).id
+    return await local_api(state, caller).choose(run_id, component_id, body.choice)
 
 
 @router.post("/runs/{run_id}/pause", response_model=Run)

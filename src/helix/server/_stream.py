@@ -2,8 +2,9 @@
 
 A client that cannot keep up is dropped with close code 4008 and a reason naming the
 seq to reconnect after; its queue is bounded, so it never slows the run or the server.
-Clients may send ``steer`` and ``approval`` messages on the same socket; they are
-carried out by ``LocalApi`` (``_api.py``), as ``POST …/steer`` and ``…/approvals/{id}`` are.
+Clients may send ``steer``, ``approval`` and ``choice`` messages on the same socket;
+they are carried out by ``LocalApi`` (``_api.py``), as ``POST …/steer``,
+``…/approvals/{id}`` and ``…/components/{id}/choose`` are.
 
 Close codes: 4401 no or bad token, 4404 no such run (or not visible), 4008 too slow.
 """
@@ -187,7 +188,7 @@ async def _receive(
 async def _answer(
     text: str, state: ServerState, caller: Caller, default_run: str | None
 ) -> dict[str, Any]:
-    """Carry out one client message: ``steer`` or ``approval``; an ``ack`` or an ``error``."""
+    """Carry out one message (``steer``, ``approval``, ``choice``): an ``ack`` or an ``error``."""
     if len(text) > _MAX_MESSAGE:
         return _error(None, 413, "payload_too_large", f"messages are at most {_MAX_MESSAGE} bytes")
     try:
@@ -221,11 +222,26 @@ async def _answer(
             chosen = cast("Decision", decision)
             decided = await api.decide(run_id, request, chosen, reason=reason)
             return {"type": "ack", "id": ref, "request_id": decided.request_id}
+        if kind == "choice":
+            return await _choose(message, run_id, state, caller)
     except ApiError as error:
         return _error(ref, error.status, error.code, error.message)
     except HelixError as error:
         return _error(ref, status_of(error), error.code, str(error))
-    return _error(ref, 422, "invalid_request", "type must be steer or approval")
+    return _error(ref, 422, "invalid_request", "type must be steer, approval or choice")
+
+
+async def _choose(
+    message: dict[str, Any], run_id: str, state: ServerState, caller: Caller
+) -> dict[str, Any]:
+    """A ``choice`` message: ``{choice, component_id?}``, as ``POST …/components/{id}/choose``."""
+    ref = message.get("id")
+    run_id = (await caller.run(state.store, run_id, act="answer choices")).id
+    choice, component = message.get("choice"), message.get("component_id")
+    if not isinstance(choice, str) or not isinstance(component, str | None):
+        return _error(ref, 422, "invalid_request", "choice (an option's id) is required")
+    made = await local_api(state, caller).choose(run_id, component, choice)
+    return {"type": "ack", "id": ref, "component_id": made.component_id}
 
 
 def _error(ref: Any, status: int, code: str, message: str) -> dict[str, Any]:

@@ -30,11 +30,16 @@ from ._tool import ToolDef as ToolDef
 from ._tool import ToolFunction as ToolFunction
 from ._tool import ToolRegistry as ToolRegistry
 from ._tool import ToolResult as ToolResult
+from ._tool import UiPart as UiPart
 from ._tool import tool as tool
+from ._ui import ChoiceAnswer as ChoiceAnswer
+from ._ui import Chooser as Chooser
 
 __all__ = [
     "BUILTIN_TOOLS",
     "Asker",
+    "ChoiceAnswer",
+    "Chooser",
     "Delegation",
     "Delegator",
     "Effect",
@@ -59,6 +64,7 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolSource",
+    "UiPart",
     "WorldQuota",
     "builtin_registry",
     "compose_tools",

@@ -8,6 +8,7 @@ from ._files import edit_file, read_file, write_file
 from ._http import http_fetch
 from ._search import list_files, search_files
 from ._tool import ToolDef, ToolRegistry
+from ._ui import ask_choice, show_component
 
 BUILTIN_TOOLS: tuple[ToolDef, ...] = (
     read_file,
@@ -18,6 +19,8 @@ BUILTIN_TOOLS: tuple[ToolDef, ...] = (
     run_command,
     http_fetch,
     delegate,
+    show_component,
+    ask_choice,
 )
 """The built-in tools, with the names and arguments the public contract fixes."""
 

@@ -31,6 +31,7 @@ from ._quota import WorldQuota
 
 if TYPE_CHECKING:
     from ._delegate import Delegator
+    from ._ui import Chooser
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,13 +63,28 @@ class Effect:
 
 
 @dataclass(frozen=True, slots=True)
+class UiPart:
+    """A generative UI component a call shows the person: a kind's name and its props.
+
+    The runtime checks it against the kind's schema (``helix.ui``) and records it as a
+    ``ui.component`` event; props that fail make the call's result a failure saying why.
+    """
+
+    component: str
+    """The kind: ``table``, ``diff``, ``options``, ``markdown``, ``chart``, or a
+    plugin's ``package.kind``."""
+    props: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class ToolResult:
-    """What a tool call produced: its output for the model, its file changes, its effects."""
+    """What a tool call produced: output for the model, file changes, effects, a component."""
 
     ok: bool
     output: str
     files: tuple[FileChange, ...] = ()
     effects: tuple[Effect, ...] = ()
+    ui: UiPart | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +107,9 @@ class ToolContext:
     """The cap on the world's disk space that file writes must fit; ``None``: no cap."""
     delegator: Delegator | None = None
     """Starts child runs for ``delegate``; ``None`` where runs cannot have children."""
+    chooser: Chooser | None = None
+    """Shows ``ask_choice``'s options card and waits for the choice; ``None`` where
+    nobody can be asked."""
 
 
 ToolFunction = Callable[..., Awaitable[ToolResult]]

@@ -10,7 +10,8 @@ from rich.text import Text
 
 from helix.cli._blocks import call_block, note, question, repeats, said
 from helix.cli._screen import text_of
-from helix.cli._transcript import Block, Call, Note, Said, Transcript
+from helix.cli._shown import choice_made, shown_block
+from helix.cli._transcript import Block, Call, Note, Said, Shown, Transcript
 
 if TYPE_CHECKING:
     from helix.api import Approval, Run
@@ -66,9 +67,23 @@ def block_view(block: Block, transcript: Transcript, diffs: dict[str, str]) -> R
         if block.kind == "completed" and repeats(transcript, block):
             return Text("✓ completed", style="bold green")  # its words were just said
         return note(block)
+    if isinstance(block, Shown):
+        return component_view(block)
     if block.state == "waiting":
         return question(block)
     return call_block(block, diffs)
+
+
+def component_view(block: Shown) -> RenderableType:
+    """A component as text; an options card with its choice (or the keys to make one)."""
+    from rich.console import Group
+
+    parts: list[RenderableType] = [shown_block(block)]
+    if block.waiting:
+        parts.append(Text("  waiting for your choice (below)", style="bold yellow"))
+    elif block.choice is not None or block.closed is not None:
+        parts.append(choice_made(block))
+    return Group(*parts)
 
 
 def head_text(run: Run, *, driven_here: bool) -> Text:
@@ -102,4 +117,28 @@ def approval_text(approval: Approval, call: Call | None) -> Text:
     if approval.expires_at:
         out.append(f"  denied automatically at {approval.expires_at}\n", style="dim")
     out.append("  [a] allow   [d] deny", style="bold")
+    return out
+
+
+def choice_text(card: Shown) -> Text:
+    """A card waiting for a choice: its question, its options (numbered, clickable), the keys."""
+    from rich.style import Style
+
+    out = Text()
+    title = card.props.get("title")
+    if title:
+        out.append_text(text_of(f"{title}\n", "bold"))
+    out.append("Choose: ", style="bold yellow")
+    out.append_text(text_of(f"{card.props.get('question', '')}\n"))
+    options = [o for o in card.props.get("choices") or [] if isinstance(o, dict)]
+    for number, option in enumerate(options, start=1):
+        click = Style(bold=True, meta={"@click": f"screen.choose({number})"})
+        out.append(f"  [{number}] ", style=click)
+        out.append_text(text_of(str(option.get("label", option.get("id"))), "bold"))
+        if option.get("description"):
+            out.append_text(text_of(f" — {option['description']}", "dim"))
+        out.append("\n")
+    if card.expires_at:
+        out.append(f"  closed without a choice at {card.expires_at}\n", style="dim")
+    out.append(f"  press 1-{len(options)} (or click an option) to choose", style="bold")
     return out

@@ -1,4 +1,4 @@
-"""One run: its conversation and tool blocks, a pending approval, steering and control."""
+"""One run: its conversation and tool blocks, a pending approval or choice, steering, control."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Header, Input, Static
 
-from helix.cli._transcript import Block, Call, Note, Transcript
+from helix.cli._transcript import Block, Call, Note, Shown, Transcript
 from helix.errors import HelixError
 
-from ._render import approval_text, head_text, turn_rule
+from ._render import approval_text, choice_text, head_text, turn_rule
 from ._widgets import BlockView, Keys
 
 if TYPE_CHECKING:
@@ -42,6 +42,7 @@ class RunScreen(Screen[None]):
         Binding("w", "world", "files"),
         Binding("f", "fork", "fork"),
         Binding("b", "rollback", "rollback"),
+        *(Binding(str(n), f"choose({n})", "choose", show=False) for n in range(1, 10)),
     ]
 
     def __init__(self, run_id: str) -> None:
@@ -117,7 +118,7 @@ class RunScreen(Screen[None]):
             await self.refresh_head()
         if event.type.startswith(("approval.", "run.")):
             await self.refresh_approvals()
-        elif self.asking:
+        elif self.asking or event.type.startswith("ui."):
             self.show_approval()
         if at_end:  # once the layout has taken the new block (and panel) in
             self.call_after_refresh(box.scroll_end, animate=False)
@@ -161,12 +162,19 @@ class RunScreen(Screen[None]):
         self.asking = asked or []
         self.show_approval()
 
+    @property
+    def card(self) -> Shown | None:
+        """The first options card waiting for a choice (none once the run has ended)."""
+        cards = self.transcript.waiting_cards()
+        return cards[0] if cards and not (self.run is not None and self.run.finished) else None
+
     def show_approval(self) -> None:
-        """Show the first pending approval (with why its gate asked, once that is read)."""
+        """Show the first pending approval (with why its gate asked), else a waiting card."""
         panel = self.query_one("#approval", Static)
         if not self.asking:
-            panel.remove_class("asking")
-            panel.update("")
+            card = self.card
+            panel.set_class(card is not None, "asking")
+            panel.update("" if card is None else choice_text(card))
             return
         first = self.asking[0]
         call = self.transcript.call(first.call_id)
@@ -185,6 +193,23 @@ class RunScreen(Screen[None]):
         if decided is not None:
             self.tui.notify(f"{decision}: {request.name}", markup=False)
         await self.refresh_approvals()
+
+    async def action_choose(self, number: int) -> None:
+        """Choose option ``number`` (from 1) of the waiting card (a key, or a click on it)."""
+        card = self.card
+        if card is None or card.component_id is None:
+            self.tui.notify("nothing is waiting for a choice")
+            return
+        options = [o for o in card.props.get("choices") or [] if isinstance(o, dict)]
+        if not 1 <= number <= len(options):
+            self.tui.notify(f"the card has {len(options)} options")
+            return
+        option = str(options[number - 1].get("id"))
+        made = await self.tui.attempt(
+            self.tui.api.choose(self.run_id, card.component_id, option), "choose"
+        )
+        if made is not None:
+            self.tui.notify(f"chose {card.label(option)}", markup=False)
 
     def action_steer(self) -> None:
         """Type a message for the agent."""

@@ -9,6 +9,8 @@ from ._control import AgentSpawned as AgentSpawned
 from ._control import BudgetExceeded as BudgetExceeded
 from ._control import SteerReceived as SteerReceived
 from ._control import SupervisorRestarted as SupervisorRestarted
+from ._control import UiAsked as UiAsked
+from ._control import UiChosen as UiChosen
 from ._control import UiComponent as UiComponent
 from ._envelope import Event as Event
 from ._envelope import NewEvent as NewEvent
@@ -118,6 +120,8 @@ __all__ = [
     "ToolStarted",
     "TurnEnded",
     "TurnStarted",
+    "UiAsked",
+    "UiChosen",
     "UiComponent",
     "Upcaster",
     "Usage",

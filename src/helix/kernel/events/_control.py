@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import Field, JsonValue
 
@@ -51,12 +51,55 @@ class AgentReported(Payload):
 
 
 class UiComponent(Payload):
-    """The agent showed a generative UI component."""
+    """The agent showed a generative UI component (its kind's schema accepted the props).
+
+    Version 2 added ``id`` and ``call_id``; ``upcast_ui_component_v1`` fills them with
+    ``null`` for a version 1 event.
+    """
 
     TYPE: ClassVar[str] = "ui.component"
+    VERSION: ClassVar[int] = 2
 
     component: str
+    """The kind: ``table``, ``diff``, ``options``, ``markdown``, ``chart``, a plugin's
+    ``package.kind``."""
     props: dict[str, JsonValue]
+    id: str | None = None
+    """The component's id in the run (``cmp_…``): what a choice names."""
+    call_id: str | None = None
+    """The tool call that showed it."""
+
+
+def upcast_ui_component_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """A version 1 ``ui.component`` had no id and no call: both ``null``."""
+    return {**data, "id": data.get("id"), "call_id": data.get("call_id")}
+
+
+class UiAsked(Payload):
+    """An options card waits for a person's choice (an ``ask_choice`` call): the run waits."""
+
+    TYPE: ClassVar[str] = "ui.asked"
+
+    component_id: str
+    call_id: str
+    expires_at: str | None = None
+    """When the wait ends without a choice (ISO 8601, UTC); ``None``: no deadline."""
+
+
+class UiChosen(Payload):
+    """A choice was made on an options card that waited for one (or its wait was closed)."""
+
+    TYPE: ClassVar[str] = "ui.chosen"
+
+    component_id: str
+    choice: str | None
+    """The chosen option's id; ``None``: closed without a choice (its deadline passed)."""
+    by: str
+    """Who chose (``user:<id>``), or ``system`` for a closed wait."""
+    reason: str | None = None
+    """Why the wait was closed without a choice."""
+    auto: bool = False
+    """True when no person chose."""
 
 
 class SupervisorRestarted(Payload):

@@ -33,5 +33,7 @@ STATUS_AFTER: dict[str, RunStatus] = {
     "run.cancelled": "cancelled",
     "approval.requested": "waiting",
     "approval.decided": "running",
+    "ui.asked": "waiting",
+    "ui.chosen": "running",
 }
 """The status a run has right after an event of each type (types not listed keep it)."""

@@ -8,7 +8,10 @@ from ._control import (
     BudgetExceeded,
     SteerReceived,
     SupervisorRestarted,
+    UiAsked,
+    UiChosen,
     UiComponent,
+    upcast_ui_component_v1,
 )
 from ._gate import ApprovalDecided, ApprovalRequested, EgressCounted, GateDecided
 from ._model import ModelFailed, ModelRequested, ModelResponded
@@ -65,6 +68,8 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
     AgentSpawned,
     AgentReported,
     UiComponent,
+    UiAsked,
+    UiChosen,
     SupervisorRestarted,
     PluginLoaded,
     PluginReloaded,
@@ -82,6 +87,7 @@ def builtin_registry() -> EventRegistry:
     """Return a fresh registry of the contract's vocabulary, to extend without side effects."""
     registry = EventRegistry(BUILTIN_PAYLOADS)
     registry.register_upcaster("run.created", 1, upcast_run_created_v1)
+    registry.register_upcaster("ui.component", 1, upcast_ui_component_v1)
     return registry
 
 

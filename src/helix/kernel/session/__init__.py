@@ -14,8 +14,10 @@ from ._spend import SpendReport as SpendReport
 from ._spend import SpendSlot as SpendSlot
 from ._spend import spend as spend
 from ._state import CallRequest as CallRequest
+from ._state import ChoiceMade as ChoiceMade
 from ._state import Message as Message
 from ._state import PendingApproval as PendingApproval
+from ._state import PendingChoice as PendingChoice
 from ._state import SessionState as SessionState
 from ._state import Usage as Usage
 from ._trace import TraceSpan as TraceSpan
@@ -25,8 +27,10 @@ __all__ = [
     "SPEND_BUCKETS",
     "SPEND_GROUPS",
     "CallRequest",
+    "ChoiceMade",
     "Message",
     "PendingApproval",
+    "PendingChoice",
     "SessionState",
     "SpendBucket",
     "SpendGroup",

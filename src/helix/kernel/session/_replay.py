@@ -13,7 +13,15 @@ from helix.errors import ForkError
 from helix.kernel.events import STATUS_AFTER, Budget, Event, ForkPoint
 from helix.kernel.log import EventStore
 
-from ._state import CallRequest, Message, PendingApproval, SessionState, Usage
+from ._state import (
+    CallRequest,
+    ChoiceMade,
+    Message,
+    PendingApproval,
+    PendingChoice,
+    SessionState,
+    Usage,
+)
 
 
 def replay(events: Iterable[Event], *, to_seq: int | None = None) -> SessionState:
@@ -233,6 +241,35 @@ def _agent_reported(state: SessionState, event: Event, data: dict[str, Any]) -> 
         state.delegated_usd += data.get("cost_usd") or 0.0
 
 
+def _ui_component(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    if data.get("id") is None:
+        return  # a version 1 component: nothing can name it
+    state.components[data["id"]] = data["component"]
+    if data["component"] == "options":
+        state.cards[data["id"]] = data["props"]
+
+
+def _ui_asked(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    component_id = data["component_id"]
+    props = state.cards.get(component_id, {})
+    listed = props.get("choices")
+    choices = (
+        tuple(str(c["id"]) for c in listed or () if isinstance(c, dict) and "id" in c)
+        if isinstance(listed, list)
+        else ()
+    )
+    state.pending_choices[component_id] = PendingChoice(
+        component_id, data["call_id"], choices, data.get("expires_at"), props
+    )
+    state.choice_calls[data["call_id"]] = component_id
+
+
+def _ui_chosen(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    state.pending_choices.pop(data["component_id"], None)
+    made = ChoiceMade(data["choice"], data["by"], data.get("reason"))
+    state.choices_made[data["component_id"]] = made
+
+
 _Handler = Callable[[SessionState, Event, dict[str, Any]], None]
 
 _HANDLERS: dict[str, _Handler] = {
@@ -257,4 +294,7 @@ _HANDLERS: dict[str, _Handler] = {
     "steer.received": _steer_received,
     "agent.spawned": _agent_spawned,
     "agent.reported": _agent_reported,
+    "ui.component": _ui_component,
+    "ui.asked": _ui_asked,
+    "ui.chosen": _ui_chosen,
 }

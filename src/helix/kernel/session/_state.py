@@ -46,6 +46,29 @@ class PendingApproval:
     expires_at: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class PendingChoice:
+    """An options card waiting for a person's choice (``ui.asked`` with no ``ui.chosen``)."""
+
+    component_id: str
+    call_id: str
+    choices: tuple[str, ...]
+    """The ids a choice may name."""
+    expires_at: str | None
+    props: dict[str, Any] = field(default_factory=dict[str, Any])
+    """The card's props (``question``, ``choices`` with labels, ``title``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChoiceMade:
+    """What closed an options card's wait (``ui.chosen``)."""
+
+    choice: str | None
+    """The chosen option's id; ``None``: closed without a choice."""
+    by: str
+    reason: str | None = None
+
+
 @dataclass
 class Usage:
     """Tokens and money spent."""
@@ -123,6 +146,16 @@ class SessionState:
     """call id → reason, for calls refused (by a gate or a person) without a result yet."""
     turn_files: set[str] = field(default_factory=set[str])
     """Paths tools reported changing (``file.changed``) in the current turn."""
+    components: dict[str, str] = field(default_factory=dict[str, str])
+    """Every UI component shown: id → its kind."""
+    cards: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
+    """The props of every options card shown, by component id."""
+    pending_choices: dict[str, PendingChoice] = field(default_factory=dict[str, PendingChoice])
+    """Options cards waiting for a choice, by component id."""
+    choice_calls: dict[str, str] = field(default_factory=dict[str, str])
+    """call id → component id, for ``ask_choice`` calls that showed their card."""
+    choices_made: dict[str, ChoiceMade] = field(default_factory=dict[str, ChoiceMade])
+    """component id → what closed its wait, for answered (or closed) cards."""
     started_at: str | None = None
     """When the run was created (its wall-clock budget counts from here)."""
     created_by: str | None = None

@@ -3,6 +3,7 @@
 // and what happened to the run. Blocks come from the pure fold in transcript.js.
 // Follow mode keeps the newest block in view; scrolling up pauses it, "Jump to latest"
 // (or scrolling back to the bottom) resumes it.
+import { componentView } from "./components.js";
 import { apiText, h } from "./lib.js";
 import { Transcript } from "./transcript.js";
 
@@ -35,7 +36,7 @@ export function diffView(text) {
   `${line}\n`)));
 }
 
-export function conversation(runId, { decide }) {
+export function conversation(runId, { decide, choose }) {
   const transcript = new Transcript();
   const list = h("div", { class: "conversation", "data-testid": "conversation" });
   const thinking = h("p", { class: "muted thinking", hidden: true }, "The agent is thinking…");
@@ -121,6 +122,7 @@ export function conversation(runId, { decide }) {
 
   function render(block) {
     if (block.kind === "call") return callCard(block);
+    if (block.kind === "component") return componentView(block, { choose });
     if (block.kind === "said") {
       return h("div", { class: `block said ${block.who}`, "data-testid": block.who === "agent" ? "agent-said" : "person-said" },
         h("div", { class: "who" }, block.who === "agent" ? `Agent${block.turn ? ` · turn ${block.turn}` : ""}` : `You${block.by ? ` (${block.by})` : ""}`),
@@ -131,13 +133,17 @@ export function conversation(runId, { decide }) {
       block.runId ? h("a", { href: `#/runs/${block.runId}` }, ` ${block.runId}`) : null);
   }
 
+  // The phone's action bar: the first approval waiting, else the first options card.
   function paintBar() {
     const [first, ...more] = transcript.pending();
-    bar.hidden = !first;
-    document.body.classList.toggle("has-action-bar", Boolean(first));
-    if (!first) return bar.replaceChildren();
-    bar.replaceChildren(approval(first, "bar-approval"),
-      ...(more.length ? [h("p", { class: "muted" }, `${more.length} more waiting`)] : []));
+    const [card, ...cards] = transcript.waitingCards();
+    const waiting = more.length + cards.length + (first && card ? 1 : 0);
+    bar.hidden = !first && !card;
+    document.body.classList.toggle("has-action-bar", !bar.hidden);
+    if (bar.hidden) return bar.replaceChildren();
+    const shown = first ? approval(first, "bar-approval")
+      : h("div", { class: "ask", "data-testid": "bar-choice" }, componentView(card, { choose }));
+    bar.replaceChildren(shown, ...(waiting ? [h("p", { class: "muted" }, `${waiting} more waiting`)] : []));
   }
 
   // Fold one event; true when it changed what the conversation shows.

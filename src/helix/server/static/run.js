@@ -48,7 +48,14 @@ export async function runView(runId) {
     try { error.textContent = ""; await api("POST", `/runs/${runId}/approvals/${requestId}`, { decision }); talk.follow(); }
     catch (failure) { fail(failure); }
   }
-  const talk = conversation(runId, { decide });
+  async function choose(componentId, choice) {
+    try {
+      error.textContent = "";
+      await api("POST", `/runs/${runId}/components/${encodeURIComponent(componentId)}/choose`, { choice });
+      talk.follow();
+    } catch (failure) { fail(failure); }
+  }
+  const talk = conversation(runId, { decide, choose });
   const events = eventList((turn) => fork(turn));
 
   const act = (label, path, { cls = "secondary", ask = null } = {}) => h("button", { class: cls,

@@ -9,7 +9,7 @@ const STATUS_AFTER = {
   "run.created": "queued", "run.forked": "queued", "run.started": "running",
   "run.resumed": "running", "run.paused": "paused", "run.completed": "completed",
   "run.failed": "failed", "run.cancelled": "cancelled", "approval.requested": "waiting",
-  "approval.decided": "running",
+  "approval.decided": "running", "ui.asked": "waiting", "ui.chosen": "running",
 };
 const RANK = { allow: 0, ask: 1, deny: 2 };
 const EXIT = /\[exit code (-?\d+)\]\s*$/;
@@ -78,6 +78,7 @@ export class Transcript {
     this.ending = null; // the note of how the run ended or stopped
     this.calls = new Map();
     this.requests = new Map();
+    this.components = new Map(); // component id → its block
   }
 
   // Fold one event; the block it created or updated (null: it changes no block).
@@ -90,6 +91,7 @@ export class Transcript {
     if (type === "turn.ended") { this.endedTurns.add(Number(d.turn)); return null; }
     if (/^(tool|gate|approval|file|egress)\./.test(type)) return this.callEvent(type, event.turn, d);
     if (type.startsWith("model.")) return this.modelEvent(type, event.turn, d);
+    if (type.startsWith("ui.")) return this.uiEvent(type, event.turn, d);
     if (type === "steer.received") return this.append({ kind: "said", who: "person", turn: event.turn, text: String(d.message), by: d.by });
     if (type === "agent.spawned") {
       const call = this.calls.get(d.call_id);
@@ -112,6 +114,29 @@ export class Transcript {
     if (["run.completed", "run.failed", "run.cancelled", "run.paused"].includes(type)) this.ending = note;
     else if (type === "run.resumed" || type === "run.started") this.ending = null;
     return this.append(note);
+  }
+
+  // The options cards waiting on a person's choice.
+  waitingCards() { return [...this.components.values()].filter((block) => block.waiting); }
+
+  // A component shown (ui.component), an options card's wait (ui.asked) and its choice (ui.chosen).
+  uiEvent(type, turn, d) {
+    if (type === "ui.component") {
+      const block = { kind: "component", id: d.id, component: String(d.component), props: d.props || {},
+        callId: d.call_id, turn, waiting: false, expiresAt: null, choice: null, chosenBy: null, closed: null };
+      if (d.id) this.components.set(d.id, block);
+      return this.append(block);
+    }
+    const found = this.components.get(d.component_id);
+    if (!found) return null;
+    if (type === "ui.asked") { found.waiting = true; found.expiresAt = d.expires_at; }
+    if (type === "ui.chosen") {
+      found.waiting = false;
+      found.choice = d.choice;
+      found.chosenBy = d.by;
+      found.closed = d.choice == null ? String(d.reason || "closed") : null;
+    }
+    return found;
   }
 
   // The calls waiting on a person's decision.

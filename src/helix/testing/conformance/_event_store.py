@@ -130,7 +130,7 @@ class EventStoreConformance(RunLookupConformance):
             "run_id": run_id,
             "seq": 1,
             "type": "ui.component",
-            "v": 1,
+            "v": UiComponent.VERSION,
             "ts": event.ts,
             "turn": 3,
             "actor": "agent",
