@@ -77,6 +77,10 @@ async def test_the_example_plugin_serves_its_tool_and_its_gate_decides(tmp_path:
     assert gates.index("example.no-secrets") == len(gates) - 2, gates  # just before approval
     assert gates[-1] == "approval"
     assert [c.name for c in engine.plugins.components()] == ["example.counts"]
+    shown = [e.data for e in log if e.type == "ui.component"]
+    assert [(s["component"], s["props"], s["call_id"]) for s in shown] == [
+        ("example.counts", {"path": "notes.txt", "lines": 1, "words": 3}, "a")
+    ]
 
 
 async def test_a_run_without_the_plugin_has_none_of_it(tmp_path: Path) -> None:

@@ -15,7 +15,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from helix.errors import InvalidComponentError
 from helix.providers import register_provider, unregister_provider
+from helix.ui import ComponentKind, component_kind, register_component, unregister_component
 
 from ._declare import Plugin
 
@@ -42,6 +44,10 @@ class Graph:
         default_factory=dict[str, tuple[Plugin, dict[str, Any]]]
     )
     """name → the version started and what it was given, in start order."""
+    kinds: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
+    """name → the component kinds it registered in ``helix.ui`` (one process-wide
+    registry: a kind another ``Plugins`` registered with the same schema is shared,
+    and stays its)."""
 
     def dependents(self, names: Iterable[str]) -> set[str]:
         """``names`` and every plugin needing a capability of one of them, transitively."""
@@ -122,17 +128,28 @@ class Graph:
                 )
         given = {k: provided[k][1] for k in plugin.requires}
         registered: list[str] = []
+        kinds: list[str] = []
         try:
             for provider, opener in plugin.providers.items():
                 register_provider(provider, opener)
                 registered.append(provider)
+            for component in plugin.components:
+                if _registered_alike(component.name, component.schema):
+                    continue
+                register_component(
+                    ComponentKind(component.name, dict(component.schema), component.render_text)
+                )
+                kinds.append(component.name)
             if plugin.activate is not None:
                 plugin.activate(given)
         except Exception as error:
             for provider in registered:
                 unregister_provider(provider)
+            for kind in kinds:
+                unregister_component(kind)
             return f"does not start: {type(error).__name__}: {error}"
         self.running[name] = (plugin, given)
+        self.kinds[name] = kinds
         slot = self.slots[name]
         slot.status, slot.reason = "active", ""
         return None
@@ -141,6 +158,9 @@ class Graph:
         plugin, given = self.running.pop(name)
         for provider in plugin.providers:
             unregister_provider(provider)
+        for kind in self.kinds.pop(name, []):
+            with contextlib.suppress(InvalidComponentError):
+                unregister_component(kind)
         if plugin.deactivate is not None:
             # a plugin that fails to stop must not keep the others from starting
             with contextlib.suppress(Exception):
@@ -164,3 +184,11 @@ class Graph:
             else:
                 needs.append(f"needs {key}, which no plugin provides")
         return "; ".join(needs)
+
+
+def _registered_alike(name: str, schema: Mapping[str, Any]) -> bool:
+    """Whether ``helix.ui`` has the kind ``name`` already, with this schema."""
+    try:
+        return component_kind(name).schema == dict(schema)
+    except InvalidComponentError:
+        return False

@@ -28,7 +28,7 @@ MAX_PROPS_DEPTH = 16
 MAX_SCHEMA_BYTES = 64 * 1024
 """The largest schema a plugin's kind may declare, as compact JSON."""
 
-_PLUGIN_NAME = re.compile(r"^[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_-]*)+$")
+_PLUGIN_NAME = re.compile(r"^[a-z][a-z0-9_-]*(?:\.[a-z][a-z0-9_-]*)+$")
 _MESSAGE_CHARS = 200
 
 TextRenderer = Callable[[dict[str, Any]], str]

@@ -7,7 +7,7 @@ from typing import Any
 
 from helix.gates import Decision, GateCall, GateContext
 from helix.plugins import Plugin, PluginComponent
-from helix.tools import ToolContext, ToolResult, tool
+from helix.tools import ToolContext, ToolResult, UiPart, tool
 
 __version__ = "0.1.0"
 
@@ -24,10 +24,11 @@ async def count_words(ctx: ToolContext, path: str) -> ToolResult:
         text = target.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         return ToolResult(ok=False, output=f"{path}: cannot read it: {error}")
+    lines, words = len(text.splitlines()), len(text.split())
     return ToolResult(
         ok=True,
-        output=f"{path}: {len(text.splitlines())} lines, {len(text.split())} words,"
-        f" {len(text)} characters",
+        output=f"{path}: {lines} lines, {words} words, {len(text)} characters",
+        ui=UiPart("example.counts", {"path": path, "lines": lines, "words": words}),
     )
 
 
