@@ -8,6 +8,8 @@ can create namespaces here), ``docker`` (a Docker engine answers). A blueprint's
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -156,6 +158,20 @@ class StrongestSandbox(Sandbox):
             max_output=max_output,
             egress=egress,
             tmp_bytes=tmp_bytes,
+        )
+
+    def serve(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        egress: EgressHook | None = None,
+        read_only: Sequence[Path] = (),
+        tmp_bytes: int | None = None,
+    ) -> AbstractAsyncContextManager[asyncio.subprocess.Process]:
+        return self.chosen().serve(
+            argv, cwd=cwd, env=env, egress=egress, read_only=read_only, tmp_bytes=tmp_bytes
         )
 
 
