@@ -22,6 +22,7 @@ from helix.gates import Gate, GatePipeline, Policy, build_gate_pipeline
 from helix.kernel.events import NewEvent, RunCreated, RunFailed, RunSettings, SupervisorRestarted
 from helix.kernel.log import EventStore, RunRecord, new_run_id
 from helix.kernel.session import SessionState, replay_run
+from helix.mcp.client import McpSource
 from helix.providers import (
     ModelAdapter,
     PriceBook,
@@ -242,8 +243,10 @@ class Engine:
             scripts=self.scripts,
             clock=self.clock,
         )
-        if self._sources is not None:
-            setup.sources = tuple(self._sources(setup))
+        servers = tuple(McpSource(spec) for spec in blueprint.mcp)
+        own = tuple(self._sources(setup)) if self._sources is not None else ()
+        if servers or own:
+            setup.sources = (*servers, *own)
         return setup
 
     async def _settings(self, run_id: str) -> RunSettings:

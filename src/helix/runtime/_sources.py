@@ -11,6 +11,7 @@ from __future__ import annotations
 from helix.errors import ToolSourceError
 from helix.gates import build_gate_pipeline
 from helix.kernel.events import NewEvent, Payload
+from helix.sandbox import policy_hook
 from helix.tools import SourceHost, ToolRegistry, ToolSource, compose_tools
 
 from ._session import LiveSession
@@ -55,6 +56,7 @@ class RunSources:
         async def record(payload: Payload) -> None:
             await session.append([NewEvent(payload, turn=session.state.turn)])
 
+        network = self.setup.blueprint.sandbox.network
         return SourceHost(
             run_id=self.setup.run_id,
             world=self.setup.world,
@@ -62,6 +64,9 @@ class RunSources:
             env=self.setup.env,
             record=record,
             changed=self._changed.add,
+            # The run's egress lists, unlisted hosts refused (nobody is asked): a
+            # source records the decisions itself (``mcp.egress.decided``).
+            egress=policy_hook(self.setup.egress) if network else None,
         )
 
     def refresh(self) -> bool:

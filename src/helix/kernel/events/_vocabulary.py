@@ -11,6 +11,13 @@ from ._control import (
     UiComponent,
 )
 from ._gate import ApprovalDecided, ApprovalRequested, EgressCounted, GateDecided
+from ._mcp import (
+    McpEgressDecided,
+    McpServerFailed,
+    McpServerStarted,
+    McpServerStopped,
+    McpToolsChanged,
+)
 from ._model import ModelFailed, ModelRequested, ModelResponded
 from ._payload import Payload
 from ._registry import EventRegistry
@@ -71,6 +78,11 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
     WorldKept,
     EffectRecorded,
     EffectSettled,
+    McpServerStarted,
+    McpServerStopped,
+    McpServerFailed,
+    McpToolsChanged,
+    McpEgressDecided,
 )
 
 
