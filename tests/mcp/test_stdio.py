@@ -1,0 +1,127 @@
+"""An MCP server over stdio, through real runs: namespacing, facets and gates, filters,
+list_changed, a crash mid-call, secrets, replay without the server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .conftest import DONE, call, run_with, stdio_server
+
+
+async def test_tools_are_namespaced_and_meet_the_gates_by_their_annotations(
+    tmp_path: Path,
+) -> None:
+    steps = [
+        call("t__echo", "read", text="hello"),
+        call("t__delete_item", "destroy", name="x"),
+        DONE,
+    ]
+    ran = await run_with(tmp_path, steps, [stdio_server()])
+    assert ran.status == "completed", ran.error
+    offered = ran.offered[0]
+    assert "t__echo" in offered and "t__delete_item" in offered and "read_file" in offered
+    assert ran.verdicts("read") == ["allow"]
+    assert ran.output("read")["output"] == "hello"
+    # Destructive: not known to be read-only, so the approval gate asks; unattended: denied.
+    assert ran.verdicts("destroy") == ["ask"]
+    assert not (ran.world / "deleted-x").exists()
+    started = ran.of("tool.started")
+    assert {d["origin"] for d in started} == {"mcp:t"}
+    (server,) = ran.of("mcp.server.started")
+    assert server["server"] == "t" and server["transport"] == "stdio"
+    assert server["server_name"] == "helix-test" and server["tier"] == "process"
+    assert ran.of("mcp.server.stopped") == [{"server": "t"}]
+
+
+async def test_an_approval_rule_or_an_override_lets_a_destructive_tool_run(
+    tmp_path: Path,
+) -> None:
+    steps = [call("t__delete_item", "a", name="a"), call("u__delete_item", "b", name="b"), DONE]
+    servers = [
+        stdio_server("t"),
+        stdio_server("u", overrides={"delete_*": {"effect": "none"}}),
+    ]
+    rules = [{"tool": "t__delete_item", "action": "allow"}]
+    ran = await run_with(tmp_path, steps, servers, approvals=rules)
+    assert ran.status == "completed", ran.error
+    assert ran.verdicts("a") == ["allow"] and ran.verdicts("b") == ["allow"]
+    assert (ran.world / "deleted-a").read_text() == "a"
+    assert (ran.world / "deleted-b").read_text() == "b"
+
+
+async def test_the_allowlist_and_the_denylist_choose_the_tools_offered(tmp_path: Path) -> None:
+    servers = [stdio_server("t", tools=["echo", "del*", "grow"], deny=["grow"])]
+    ran = await run_with(tmp_path, [call("t__grow", "g"), DONE], servers)
+    assert ran.offered[0] == ["read_file", "t__delete_item", "t__echo"]
+    # A tool left out is unknown to the run: refused by the arguments gate.
+    assert ran.verdicts("g", "arguments") == ["deny"]
+
+
+async def test_list_changed_changes_the_tools_at_the_next_turn(tmp_path: Path) -> None:
+    steps = [call("t__grow", "g"), call("t__late", "l"), DONE]
+    # grow is not read-only: the operator says it has no effect, so it runs unasked.
+    servers = [stdio_server(tools=["grow", "late"], overrides={"grow": {"effect": "none"}})]
+    ran = await run_with(tmp_path, steps, servers)
+    assert ran.status == "completed", ran.error
+    assert ran.offered == [["read_file", "t__grow"], *[["read_file", "t__grow", "t__late"]] * 2]
+    assert ran.of("mcp.tools.changed") == [
+        {"server": "t", "added": ["t__late"], "removed": [], "tools": ["t__grow", "t__late"]}
+    ]
+    assert ran.output("l")["output"] == "late"
+
+
+async def test_a_server_crash_is_a_clear_tool_error_and_the_next_call_restarts_it(
+    tmp_path: Path,
+) -> None:
+    steps = [call("t__crash", "boom", code=7), call("t__echo", "after", text="back"), DONE]
+    servers = [stdio_server(overrides={"crash": {"effect": "none"}})]
+    ran = await run_with(tmp_path, steps, servers)
+    assert ran.status == "completed", ran.error
+    boom = ran.output("boom")
+    assert not boom["ok"]
+    assert "MCP server t exited (code 7) during the call to crash" in boom["output"]
+    assert ran.output("after") == {**ran.output("after"), "ok": True, "output": "back"}
+    (failed,) = ran.of("mcp.server.failed")
+    assert failed["reason"] == "exited (code 7)" and not failed["gave_up"]
+    assert [d["restarts"] for d in ran.of("mcp.server.started")] == [0, 1]
+
+
+async def test_the_restart_limit_stops_a_server_that_keeps_dying(tmp_path: Path) -> None:
+    steps = [call("t__crash", "a"), call("t__crash", "b"), call("t__echo", "c", text="x"), DONE]
+    servers = [stdio_server(overrides={"crash": {"effect": "none"}}, max_restarts=1)]
+    ran = await run_with(tmp_path, steps, servers)
+    assert ran.status == "completed", ran.error
+    assert "it is not started again" in ran.output("b")["output"]
+    assert ran.output("c")["output"].startswith("MCP server t is stopped: exited (code 3)")
+    assert [d["gave_up"] for d in ran.of("mcp.server.failed")] == [False, True]
+
+
+async def test_secrets_reach_the_server_but_not_the_log(tmp_path: Path) -> None:
+    secret = "s3cr3t-value-for-the-server"
+    servers = [stdio_server(env={"PYTHONPATH": "HELIX_SRC", "HELIX_TEST_SECRET": "MY_TOKEN"})]
+    ran = await run_with(
+        tmp_path, [call("t__inspect", "i"), DONE], servers, env={"MY_TOKEN": secret}
+    )
+    assert ran.status == "completed", ran.error
+    seen = json.loads(ran.output("i")["output"])
+    assert seen["secret_set"] is True
+    assert seen["cwd"] == str(ran.world)
+    # Only what was declared, and the sandbox's own minimum: none of Helix's environment.
+    assert "MY_TOKEN" not in seen["env"] and "HELIX_SRC" not in seen["env"]
+    assert secret not in json.dumps([e.data for e in ran.log])
+
+
+async def test_a_missing_secret_fails_the_run_naming_it(tmp_path: Path) -> None:
+    servers = [stdio_server(env={"HELIX_TEST_SECRET": "NOT_SET_ANYWHERE"})]
+    ran = await run_with(tmp_path, [DONE], servers)
+    assert ran.status == "failed"
+    assert "mcp:t: the engine's environment has no NOT_SET_ANYWHERE" in ran.error
+    assert ran.of("mcp.server.failed")[0]["reason"].endswith("NOT_SET_ANYWHERE")
+
+
+async def test_a_server_that_cannot_start_fails_the_run_naming_it(tmp_path: Path) -> None:
+    servers = [{"name": "gone", "command": "/bin/false"}]
+    ran = await run_with(tmp_path, [DONE], servers)
+    assert ran.status == "failed"
+    assert "mcp:gone:" in ran.error and "exited (code 1)" in ran.error
