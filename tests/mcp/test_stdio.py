@@ -20,7 +20,9 @@ async def test_tools_are_namespaced_and_meet_the_gates_by_their_annotations(
     ran = await run_with(tmp_path, steps, [stdio_server()])
     assert ran.status == "completed", ran.error
     offered = ran.offered[0]
-    assert "t__echo" in offered and "t__delete_item" in offered and "read_file" in offered
+    assert "t__echo" in offered
+    assert "t__delete_item" in offered
+    assert "read_file" in offered
     assert ran.verdicts("read") == ["allow"]
     assert ran.output("read")["output"] == "hello"
     # Destructive: not known to be read-only, so the approval gate asks; unattended: denied.
@@ -29,8 +31,10 @@ async def test_tools_are_namespaced_and_meet_the_gates_by_their_annotations(
     started = ran.of("tool.started")
     assert {d["origin"] for d in started} == {"mcp:t"}
     (server,) = ran.of("mcp.server.started")
-    assert server["server"] == "t" and server["transport"] == "stdio"
-    assert server["server_name"] == "helix-test" and server["tier"] == "process"
+    assert server["server"] == "t"
+    assert server["transport"] == "stdio"
+    assert server["server_name"] == "helix-test"
+    assert server["tier"] == "process"
     assert ran.of("mcp.server.stopped") == [{"server": "t"}]
 
 
@@ -45,7 +49,8 @@ async def test_an_approval_rule_or_an_override_lets_a_destructive_tool_run(
     rules = [{"tool": "t__delete_item", "action": "allow"}]
     ran = await run_with(tmp_path, steps, servers, approvals=rules)
     assert ran.status == "completed", ran.error
-    assert ran.verdicts("a") == ["allow"] and ran.verdicts("b") == ["allow"]
+    assert ran.verdicts("a") == ["allow"]
+    assert ran.verdicts("b") == ["allow"]
     assert (ran.world / "deleted-a").read_text() == "a"
     assert (ran.world / "deleted-b").read_text() == "b"
 
@@ -83,7 +88,8 @@ async def test_a_server_crash_is_a_clear_tool_error_and_the_next_call_restarts_i
     assert "MCP server t exited (code 7) during the call to crash" in boom["output"]
     assert ran.output("after") == {**ran.output("after"), "ok": True, "output": "back"}
     (failed,) = ran.of("mcp.server.failed")
-    assert failed["reason"] == "exited (code 7)" and not failed["gave_up"]
+    assert failed["reason"] == "exited (code 7)"
+    assert not failed["gave_up"]
     assert [d["restarts"] for d in ran.of("mcp.server.started")] == [0, 1]
 
 
@@ -108,7 +114,8 @@ async def test_secrets_reach_the_server_but_not_the_log(tmp_path: Path) -> None:
     assert seen["secret_set"] is True
     assert seen["cwd"] == str(ran.world)
     # Only what was declared, and the sandbox's own minimum: none of Helix's environment.
-    assert "MY_TOKEN" not in seen["env"] and "HELIX_SRC" not in seen["env"]
+    assert "MY_TOKEN" not in seen["env"]
+    assert "HELIX_SRC" not in seen["env"]
     assert secret not in json.dumps([e.data for e in ran.log])
 
 
@@ -124,4 +131,5 @@ async def test_a_server_that_cannot_start_fails_the_run_naming_it(tmp_path: Path
     servers = [{"name": "gone", "command": "/bin/false"}]
     ran = await run_with(tmp_path, [DONE], servers)
     assert ran.status == "failed"
-    assert "mcp:gone:" in ran.error and "exited (code 1)" in ran.error
+    assert "mcp:gone:" in ran.error
+    assert "exited (code 1)" in ran.error

@@ -1,4 +1,4 @@
-"""Helix's public test kit: sessions, a mock model server, an MCP server, a manual clock, host observers.
+"""Helix's public test kit: sessions, mock model and MCP servers, a manual clock, host observers.
 
 The backend conformance suites live in ``helix.testing.conformance`` (they need
 pytest); third-party backends run them exactly as Helix's own do.
