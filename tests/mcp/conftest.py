@@ -155,3 +155,5 @@ def http_server() -> Iterator[str]:
     finally:
         process.kill()
         process.wait()
+        if process.stdout is not None:
+            process.stdout.close()

@@ -6,8 +6,9 @@ or over streamable HTTP as ``… http`` (it binds a free port on 127.0.0.1 and p
 handle:
 
 * ``echo(text)``: read-only, idempotent; returns ``text``.
-* ``inspect()``: read-only; what the server sees (its working folder, the top of its
-  filesystem, its environment's variable names, whether ``HELIX_TEST_SECRET`` is set).
+* ``inspect(probe)``: read-only; what the server sees (its working folder, the top of
+  its filesystem, its environment's variable names, whether ``HELIX_TEST_SECRET`` is
+  set, whether the path ``probe`` exists).
 * ``headers()``: read-only; the names of the HTTP headers of the call (HTTP only).
 * ``delete_item(name)``: destructive; writes ``deleted-NAME`` in its working folder.
 * ``grow()``: adds the tool ``late`` and tells the client its tools changed.
@@ -48,10 +49,11 @@ def _build() -> Any:
         return text
 
     @server.tool(annotations=read_only)
-    def inspect() -> str:
-        """What the server sees of its host."""
+    def inspect(probe: str = "") -> str:
+        """What the server sees of its host (and whether the path ``probe`` exists)."""
         return json.dumps(
             {
+                "probe": os.path.exists(probe) if probe else None,
                 "cwd": os.getcwd(),
                 "root": sorted(os.listdir("/")),
                 "env": sorted(os.environ),
