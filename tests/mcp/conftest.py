@@ -99,7 +99,9 @@ async def run_with(
     def factory(_setup: RunSetup) -> ModelAdapter:
         return model
 
-    box = sandbox or ProcessSandbox()
+    own = ProcessSandbox() if sandbox is None else None
+    box = sandbox or own
+    assert box is not None
     engine = Engine(
         MemoryEventStore(),
         home=tmp_path / "home",
@@ -123,8 +125,8 @@ async def run_with(
         )  # fmt: skip
         state = await engine.drive(record.id)
     finally:
-        if sandbox is None:
-            box.close()
+        if own is not None:
+            own.close()
     log = await engine.store.read(record.id)
     failed = [e.data["error"] for e in log if e.type == "run.failed"]
     return Ran(
