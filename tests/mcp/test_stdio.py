@@ -133,3 +133,14 @@ async def test_a_server_that_cannot_start_fails_the_run_naming_it(tmp_path: Path
     assert ran.status == "failed"
     assert "mcp:gone:" in ran.error
     assert "exited (code 1)" in ran.error
+
+
+async def test_a_destructive_tool_raises_an_approval_request(tmp_path: Path) -> None:
+    steps = [call("t__delete_item", "d", name="y"), DONE]
+    ran = await run_with(tmp_path, steps, [stdio_server()], auto_approve=True)
+    assert ran.status == "completed", ran.error
+    (requested,) = ran.of("approval.requested")
+    assert requested["name"] == "t__delete_item"
+    assert requested["args"] == {"name": "y"}
+    assert [d["decision"] for d in ran.of("approval.decided")] == ["allow"]
+    assert (ran.world / "deleted-y").read_text() == "y"
