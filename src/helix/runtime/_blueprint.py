@@ -30,7 +30,7 @@ from helix._util import FileProblem, first_problem, read_structured
 from helix.errors import BlueprintError, HelixError, InvalidPayloadError
 from helix.gates import ApprovalRule, Policy
 from helix.kernel.events import Budget, RunSettings
-from helix.mcp.client import McpServerSpec
+from helix.mcp.client import McpServerSpec, require_sdk
 from helix.providers import ROLES, Price, PriceBook, parse_model_name
 from helix.tools import ToolRegistry
 
@@ -124,7 +124,12 @@ class Blueprint(_Strict):
         return base.with_overrides({n: p.to_price() for n, p in self.prices.items()})
 
     def check(self, registry: ToolRegistry) -> Blueprint:
-        """Check names the schema cannot: models, roles, tools. Returns ``self``."""
+        """Check names the schema cannot: models, roles, tools. Returns ``self``.
+
+        MCP servers need the ``mcp`` SDK: without it, ``ConfigError`` names the extra.
+        """
+        if self.mcp:
+            require_sdk()
         for name in [self.model] if isinstance(self.model, str) else list(self.model or ()):
             _check_model(name, "model")
         for role, spec in self.roles.items():

@@ -176,3 +176,20 @@ def test_without_the_sdk_a_server_is_a_config_error_naming_the_extra(
         require_sdk()
     with pytest.raises(ConfigError, match="mcp SDK is not installed"):
         McpSource(SPEC)
+
+
+def test_creating_a_run_with_servers_and_no_sdk_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.util
+
+    from helix.tools import builtin_registry
+
+    blueprint = Blueprint.parse({"mcp": [{"name": "a", "command": "x"}]}, source="bp.yaml")
+    blueprint.check(builtin_registry())
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a)
+    )
+    with pytest.raises(ConfigError, match=re.escape("helix-harness[mcp]")):
+        blueprint.check(builtin_registry())
