@@ -43,6 +43,7 @@ class ServerConnection:
         egress: EgressHook | None,
         secrets: dict[str, str],
         on_notification: Callable[[Any], None],
+        on_end: Callable[[ServerConnection], None] = lambda connection: None,
     ) -> None:
         self.spec = spec
         self.host = host
@@ -51,6 +52,8 @@ class ServerConnection:
         self.secrets = secrets
         """Resolved values of the spec's ``env`` (stdio) or ``headers`` (http)."""
         self.on_notification = on_notification
+        self.on_end = on_end
+        """Told when the server ends on its own (not stopped): its health watch."""
         self.session: Any = None
         self.info: Any = None
         """The server's ``InitializeResult``."""
@@ -251,9 +254,12 @@ class ServerConnection:
         """Notice the server's end: its exit code, and the reason it ended."""
         code = await process.wait()
         self.exit_code = code
-        if not self._stop.is_set():
+        stopped = self._stop.is_set()
+        if not stopped:
             self.reason = f"exited (code {code})"
         self.ended.set()
+        if not stopped:
+            self.on_end(self)
 
     @contextlib.asynccontextmanager
     async def _http(self) -> AsyncIterator[tuple[Any, Any]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -56,6 +56,7 @@ class McpSource:
         self._starting = asyncio.Lock()
         self._calls: list[str] = []
         self._refreshes: set[asyncio.Task[None]] = set()
+        """Background work: list refreshes, recording a server's end."""
         self._closing = False
 
     @property
@@ -98,6 +99,7 @@ class McpSource:
                 egress=recording_hook(self.spec.name, host.egress, self._egress),
                 secrets=self._secrets(host),
                 on_notification=self._notified,
+                on_end=self._died,
             )
             await connection.start()
         except ToolSourceError as error:
@@ -198,15 +200,24 @@ class McpSource:
             )
         )
 
+    def _died(self, connection: ServerConnection) -> None:
+        """A stdio server exited on its own: record it now, not at the next call."""
+        if self._closing or connection is not self._connection:
+            return
+        self._track(self._ended(connection))
+
+    def _track(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._refreshes.add(task)
+        task.add_done_callback(self._refreshes.discard)
+
     def _notified(self, message: Any) -> None:
         """A server notification: ``tools/list_changed`` starts a refresh."""
         if getattr(message, "method", None) != "notifications/tools/list_changed":
             return
         if self._closing or self._connection is None:
             return
-        task = asyncio.ensure_future(self._refresh(self._connection))
-        self._refreshes.add(task)
-        task.add_done_callback(self._refreshes.discard)
+        self._track(self._refresh(self._connection))
 
     async def _refresh(self, connection: ServerConnection) -> None:
         try:
