@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import helix
 from helix.kernel.events import parse_iso
 from helix.kernel.log import SqliteEventStore
 from helix.providers import ModelAdapter, Scenario, ScriptedModel
@@ -37,7 +36,7 @@ from helix.testing import mcp_test_server_argv
 from ._figure import Figure
 
 SUITE = "extension"
-_PYTHONPATH = str(Path(helix.__file__).resolve().parents[1])
+_PYTHONPATH = str(Path(__file__).resolve().parents[2])
 """Where the test server imports Helix from (this Helix)."""
 
 
