@@ -144,3 +144,18 @@ async def test_a_destructive_tool_raises_an_approval_request(tmp_path: Path) -> 
     assert requested["args"] == {"name": "y"}
     assert [d["decision"] for d in ran.of("approval.decided")] == ["allow"]
     assert (ran.world / "deleted-y").read_text() == "y"
+
+
+async def test_a_rollback_past_an_external_call_says_it_cannot_undo_it(tmp_path: Path) -> None:
+    from helix.runtime import rollback
+
+    steps = [call("t__delete_item", "d", name="q"), DONE]
+    rules = [{"tool": "t__delete_item", "action": "allow"}]
+    ran = await run_with(tmp_path, steps, [stdio_server()], approvals=rules)
+    assert ran.status == "completed", ran.error
+    (effect,) = ran.of("effect.recorded")
+    assert effect["kind"] == "irreversible"
+    assert effect["summary"] == "mcp:t delete_item"
+    marker = await rollback(ran.engine, ran.run_id, "start", by="user:ann")
+    assert [(o.call_id, o.detail) for o in marker.cannot_undo] == [("d", "mcp:t delete_item")]
+    assert not (ran.world / "deleted-q").exists()  # what it wrote in the world is restored

@@ -12,11 +12,12 @@ import hashlib
 import json
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from pydantic import RootModel, model_validator
 
-from helix.tools import EffectKind, Facets, ToolContext, ToolDef, ToolResult
+from helix.tools import Effect, EffectKind, Facets, ToolContext, ToolDef, ToolResult
 
 from ._spec import McpServerSpec
 
@@ -148,9 +149,16 @@ def tool_def(spec: McpServerSpec, tool: Any, call: Caller) -> ToolDef | str:
     facets, idempotent = facets_of(spec, tool.name, tool.annotations)
     description = (tool.description or tool.title or tool.name)[:MAX_DESCRIPTION]
     remote = tool.name
+    done = Effect(
+        "irreversible", {"server": spec.name, "tool": remote}, f"mcp:{spec.name} {remote}"
+    )
 
     async def run(ctx: ToolContext, root: dict[str, Any]) -> ToolResult:
-        return await call(remote, root, ctx)
+        result = await call(remote, root, ctx)
+        if facets.effect == "external" and result.ok:
+            # Done outside the world: a rollback past the call says it cannot undo it.
+            result = replace(result, effects=(*result.effects, done))
+        return result
 
     return ToolDef(
         name=name,
