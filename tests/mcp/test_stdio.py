@@ -36,6 +36,11 @@ async def test_tools_are_namespaced_and_meet_the_gates_by_their_annotations(
     assert server["server_name"] == "helix-test"
     assert server["tier"] == "process"
     assert ran.of("mcp.server.stopped") == [{"server": "t"}]
+    # A tool whose schema refers outside itself is left out, and the log says why.
+    assert "t__odd" not in offered
+    assert server["refused"] == {
+        "odd": "its input schema refers outside itself ($ref: https://schemas.test/x)"
+    }
 
 
 async def test_an_approval_rule_or_an_override_lets_a_destructive_tool_run(
@@ -71,7 +76,13 @@ async def test_list_changed_changes_the_tools_at_the_next_turn(tmp_path: Path) -
     assert ran.status == "completed", ran.error
     assert ran.offered == [["read_file", "t__grow"], *[["read_file", "t__grow", "t__late"]] * 2]
     assert ran.of("mcp.tools.changed") == [
-        {"server": "t", "added": ["t__late"], "removed": [], "tools": ["t__grow", "t__late"]}
+        {
+            "server": "t",
+            "added": ["t__late"],
+            "removed": [],
+            "tools": ["t__grow", "t__late"],
+            "refused": {},
+        }
     ]
     assert ran.output("l")["output"] == "late"
 

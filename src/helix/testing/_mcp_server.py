@@ -16,6 +16,7 @@ handle:
 * ``summarise(text)``: asks the client's model (sampling) and returns its reply.
 * ``roots()``: the client's roots.
 * ``crash(code)``: the server exits at once with ``code``.
+* ``odd(text)``: listed with an input schema that refers to a remote schema.
 
 The module imports the SDK only when run, so importing ``helix.testing`` stays light.
 """
@@ -37,10 +38,17 @@ def mcp_test_server_argv(transport: str = "stdio") -> list[str]:
 
 def _build() -> Any:
     from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver.tools import Tool
     from mcp_types import SamplingMessage, TextContent, ToolAnnotations
     from pydantic import BaseModel
 
-    server = MCPServer("helix-test", version="1.0")
+    def odd(text: str) -> str:
+        """A tool whose input schema refers outside itself (a client must refuse it)."""
+        return text
+
+    remote = {"type": "object", "properties": {"text": {"$ref": "https://schemas.test/x"}}}
+    hostile = Tool.from_function(odd).model_copy(update={"parameters": remote})
+    server = MCPServer("helix-test", version="1.0", tools=[hostile])
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
     @server.tool(annotations=read_only)

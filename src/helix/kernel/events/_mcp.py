@@ -26,6 +26,9 @@ class McpServerStarted(Payload):
     """The program it runs (stdio) or its URL without query or credentials (http)."""
     tools: list[str]
     """The tools offered to the model, by their names in the run."""
+    refused: dict[str, str] = Field(default_factory=dict[str, str])
+    """Tools of the server left out, by their names on the server, and why (a schema
+    that is not a bounded JSON object schema, a name taken, too many tools)."""
     server_name: str = ""
     """What the server calls itself (its ``serverInfo``), as it says (not trusted)."""
     server_version: str = ""
@@ -66,6 +69,8 @@ class McpToolsChanged(Payload):
     removed: list[str]
     tools: list[str]
     """The server's tools offered now, by their names in the run."""
+    refused: dict[str, str] = Field(default_factory=dict[str, str])
+    """Tools of the server left out now, and why (as in ``mcp.server.started``)."""
 
 
 class McpEgressDecided(Payload):

@@ -36,6 +36,8 @@ from ._connection import ServerConnection, recording_hook
 from ._spec import McpServerSpec, require_sdk
 from ._tools import MAX_TOOLS, result_text, tool_def
 
+MAX_REFUSALS = 32
+"""Refused tools of one server named in its events (the rest are left out unnamed)."""
 DEATH_GRACE_S = 2.0
 """How long a call that lost its server waits to learn how the server ended."""
 
@@ -116,6 +118,7 @@ class McpSource:
             transport="stdio" if self.spec.command is not None else "http",
             target=self._target(),
             tools=[t.name for t in self._tools],
+            refused=self._refused,
             server_name=str(getattr(info, "name", "") or "")[:200],
             server_version=str(getattr(info, "version", "") or "")[:100],
             tier=host.sandbox.tier if self.spec.command is not None else None,
@@ -161,10 +164,9 @@ class McpSource:
                     if self._gave_up is None
                     else "it is not started again"
                 )
-                output = (
-                    f"MCP server {self.spec.name} {self._clean(connection.reason)} during"
-                    f" the call to {tool}; {after}"
-                )
+                reason = self._clean(connection.reason)
+                ended = reason if reason.startswith("exited") else f"went away ({reason})"
+                output = f"MCP server {self.spec.name} {ended} during the call to {tool}; {after}"
                 return ToolResult(ok=False, output=output)
             why = self._clean(f"{type(error).__name__}: {error}")[:500]
             return ToolResult(ok=False, output=f"MCP server {self.spec.name}: {tool} failed: {why}")
@@ -232,6 +234,7 @@ class McpSource:
             added=[n for n in after if n not in before],
             removed=[n for n in before if n not in after],
             tools=after,
+            refused=self._refused,
         )
         await self._record(changed)
         self._require_host().changed(self.name)
@@ -250,13 +253,16 @@ class McpSource:
             if not self.spec.offers(name):
                 continue
             if len(tools) >= MAX_TOOLS:
-                refused[name] = f"the server offers more than {MAX_TOOLS} tools"
+                if len(refused) < MAX_REFUSALS:
+                    refused[name] = f"the server offers more than {MAX_TOOLS} tools"
                 continue
             made = tool_def(self.spec, remote, self._call)
             if isinstance(made, str):
-                refused[name] = made
+                if len(refused) < MAX_REFUSALS:
+                    refused[name] = made
             elif made.name in taken:
-                refused[name] = f"its name {made.name!r} is taken by another of its tools"
+                if len(refused) < MAX_REFUSALS:
+                    refused[name] = f"its name {made.name!r} is taken by another of its tools"
             else:
                 taken.add(made.name)
                 tools.append(made)
