@@ -15,7 +15,7 @@ def _event(seq: int, kind: str, data: dict[str, Any]) -> RunEvent:
     )
 
 
-EVENTS = [
+EVENTS: list[tuple[str, dict[str, Any]]] = [
     ("mcp.server.started", {"server": "t", "transport": "stdio", "target": "python3",
                             "tools": ["t__echo", "t__grow"], "server_name": "helix-test",
                             "server_version": "1.0", "tier": "bwrap", "restarts": 0}),
