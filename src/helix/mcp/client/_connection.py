@@ -123,6 +123,9 @@ class ServerConnection:
         ended = asyncio.ensure_future(self.ended.wait())
         try:
             await asyncio.wait({call, ended}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:  # the call was cancelled (the run stopping): so is the request
+            call.cancel()
+            raise
         finally:
             ended.cancel()
         if not call.done():
