@@ -58,3 +58,26 @@ async def test_the_docker_tier_refuses_a_stdio_server_clearly(tmp_path: Path) ->
     box = DockerSandbox()
     with pytest.raises(Exception, match="cannot run a long-lived server"):
         box.serve(["true"], cwd=tmp_path, env={})
+
+
+@pytest.mark.usefixtures("bwrap_available")
+async def test_a_stdio_servers_connections_meet_the_runs_egress_lists(
+    tmp_path: Path, web: int
+) -> None:
+    box = BwrapSandbox()
+    try:
+        steps = [
+            call("t__fetch", "in", url=f"http://127.0.0.1:{web}/"),
+            call("t__fetch", "out", url="http://blocked.test/"),
+            DONE,
+        ]
+        ran = await run_with(
+            tmp_path, steps, [stdio_server()], sandbox=box, network=["127.0.0.1"]
+        )
+    finally:
+        box.close()
+    assert ran.status == "completed", ran.error
+    assert ran.output("in")["output"] == "200"
+    assert ran.output("out")["output"] == "403"
+    decided = {(d["host"], d["verdict"]) for d in ran.of("mcp.egress.decided")}
+    assert decided == {("127.0.0.1", "allow"), ("blocked.test", "deny")}

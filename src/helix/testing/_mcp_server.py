@@ -10,6 +10,7 @@ handle:
   its filesystem, its environment's variable names, whether ``HELIX_TEST_SECRET`` is
   set, whether the path ``probe`` exists).
 * ``headers()``: read-only; the names of the HTTP headers of the call (HTTP only).
+* ``fetch(url)``: a GET through the proxy its environment names; the status.
 * ``delete_item(name)``: destructive; writes ``deleted-NAME`` in its working folder.
 * ``grow()``: adds the tool ``late`` and tells the client its tools changed.
 * ``confirm(question)``: asks the person (elicitation) and returns the answer.
@@ -73,6 +74,20 @@ def _build() -> Any:
     def headers(ctx: Context) -> str:
         """The names of the HTTP headers of this call."""
         return json.dumps(sorted(k.lower() for k in (ctx.headers or {})))
+
+    @server.tool(annotations=read_only)
+    def fetch(url: str) -> str:
+        """GET ``url`` through the proxy the environment names; its status or the error."""
+        import urllib.error
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(url, timeout=30) as response:
+                return str(response.status)
+        except urllib.error.HTTPError as error:
+            return str(error.code)
+        except OSError as error:
+            return f"error: {error}"
 
     @server.tool(annotations=ToolAnnotations(destructive_hint=True))
     def delete_item(name: str) -> str:
