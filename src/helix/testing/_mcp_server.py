@@ -27,7 +27,10 @@ import os
 import socket
 import sys
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
 
 MODULE = "helix.testing._mcp_server"
 
@@ -38,10 +41,8 @@ def mcp_test_server_argv(transport: str = "stdio") -> list[str]:
 
 
 def _build() -> Any:
-    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.tools import Tool
-    from mcp_types import SamplingMessage, TextContent, ToolAnnotations
-    from pydantic import BaseModel
 
     def odd(text: str) -> str:
         """A tool whose input schema refers outside itself (a client must refuse it)."""
@@ -50,7 +51,20 @@ def _build() -> Any:
     remote = {"type": "object", "properties": {"text": {"$ref": "https://schemas.test/x"}}}
     hostile = Tool.from_function(odd).model_copy(update={"parameters": remote})
     server = MCPServer("helix-test", version="1.0", tools=[hostile])
-    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+    _host_tools(server)
+    _client_tools(server)
+    return server
+
+
+_READ_ONLY = {"read_only_hint": True, "idempotent_hint": True, "open_world_hint": False}
+
+
+def _host_tools(server: "MCPServer") -> None:
+    """Tools that use only the server's own host: echo, inspect, fetch, delete, crash."""
+    from mcp.server.mcpserver import Context
+    from mcp_types import ToolAnnotations
+
+    read_only = ToolAnnotations(**_READ_ONLY)
 
     @server.tool(annotations=read_only)
     def echo(text: str) -> str:
@@ -97,6 +111,20 @@ def _build() -> Any:
         return f"deleted {name}"
 
     @server.tool()
+    def crash(code: int = 3) -> str:
+        """Exit the server at once."""
+        os._exit(code)
+
+
+def _client_tools(server: "MCPServer") -> None:
+    """Tools that ask the client: list_changed, elicitation, sampling, roots."""
+    from mcp.server.mcpserver import Context
+    from mcp_types import SamplingMessage, TextContent, ToolAnnotations
+    from pydantic import BaseModel
+
+    read_only = ToolAnnotations(**_READ_ONLY)
+
+    @server.tool()
     async def grow(ctx: Context) -> str:
         """Add the tool ``late`` and announce the change."""
 
@@ -134,13 +162,6 @@ def _build() -> Any:
         """The client's roots."""
         listed = await ctx.session.list_roots()
         return json.dumps([str(r.uri) for r in listed.roots])
-
-    @server.tool()
-    def crash(code: int = 3) -> str:
-        """Exit the server at once."""
-        os._exit(code)
-
-    return server
 
 
 def _serve_http(server: Any) -> None:
