@@ -71,9 +71,7 @@ async def test_a_stdio_servers_connections_meet_the_runs_egress_lists(
             call("t__fetch", "out", url="http://blocked.test/"),
             DONE,
         ]
-        ran = await run_with(
-            tmp_path, steps, [stdio_server()], sandbox=box, network=["127.0.0.1"]
-        )
+        ran = await run_with(tmp_path, steps, [stdio_server()], sandbox=box, network=["127.0.0.1"])
     finally:
         box.close()
     assert ran.status == "completed", ran.error
