@@ -60,6 +60,7 @@ class ServerConnection:
         self.listed: list[Any] = []
         """Its tools as listed at start (``mcp_types.Tool``)."""
         self.exit_code: int | None = None
+        self._process: asyncio.subprocess.Process | None = None
         self.reason = ""
         """Why it ended, once it has."""
         self.ended = asyncio.Event()
@@ -208,6 +209,7 @@ class ServerConnection:
             read_only=[Path(m) for m in spec.mounts],
         )
         async with serving as process:
+            self._process = process
             reading, read = anyio.create_memory_object_stream[Any](16)
             write, writing = anyio.create_memory_object_stream[Any](16)
             jobs = (
@@ -292,8 +294,11 @@ class ServerConnection:
         """A one-line reason, with the code and last stderr line of a stdio server that ended."""
         while isinstance(error, BaseExceptionGroup) and error.exceptions:
             error = error.exceptions[0]
-        if self.exit_code is not None:
-            why = f"exited (code {self.exit_code})"
+        code = self.exit_code
+        if code is None and self._process is not None and (self._process.returncode or 0) >= 0:
+            code = self._process.returncode  # it exited on its own before it was watched
+        if code is not None:
+            why = f"exited (code {code})"
         else:
             why = f"{type(error).__name__}: {error}"[:300]
         tail = self._stderr.strip().splitlines()

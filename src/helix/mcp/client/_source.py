@@ -135,6 +135,8 @@ class McpSource:
                 return connection
             if connection is not None:
                 await self._ended(connection)
+                await connection.stop()  # its task and transport, already ending
+                self._connection = None
             if self._gave_up is not None:
                 return f"MCP server {self.spec.name} is stopped: {self._gave_up}"
             self._restarts += 1
