@@ -73,6 +73,8 @@ class ServerConnection:
     async def start(self) -> None:
         """Open the transport, initialise, list the tools; ``ToolSourceError`` says why not."""
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        # Read even when nobody waits any more (a start that timed out): no warning.
+        ready.add_done_callback(lambda done: done.cancelled() or done.exception())
         self._task = asyncio.create_task(self._hold(ready), name=f"mcp:{self.spec.name}")
         try:
             await asyncio.wait_for(asyncio.shield(ready), self.spec.timeout_s)
@@ -102,11 +104,11 @@ class ServerConnection:
                     await self._task
 
     async def list_tools(self) -> list[Any]:
-        """Every tool the server lists now (all pages)."""
-        tools: list[Any] = []
-        cursor: str | None = None
+        """Every tool the server lists now (all pages, at most 64)."""
         import mcp_types as types
 
+        tools: list[Any] = []
+        cursor: str | None = None
         for _page in range(64):
             params = None if cursor is None else types.PaginatedRequestParams(cursor=cursor)
             page = await self.session.list_tools(params=params)
