@@ -170,3 +170,15 @@ async def test_a_rollback_past_an_external_call_says_it_cannot_undo_it(tmp_path:
     marker = await rollback(ran.engine, ran.run_id, "start", by="user:ann")
     assert [(o.call_id, o.detail) for o in marker.cannot_undo] == [("d", "mcp:t delete_item")]
     assert not (ran.world / "deleted-q").exists()  # what it wrote in the world is restored
+
+
+async def test_a_server_that_never_answers_fails_the_start_and_is_ended(tmp_path: Path) -> None:
+    from helix.testing import processes_mentioning
+
+    marker = f"{tmp_path.name}-mute"
+    servers = [{"name": "mute", "command": "/bin/sh", "args": ["-c", f"sleep 300 # {marker}"],
+                "timeout_s": 1}]  # fmt: skip
+    ran = await run_with(tmp_path, [DONE], servers)
+    assert ran.status == "failed"
+    assert "mcp:mute: did not answer within 1s" in ran.error
+    assert processes_mentioning(marker) == []

@@ -64,3 +64,8 @@ async def _stop(process: asyncio.subprocess.Process) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(process.wait(), STOP_GRACE_S)
+    # Read what is left to the end, so the pipes close (a pipe read to its end is closed).
+    for stream in (process.stdout, process.stderr):
+        if stream is not None:
+            with contextlib.suppress(TimeoutError, ValueError, OSError):
+                await asyncio.wait_for(stream.read(), STOP_GRACE_S)

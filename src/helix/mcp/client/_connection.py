@@ -93,9 +93,15 @@ class ServerConnection:
             ) from error
 
     async def stop(self) -> None:
-        """End the session and the server (safe to call twice, or after it ended)."""
+        """End the session and the server (safe to call twice, or after it ended).
+
+        A server still starting is cut off at once; a running one is let go (its
+        transport closed, its program given its grace to exit) for up to 10 s.
+        """
         self._stop.set()
         if self._task is not None:
+            if self.session is None or self.info is None:
+                self._task.cancel()
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(self._task), 10)
             if not self._task.done():
