@@ -139,6 +139,9 @@ def test_results_are_text_with_the_rest_summarised() -> None:
         ({"name": "a", "command": "x", "env": {"A": "not a name"}}, "env maps"),
         ({"name": "a", "command": "x", "cwd": "../up"}, "cwd is a folder inside the world"),
         ({"name": "a", "command": "x", "surprise": 1}, "surprise"),
+        ({"name": "a", "command": "x", "mounts": ["/"]}, "a mount is an absolute host folder"),
+        ({"name": "a", "command": "x", "mounts": ["opt/x"]}, "a mount is an absolute host"),
+        ({"name": "a", "command": "x", "mounts": ["/opt/../root"]}, "a mount is an absolute"),
     ],
 )
 def test_bad_server_declarations_are_refused_with_the_reason(

@@ -106,6 +106,12 @@ class McpServerSpec(_Strict):
                     f"mcp server {self.name!r}: headers map a header name to the name of a"
                     f" variable of the engine's environment ({header!r}: {secret!r})"
                 )
+        for mount in self.mounts:
+            if not mount.startswith("/") or mount.rstrip("/") == "" or ".." in mount.split("/"):
+                raise ValueError(
+                    f"mcp server {self.name!r}: a mount is an absolute host folder other than"
+                    f" / ({mount!r})"
+                )
         if self.cwd is not None and (self.cwd.startswith("/") or ".." in self.cwd.split("/")):
             raise ValueError(f"mcp server {self.name!r}: cwd is a folder inside the world")
         return self
