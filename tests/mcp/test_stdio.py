@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from .conftest import DONE, call, run_with, stdio_server
 
 
@@ -182,3 +184,29 @@ async def test_a_server_that_never_answers_fails_the_start_and_is_ended(tmp_path
     assert ran.status == "failed"
     assert "mcp:mute: did not answer within 1s" in ran.error
     assert processes_mentioning(marker) == []
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "rerun"),
+    [("t__echo", {"text": "again"}, True), ("t__delete_item", {"name": "once"}, False)],
+)
+async def test_a_call_cut_short_by_a_crash_follows_the_idempotent_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str, args: dict[str, str], rerun: bool
+) -> None:
+    # The loop crashes right after the call started: the restarted loop (and the server,
+    # started again with it) finds the call begun and never finished.
+    monkeypatch.setenv("HELIX_FAULTS", "crash-after:tool.started")
+    steps = [call(tool, "c", **args), DONE]
+    rules = [{"tool": "t__delete_item", "action": "allow"}]
+    ran = await run_with(tmp_path, steps, [stdio_server()], approvals=rules)
+    assert ran.status == "completed", ran.error
+    assert len(ran.of("supervisor.restarted")) == 1
+    assert [d["restarts"] for d in ran.of("mcp.server.started")] == [0, 0]  # a new incarnation
+    (completed,) = ran.of("tool.completed")
+    if rerun:  # idempotentHint: run again
+        assert completed["output"] == "again"
+        assert len(ran.of("tool.started")) == 2
+    else:  # not idempotent: not run again, and the model is told
+        assert ran.of("tool.interrupted")
+        assert "not run again" in completed["output"]
+        assert not (ran.world / "deleted-once").exists()
