@@ -64,3 +64,17 @@ async def test_a_missing_world_is_refused(tmp_path: Path) -> None:
                 pass
     finally:
         box.close()
+
+
+async def test_the_strongest_tier_serves_in_the_tier_it_finds(tmp_path: Path) -> None:
+    from helix.sandbox import StrongestSandbox
+
+    box = StrongestSandbox()
+    if box.tier == "docker":
+        pytest.skip("the strongest tier here is docker, which does not serve")
+    async with box.serve(["/bin/sh", "-c", "read line; echo got $line"], cwd=tmp_path, env={}) as p:
+        assert p.stdin is not None
+        assert p.stdout is not None
+        p.stdin.write(b"it\n")
+        await p.stdin.drain()
+        assert (await p.stdout.readline()) == b"got it\n"
