@@ -75,7 +75,11 @@ async def test_a_server_that_dies_mid_call_is_a_tool_error_not_a_hung_run(
     assert ran.status == "completed", ran.error
     boom = ran.output("boom")
     assert not boom["ok"]
-    assert boom["output"].startswith("MCP server web")
+    assert boom["output"].startswith("MCP server web went away (does not answer: ")
+    assert boom["output"].endswith(
+        "during the call to crash; it is started again at the next call (1 restarts left)"
+    )
     after = ran.output("after")
     assert not after["ok"]
-    assert after["output"].startswith("MCP server web")
+    assert after["output"].startswith("MCP server web could not be restarted: ")
+    assert [d["gave_up"] for d in ran.of("mcp.server.failed")] == [False, False, True]

@@ -144,6 +144,18 @@ class ServerConnection:
             raise ConnectionError(self.reason or "the server ended")
         return call.result()
 
+    async def answers(self, within: float) -> bool:
+        """Whether the server answers a ping; if not, the connection is ended (health)."""
+        if self.ended.is_set():
+            return False
+        try:
+            await asyncio.wait_for(self.session.send_ping(), within)
+        except Exception as error:
+            self.reason = f"does not answer: {self._why(error)}"
+            await self.stop()
+            return False
+        return True
+
     async def ended_within(self, seconds: float) -> bool:
         """Whether the server has ended, waiting up to ``seconds`` for it to."""
         with contextlib.suppress(TimeoutError):

@@ -158,7 +158,7 @@ class McpSource:
         except asyncio.CancelledError:
             raise
         except Exception as error:
-            if await connection.ended_within(DEATH_GRACE_S):
+            if await self._gone(connection):
                 await self._ended(connection)
                 left = max(self.spec.max_restarts - self._restarts, 0)
                 after = (
@@ -177,6 +177,15 @@ class McpSource:
         await self._settled()
         text = self._clean(result_text(result, ctx.max_output))
         return ToolResult(ok=not result.is_error, output=text)
+
+    async def _gone(self, connection: ServerConnection) -> bool:
+        """After a failed call: whether its server is gone.
+
+        A stdio server's exit is seen; an HTTP server must answer a ping.
+        """
+        if self.spec.command is not None:
+            return await connection.ended_within(DEATH_GRACE_S)
+        return not await connection.answers(DEATH_GRACE_S)
 
     async def _ended(self, connection: ServerConnection) -> None:
         """Record once that ``connection``'s server ended; give up past the restart limit."""
