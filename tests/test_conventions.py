@@ -96,6 +96,10 @@ TASK_OWNERS = {
     "kernel/log/_sqlite.py": "the store's watcher, cancelled and awaited in close()",
     "kernel/log/_postgres.py": "the store's listener tasks, cancelled and awaited in close()",
     "sandbox/_process.py": "the spawn and the output reader, awaited in the same call",
+    "mcp/client/_connection.py": "a server's session task, stopped and awaited in stop(); a"
+    " call raced against the server's end, both settled in the same call",
+    "mcp/client/_source.py": "list_changed refreshes: awaited by the call that set them off,"
+    " cancelled at close",
 }
 
 

@@ -203,6 +203,19 @@ async def test_a_tool_declaring_nothing_is_asked_about(world: Path) -> None:
     assert decision.verdict == "ask"
 
 
+async def test_a_tool_with_an_external_effect_is_asked_about(world: Path) -> None:
+    @tool(effect="external", sandboxed=True)
+    async def post(ctx: ToolContext, text: str) -> ToolResult:
+        """Post somewhere outside the world (done for good, as an MCP tool's call is)."""
+        return ToolResult(ok=True, output="")
+
+    decision = await ApprovalGate()(stranger(post, text="hi"), make_ctx(world))
+    assert (decision.verdict, decision.reason) == (
+        "ask",
+        "post may have effects, so it needs approval",
+    )
+
+
 async def test_a_command_outside_the_sandbox_is_asked_about_even_when_it_reads(
     world: Path,
 ) -> None:

@@ -101,6 +101,14 @@ class TestBuiltinTools(ToolConformance):
             failing={"objective": "summarise notes.txt"},  # no delegator in this context
             skip_call="it needs a runtime's child runs; tests/runtime/test_delegate.py runs it",
         ),
+        "show_component": ToolSample(
+            args={"component": "markdown", "props": {"text": "**hello**"}},
+        ),
+        "ask_choice": ToolSample(
+            args={"question": "Which?", "choices": [{"id": "a", "label": "A"}]},
+            failing={"question": "Which?", "choices": [{"id": "a", "label": "A"}]},  # no chooser
+            skip_call="it waits for a person through the runtime; tests/ui/test_runs.py runs it",
+        ),
     }
 
     web_port: int | None = None

@@ -9,7 +9,7 @@ from helix.errors import ConfigError
 
 from ._figure import Figure
 
-SUITES = ("eventlog", "models", "engine", "world", "sandbox", "server", "cli")
+SUITES = ("eventlog", "models", "engine", "world", "sandbox", "server", "cli", "extension")
 
 
 def run_suite(
@@ -45,4 +45,8 @@ def run_suite(
         from ._cli import CliSizes, run_cli
 
         return run_cli(CliSizes.quick() if quick else CliSizes())
+    if name == "extension":
+        from ._extension import ExtensionSizes, run_extension
+
+        return run_extension(ExtensionSizes.quick() if quick else ExtensionSizes(), workdir=workdir)
     raise ConfigError(f"unknown benchmark suite {name!r}: choose from {', '.join(SUITES)}")

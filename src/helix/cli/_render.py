@@ -47,6 +47,10 @@ _SUMMARIES: dict[str, str] = {
     "world.kept": "{branch} into {target}",
     "effect.recorded": "{tool} {kind}: {summary}",
     "effect.settled": "{call_id} {outcome}: {detail}",
+    "mcp.server.started": "{server} ({transport}) answered",
+    "mcp.server.stopped": "{server}",
+    "mcp.server.failed": "{server}: {reason}",
+    "mcp.egress.decided": "{server} {verdict} {host}:{port}",
 }
 
 
@@ -65,6 +69,9 @@ def summarize(event: Event | RunEvent) -> str:
         hosts = [f"{h['host']} {h['verdict']} ({h['attempts']} tries)" for h in data["hosts"]]
         others = data.get("other_attempts") or 0
         return _clip(", ".join(hosts) + (f"; {others} more to other hosts" if others else ""), 100)
+    if event.type == "mcp.tools.changed":
+        changes = [f"+{n}" for n in data["added"]] + [f"-{n}" for n in data["removed"]]
+        return _clip(f"{data['server']}: {' '.join(changes)}")
     if event.type in ("world.rolled_back", "world.kept") and data.get("conflicts"):
         base = _clip(_SUMMARIES[event.type].format(**data), 40)
         return f"{base}; {len(data['conflicts'])} left as they were (conflicts)"

@@ -409,6 +409,18 @@ def _resumed(data: dict[str, Any]) -> Note:
     return Note("resumed", f"resumed by {by}" if by else "resumed after a restart", "info")
 
 
+def _mcp_started(data: dict[str, Any]) -> str:
+    again = f", restart {data['restarts']}" if data.get("restarts") else ""
+    where = f" in {data['tier']}" if data.get("tier") else ""
+    tools = ", ".join(data["tools"]) or "no tools"
+    return f"MCP server {data['server']} ({data['transport']}{where}{again}): {tools}"
+
+
+def _mcp_changed(data: dict[str, Any]) -> str:
+    parts = [f"+{n}" for n in data["added"]] + [f"-{n}" for n in data["removed"]]
+    return f"MCP server {data['server']} tools changed: {' '.join(parts) or 'same names'}"
+
+
 def _rolled_back(data: dict[str, Any]) -> Note:
     restored, removed = len(data.get("restored", [])), len(data.get("removed", []))
     text = f"the world rolled back to turn {data['to_turn']} by {data['by']}"
@@ -468,6 +480,20 @@ _NOTES: dict[str, Callable[[dict[str, Any]], Note]] = {
         f"plugin {d['name']}: {d['error']}"
         + (f" ({d['serving']} keeps serving)" if d.get("serving") else ""),
         "bad" if not d.get("serving") else "warn",
+    ),
+    "mcp.server.started": lambda d: Note("mcp", _mcp_started(d), "info"),
+    "mcp.server.stopped": lambda d: Note("mcp", f"MCP server {d['server']} stopped", "info"),
+    "mcp.server.failed": lambda d: Note(
+        "mcp",
+        f"MCP server {d['server']} failed: {d['reason']}"
+        + (" (no more restarts)" if d.get("gave_up") else ""),
+        "bad" if d.get("gave_up") else "warn",
+    ),
+    "mcp.tools.changed": lambda d: Note("mcp", _mcp_changed(d), "info"),
+    "mcp.egress.decided": lambda d: Note(
+        "mcp",
+        f"MCP server {d['server']} {d['verdict']} {d['host']}:{d['port']}: {d['reason']}",
+        "info" if d["verdict"] == "allow" else "warn",
     ),
 }
 """How each run-level event reads, by type; types not here make no block."""

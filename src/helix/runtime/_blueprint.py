@@ -13,6 +13,9 @@ budget: {usd: 2.0, max_turns: 40, max_seconds: 3600}
 sandbox: {kind: process, network: ["*.python.org"], tmp_mb: 512, world_mb: 4096}
 policy: {deny_tools: [http_fetch]}
 prices: {"acme:house-model": {input: 0.5, output: 1.5}}   # USD per million tokens
+mcp:                                    # MCP servers whose tools the run offers (docs/mcp.md)
+  - {name: time, command: python3, args: [-m, mcp_server_time], tools: [get_current_time]}
+  - {name: tracker, url: "https://mcp.example.com/mcp", headers: {Authorization: TRACKER_AUTH}}
 ```
 """
 
@@ -21,12 +24,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from helix._util import FileProblem, first_problem, read_structured
 from helix.errors import BlueprintError, HelixError, InvalidPayloadError
 from helix.gates import ApprovalRule, Policy
 from helix.kernel.events import Budget, RunSettings
+from helix.mcp.client import McpServerSpec, require_sdk
 from helix.providers import ROLES, Price, PriceBook, parse_model_name
 from helix.tools import ToolRegistry
 
@@ -101,15 +105,31 @@ class Blueprint(_Strict):
     prices: dict[str, ModelPrice] = Field(default_factory=dict[str, ModelPrice])
     """Prices by ``provider:model``, over the shipped price list (a USD cap needs one)."""
     plugins: tuple[str, ...] = ()
+    mcp: tuple[McpServerSpec, ...] = ()
+    """MCP servers whose tools the run offers as ``SERVER__TOOL`` (names unique)."""
     max_tokens: int = Field(default=4096, gt=0)
     temperature: float | None = Field(default=None, ge=0, le=2)
+
+    @field_validator("mcp")
+    @classmethod
+    def _distinct_servers(cls, servers: tuple[McpServerSpec, ...]) -> tuple[McpServerSpec, ...]:
+        names = [s.name for s in servers]
+        doubled = sorted({n for n in names if names.count(n) > 1})
+        if doubled:
+            raise ValueError(f"two MCP servers are named {', '.join(doubled)}")
+        return servers
 
     def price_book(self, base: PriceBook) -> PriceBook:
         """``base`` with this blueprint's prices on top."""
         return base.with_overrides({n: p.to_price() for n, p in self.prices.items()})
 
     def check(self, registry: ToolRegistry) -> Blueprint:
-        """Check names the schema cannot: models, roles, tools. Returns ``self``."""
+        """Check names the schema cannot: models, roles, tools. Returns ``self``.
+
+        MCP servers need the ``mcp`` SDK: without it, ``ConfigError`` names the extra.
+        """
+        if self.mcp:
+            require_sdk()
         for name in [self.model] if isinstance(self.model, str) else list(self.model or ()):
             _check_model(name, "model")
         for role, spec in self.roles.items():

@@ -22,6 +22,7 @@ from helix.gates import Gate, GatePipeline, Policy, build_gate_pipeline
 from helix.kernel.events import NewEvent, RunCreated, RunFailed, RunSettings, SupervisorRestarted
 from helix.kernel.log import EventStore, RunRecord, new_run_id
 from helix.kernel.session import SessionState, replay_run
+from helix.mcp.client import McpSource
 from helix.plugins import Plugins, PluginSource
 from helix.providers import (
     ModelAdapter,
@@ -266,9 +267,10 @@ class Engine:
             scripts=self.scripts,
             clock=self.clock,
         )
-        setup.sources = tuple(PluginSource(self.plugins, name) for name in blueprint.plugins)
-        if self._sources is not None:
-            setup.sources += tuple(self._sources(setup))
+        plugins = tuple(PluginSource(self.plugins, name) for name in blueprint.plugins)
+        servers = tuple(McpSource(spec) for spec in blueprint.mcp)
+        own = tuple(self._sources(setup)) if self._sources is not None else ()
+        setup.sources = (*plugins, *servers, *own)
         return setup
 
     async def _settings(self, run_id: str) -> RunSettings:

@@ -12,6 +12,7 @@ from helix.errors import ToolSourceError
 from helix.gates import build_gate_pipeline
 from helix.kernel.events import NewEvent, Payload
 from helix.plugins import PluginSource
+from helix.sandbox import policy_hook
 from helix.tools import SourceHost, ToolRegistry, ToolSource, compose_tools
 
 from ._session import LiveSession
@@ -56,6 +57,7 @@ class RunSources:
         async def record(payload: Payload) -> None:
             await session.append([NewEvent(payload, turn=session.state.turn)])
 
+        network = self.setup.blueprint.sandbox.network
         return SourceHost(
             run_id=self.setup.run_id,
             world=self.setup.world,
@@ -63,6 +65,9 @@ class RunSources:
             env=self.setup.env,
             record=record,
             changed=self._changed.add,
+            # The run's egress lists, unlisted hosts refused (nobody is asked): a
+            # source records the decisions itself (``mcp.egress.decided``).
+            egress=policy_hook(self.setup.egress) if network else None,
         )
 
     def refresh(self) -> bool:

@@ -73,7 +73,8 @@ class TurnSnapshots:
             if tool is None:
                 walk = True
                 break
-            if tool.effect == "world" and not tool.reports_changes:
+            # An MCP server's tool (``external``) may write in the world its server runs in.
+            if tool.effect in ("world", "external") and not tool.reports_changes:
                 walk = True
                 break
         if walk:

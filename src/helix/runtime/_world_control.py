@@ -246,6 +246,13 @@ async def _effect_records(engine: Engine, run_id: str) -> tuple[dict[str, Payloa
     return recorded, settled
 
 
+def _no_hook(tool: ToolDef | None) -> str:
+    """Why a call with no recorded effect cannot be undone."""
+    if tool is not None and tool.effect == "external":
+        return "its effects outside the world cannot be undone"
+    return "its tool is unknown here: its effects cannot be undone"
+
+
 async def _undo_effects(engine: Engine, record: RunRecord, seq: int) -> _Effects:
     """Sort the effects of calls after ``seq``; run the compensations; drop the withheld."""
     from helix.kernel.events import EffectRecorded
@@ -267,7 +274,7 @@ async def _undo_effects(engine: Engine, record: RunRecord, seq: int) -> _Effects
             continue
         if not isinstance(effect, EffectRecorded):
             if tool is None or tool.effect not in ("external-withhold", "external-compensate"):
-                detail = "its tool is unknown here: its effects cannot be undone"
+                detail = _no_hook(tool)
                 found.cannot_undo.append(EffectOutcome(call_id=call_id, tool=name, detail=detail))
             continue
         if call_id in settled:

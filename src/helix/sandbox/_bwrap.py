@@ -150,12 +150,15 @@ class BwrapSandbox(ProcessSandbox):
         proxy: Path | None = None,
         tmp_bytes: int = DEFAULT_TMP_BYTES,
         report_fd: int | None = None,
+        read_only: Sequence[Path] = (),
     ) -> list[str]:
         """The full ``bwrap`` command line for ``command`` run in the world ``cwd``.
 
         ``/tmp`` is a tmpfs of ``tmp_bytes`` (uncapped where bubblewrap is older than
         0.8, which has no ``--size``); ``report_fd`` is the pipe the wrapper reports
         ``/tmp``'s free space to after the command (no wrapper without it).
+        ``read_only`` are more host folders bound read-only for this command alone
+        (an MCP server's installation), hidden paths inside them masked.
         """
         binary = shutil.which("bwrap") or "bwrap"
         world = Path(os.path.abspath(cwd))
@@ -167,10 +170,12 @@ class BwrapSandbox(ProcessSandbox):
         if tmpfs_size_supported():
             args += ["--size", str(tmp_bytes)]
         args += ["--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
-        for path in self._read_only:
+        for path in [*self._read_only, *(os.path.abspath(p) for p in read_only)]:
             args += ["--ro-bind-try", path, path]
         args += ["--bind", str(world), str(world)]
         args += _masks(self._hidden, world)
+        for mount in read_only:
+            args += _masks(self._hidden, Path(os.path.abspath(mount)))
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
         args += ["--chdir", str(world)]
@@ -201,7 +206,12 @@ class BwrapSandbox(ProcessSandbox):
 
     @contextlib.asynccontextmanager
     async def _launch(
-        self, command: str, cwd: Path, egress: EgressHook | None, tmp_bytes: int
+        self,
+        command: str,
+        cwd: Path,
+        egress: EgressHook | None,
+        tmp_bytes: int,
+        read_only: Sequence[Path] = (),
     ) -> AsyncIterator[Launch]:
         env = self.environment()
         seccomp_fd = program_fd() if self._seccomp else None
@@ -215,6 +225,7 @@ class BwrapSandbox(ProcessSandbox):
                 "seccomp_fd": seccomp_fd,
                 "tmp_bytes": tmp_bytes,
                 "report_fd": reported,
+                "read_only": read_only,
             }
 
             def finish(result: CommandResult) -> CommandResult:

@@ -16,9 +16,11 @@ import os
 import shutil
 import subprocess
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
+
+from helix.errors import ConfigError
 
 from ._egress import EgressHook
 from ._git_env import git_environment
@@ -123,9 +125,30 @@ class DockerSandbox(ProcessSandbox):
         args += ["--hostname", "helix-sandbox", self.image, "/bin/sh", "-c", command]
         return args
 
+    def serve(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        egress: EgressHook | None = None,
+        read_only: Sequence[Path] = (),
+        tmp_bytes: int | None = None,
+    ) -> contextlib.AbstractAsyncContextManager[asyncio.subprocess.Process]:
+        """Not supported: a server's image and its stdin stream are not managed here yet."""
+        raise ConfigError(
+            "the docker sandbox cannot run a long-lived server (an MCP server over stdio):"
+            " use the bwrap or process tier for runs that declare one"
+        )
+
     @contextlib.asynccontextmanager
     async def _launch(
-        self, command: str, cwd: Path, egress: EgressHook | None, tmp_bytes: int
+        self,
+        command: str,
+        cwd: Path,
+        egress: EgressHook | None,
+        tmp_bytes: int,
+        read_only: Sequence[Path] = (),
     ) -> AsyncIterator[Launch]:
         env = self.environment()  # the client's own: nothing of it enters the container
         name = f"helix-{uuid.uuid4().hex[:16]}"

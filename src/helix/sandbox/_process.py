@@ -19,13 +19,14 @@ import ctypes
 import os
 import re
 import resource
+import shlex
 import shutil
 import signal
 import subprocess
 import tempfile
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import cast
@@ -36,6 +37,7 @@ from ._egress import EgressHook
 from ._git_env import protect
 from ._proxy import EgressProxy, proxy_environment
 from ._sandbox import DEFAULT_MAX_OUTPUT, DEFAULT_TMP_BYTES, CommandResult, Sandbox
+from ._serve import running
 
 PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ")
 """Variables copied from Helix's own environment when set (nothing else is)."""
@@ -199,14 +201,19 @@ class ProcessSandbox(Sandbox):
 
     @contextlib.asynccontextmanager
     async def _launch(
-        self, command: str, cwd: Path, egress: EgressHook | None, tmp_bytes: int
+        self,
+        command: str,
+        cwd: Path,
+        egress: EgressHook | None,
+        tmp_bytes: int,
+        read_only: Sequence[Path] = (),
     ) -> AsyncIterator[Launch]:
         """How to start ``command``; stronger tiers wrap it and clean up after it.
 
         The process tier routes ``http(s)_proxy`` through the filtering proxy when the
         run has an egress policy, but it cannot force a command to use it. It has no
         private ``/tmp`` (``TMPDIR`` is a directory on the host), so ``tmp_bytes`` does
-        not apply to it.
+        not apply to it, and it hides nothing, so neither does ``read_only``.
         """
         env = self.environment()
         if egress is None:
@@ -246,6 +253,47 @@ class ProcessSandbox(Sandbox):
             if launch.finish is not None:
                 result = launch.finish(result)
         return replace(result, duration_ms=(time.monotonic() - started) * 1000)
+
+    def serve(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        egress: EgressHook | None = None,
+        read_only: Sequence[Path] = (),
+        tmp_bytes: int | None = None,
+    ) -> contextlib.AbstractAsyncContextManager[asyncio.subprocess.Process]:
+        """Start a long-lived program as this tier starts a command (see ``Sandbox.serve``).
+
+        Its environment is the tier's (``environment()``) with ``env`` over it; the
+        program is ``exec``-ed by the tier's shell, so its exit code is the process's.
+        """
+        return self._serve(list(argv), cwd, dict(env), egress, tuple(read_only), tmp_bytes)
+
+    @contextlib.asynccontextmanager
+    async def _serve(
+        self,
+        argv: list[str],
+        cwd: Path,
+        env: dict[str, str],
+        egress: EgressHook | None,
+        read_only: tuple[Path, ...],
+        tmp_bytes: int | None,
+    ) -> AsyncIterator[asyncio.subprocess.Process]:
+        _require_directory(cwd)
+        tmp = DEFAULT_TMP_BYTES if tmp_bytes is None else tmp_bytes
+        command = "exec " + shlex.join(argv)
+        async with self._launch(command, cwd, egress, tmp, read_only) as launch:
+            environment = {**launch.env, **env}
+            async with running(
+                launch.argv,
+                cwd=cwd,
+                env=environment,
+                preexec=launch.preexec,
+                pass_fds=launch.pass_fds,
+            ) as process:
+                yield process
 
 
 def _require_directory(cwd: Path) -> None:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
+
+from helix.errors import ConfigError
 
 from ._egress import EgressHook
 
@@ -60,3 +65,24 @@ class Sandbox(ABC):
         sizes the command's private ``/tmp`` where the tier makes one (``None``:
         ``DEFAULT_TMP_BYTES``); writes past it fail with ``ENOSPC``.
         """
+
+    def serve(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        egress: EgressHook | None = None,
+        read_only: Sequence[Path] = (),
+        tmp_bytes: int | None = None,
+    ) -> AbstractAsyncContextManager[asyncio.subprocess.Process]:
+        """Start a long-lived program (an MCP server) with piped stdin, stdout, stderr.
+
+        The program runs confined as a command would (``cwd`` the world, the tier's
+        environment plus ``env``, connections through ``egress`` or none); leaving the
+        context closes its stdin, waits a moment, then kills it and everything it
+        started. ``read_only`` are host folders it needs (its installation), shown to it
+        read-only where the tier hides the host. A tier that cannot keep a program
+        running raises ``ConfigError``.
+        """
+        raise ConfigError(f"the {self.tier} sandbox cannot run a long-lived server")

@@ -8,6 +8,8 @@ can create namespaces here), ``docker`` (a Docker engine answers). A blueprint's
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -157,6 +159,36 @@ class StrongestSandbox(Sandbox):
             egress=egress,
             tmp_bytes=tmp_bytes,
         )
+
+    def serve(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        egress: EgressHook | None = None,
+        read_only: Sequence[Path] = (),
+        tmp_bytes: int | None = None,
+    ) -> AbstractAsyncContextManager[asyncio.subprocess.Process]:
+        return self._serve(argv, cwd, env, egress, read_only, tmp_bytes)
+
+    @asynccontextmanager
+    async def _serve(
+        self,
+        argv: Sequence[str],
+        cwd: Path,
+        env: Mapping[str, str],
+        egress: EgressHook | None,
+        read_only: Sequence[Path],
+        tmp_bytes: int | None,
+    ) -> AsyncIterator[asyncio.subprocess.Process]:
+        if self._chosen is None:
+            await asyncio.to_thread(self.chosen)  # the probe blocks: not on the loop
+        serving = self.chosen().serve(
+            argv, cwd=cwd, env=env, egress=egress, read_only=read_only, tmp_bytes=tmp_bytes
+        )
+        async with serving as process:
+            yield process
 
 
 def _make(tier: str) -> Sandbox:

@@ -15,9 +15,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal, get_args
 
-EffectKind = Literal["none", "world", "external-withhold", "external-compensate"]
+EffectKind = Literal["none", "world", "external-withhold", "external-compensate", "external"]
 """What running the tool changes: nothing, the run's world (revertible by snapshots),
-or the outside world (withheld until approved, or compensated on rollback)."""
+or the outside world: withheld until approved, compensated on rollback, or
+(``external``) done for good, as far as Helix knows (an MCP server's tool that is not
+read-only: nothing can withhold or undo it, so it asks by default and a rollback
+reports it as not undoable)."""
 
 PathAccess = Literal["read", "write"]
 """What a tool does at a path argument: reads it, or writes (creates, changes) it."""

@@ -22,6 +22,11 @@ from ._gate import ApprovalRequested as ApprovalRequested
 from ._gate import EgressAttempts as EgressAttempts
 from ._gate import EgressCounted as EgressCounted
 from ._gate import GateDecided as GateDecided
+from ._mcp import McpEgressDecided as McpEgressDecided
+from ._mcp import McpServerFailed as McpServerFailed
+from ._mcp import McpServerStarted as McpServerStarted
+from ._mcp import McpServerStopped as McpServerStopped
+from ._mcp import McpToolsChanged as McpToolsChanged
 from ._model import ModelFailed as ModelFailed
 from ._model import ModelRequested as ModelRequested
 from ._model import ModelResponded as ModelResponded
@@ -93,6 +98,11 @@ __all__ = [
     "FileChanged",
     "ForkPoint",
     "GateDecided",
+    "McpEgressDecided",
+    "McpServerFailed",
+    "McpServerStarted",
+    "McpServerStopped",
+    "McpToolsChanged",
     "ModelFailed",
     "ModelRequested",
     "ModelResponded",

@@ -14,6 +14,13 @@ from ._control import (
     upcast_ui_component_v1,
 )
 from ._gate import ApprovalDecided, ApprovalRequested, EgressCounted, GateDecided
+from ._mcp import (
+    McpEgressDecided,
+    McpServerFailed,
+    McpServerStarted,
+    McpServerStopped,
+    McpToolsChanged,
+)
 from ._model import ModelFailed, ModelRequested, ModelResponded
 from ._payload import Payload
 from ._plugin import PluginFailed, PluginLoaded, PluginReloaded
@@ -80,6 +87,11 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
     WorldKept,
     EffectRecorded,
     EffectSettled,
+    McpServerStarted,
+    McpServerStopped,
+    McpServerFailed,
+    McpToolsChanged,
+    McpEgressDecided,
 )
 
 

@@ -34,6 +34,11 @@ function describe(event) {
       ...(d.conflicts || []).map((c) => `conflict: ${c.path}: ${c.detail}`)];
     case "world.kept": return [`${d.branch} into ${d.target}`,
       ...(d.conflicts || []).map((c) => `conflict: ${c.path}: ${c.detail}`)];
+    case "mcp.server.started": return [`${d.server} (${d.transport}${d.tier ? ` in ${d.tier}` : ""}): ${(d.tools || []).join(", ") || "no tools"}`];
+    case "mcp.server.stopped": return [d.server];
+    case "mcp.server.failed": return [`${d.server}: ${d.reason}${d.gave_up ? " (no more restarts)" : ""}`];
+    case "mcp.tools.changed": return [`${d.server}: ${[...(d.added || []).map((n) => `+${n}`), ...(d.removed || []).map((n) => `-${n}`)].join(" ")}`];
+    case "mcp.egress.decided": return [`${d.server} ${d.verdict} ${d.host}:${d.port}: ${d.reason}`];
     default: return [];
   }
 }

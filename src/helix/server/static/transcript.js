@@ -43,6 +43,15 @@ const NOTES = {
     (d.serving ? ` (${d.serving} keeps serving)` : ""), d.serving ? "warn" : "bad"],
   "agent.reported": (d) => ["reported", `${d.child_run_id} ${d.status || "completed"} · ${usd(d.cost_usd)}` +
     (d.report ? `: ${d.report}` : ""), d.status && d.status !== "completed" ? "warn" : "info"],
+  "mcp.server.started": (d) => ["mcp", `MCP server ${d.server} (${d.transport}${d.tier ? ` in ${d.tier}` : ""}` +
+    `${d.restarts ? `, restart ${d.restarts}` : ""}): ${(d.tools || []).join(", ") || "no tools"}`, "info"],
+  "mcp.server.stopped": (d) => ["mcp", `MCP server ${d.server} stopped`, "info"],
+  "mcp.server.failed": (d) => ["mcp", `MCP server ${d.server} failed: ${d.reason}` +
+    (d.gave_up ? " (no more restarts)" : ""), d.gave_up ? "bad" : "warn"],
+  "mcp.tools.changed": (d) => ["mcp", `MCP server ${d.server} tools changed: ` +
+    ([...(d.added || []).map((n) => `+${n}`), ...(d.removed || []).map((n) => `-${n}`)].join(" ") || "same names"), "info"],
+  "mcp.egress.decided": (d) => ["mcp", `MCP server ${d.server} ${d.verdict} ${d.host}:${d.port}: ${d.reason}`,
+    d.verdict === "allow" ? "info" : "warn"],
 };
 
 export const TERMINAL = new Set(["completed", "failed", "cancelled"]);
