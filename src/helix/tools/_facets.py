@@ -20,7 +20,8 @@ EffectKind = Literal["none", "world", "external-withhold", "external-compensate"
 or the outside world: withheld until approved, compensated on rollback, or
 (``external``) done for good, as far as Helix knows (an MCP server's tool that is not
 read-only: nothing can withhold or undo it, so it asks by default and a rollback
-reports it as not undoable)."""
+reports it as not undoable; it may change the world too, which the turn's snapshot
+walks for)."""
 
 PathAccess = Literal["read", "write"]
 """What a tool does at a path argument: reads it, or writes (creates, changes) it."""

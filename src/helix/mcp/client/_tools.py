@@ -97,6 +97,27 @@ def _walk(node: object, depth: int) -> str | None:
     return None
 
 
+def as_shown(schema: dict[str, Any]) -> dict[str, Any]:
+    """The server's schema as the model is shown it and calls are checked against.
+
+    Its titles and its properties' (a generator's repetition of the names: noise to a
+    model) are dropped, and arguments the schema does not name are refused unless it
+    says otherwise (``additionalProperties``), as for Helix's own tools: a misspelt
+    argument is an error, not silently ignored.
+    """
+    shown = {k: v for k, v in schema.items() if k != "title"}
+    properties = shown.get("properties")
+    if isinstance(properties, dict):
+        shown["properties"] = {
+            name: {k: v for k, v in prop.items() if k != "title"}
+            if isinstance(prop, dict)
+            else prop
+            for name, prop in properties.items()
+        }
+    shown.setdefault("additionalProperties", False)
+    return shown
+
+
 def arguments_model(name: str, schema: dict[str, Any]) -> type[RootModel[dict[str, Any]]]:
     """A model validating a call's arguments against the server's schema (``jsonschema``)."""
     from jsonschema import Draft202012Validator
@@ -145,6 +166,7 @@ def tool_def(spec: McpServerSpec, tool: Any, call: Caller) -> ToolDef | str:
     problem = schema_problem(schema)
     if problem is not None:
         return problem
+    schema = as_shown(schema)
     name = run_name(spec.name, tool.name)
     facets, idempotent = facets_of(spec, tool.name, tool.annotations)
     description = (tool.description or tool.title or tool.name)[:MAX_DESCRIPTION]
