@@ -9,6 +9,7 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     │   ├── MissingKeyError      the provider's API key variable is not set
     │   ├── BlueprintError       a blueprint file is malformed (file, field, reason)
     │   ├── PolicyError          a candidate policy file is malformed (file, field, reason)
+    │   ├── InvalidAnswerError   an answer to a question does not fit its schema
     │   └── ScenarioError        a scripted scenario file does not parse
     ├── StoreUnavailableError    the event store cannot be opened or reached
     │   └── StoreDamagedError    its file or a stored row is damaged (cannot be read back)
@@ -27,6 +28,7 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     ├── UnknownToolError         a blueprint or a model named a tool that does not exist
     ├── InvalidToolArgumentsError  a tool call's arguments fail the tool's schema
     ├── ToolSourceError          a run's tool source (MCP server, plugin) cannot start
+    │   └── SamplingRefusedError  a source's sampling request was refused (says why)
     ├── AppendOnlyError          something tried to change or delete a stored event
     ├── InvalidObjectError       a world object's name is no digest, or it is not a manifest
     ├── SubscriptionOverflowError  a subscriber fell too far behind to be caught up
@@ -275,6 +277,18 @@ class ToolSourceError(HelixError):
     """A run's tool source (an MCP server, a plugin) could not be opened; says which, why."""
 
     code = "tool_source_failed"
+
+
+class SamplingRefusedError(ToolSourceError):
+    """A source's sampling request was refused (policy, a person, the budget); says why."""
+
+    code = "sampling_refused"
+
+
+class InvalidAnswerError(ConfigError):
+    """An answer to a question does not match the question's schema; says which field."""
+
+    code = "invalid_answer"
 
 
 class BlueprintError(ConfigError):

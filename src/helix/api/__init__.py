@@ -39,6 +39,7 @@ from ._models import Run as Run
 from ._models import RunCreate as RunCreate
 from ._models import RunEvent as RunEvent
 from ._models import RunList as RunList
+from ._models import SourceQuestion as SourceQuestion
 from ._models import Span as Span
 from ._models import Spend as Spend
 from ._models import SpendPoint as SpendPoint
@@ -84,6 +85,7 @@ __all__ = [
     "RunEvent",
     "RunList",
     "ServerLogin",
+    "SourceQuestion",
     "Span",
     "Spend",
     "SpendPoint",

@@ -41,6 +41,7 @@ from ._models import (
     Run,
     RunEvent,
     RunList,
+    SourceQuestion,
     Span,
     Spend,
 )
@@ -309,6 +310,7 @@ class LocalApi:
                 name=p.name,
                 args=p.args,
                 expires_at=p.expires_at,
+                question=None if p.question is None else SourceQuestion.model_validate(p.question),
             )
             for p in folded.pending_approvals.values()
         ]
@@ -320,12 +322,19 @@ class LocalApi:
         decision: Decision,
         *,
         reason: str | None = None,
+        answer: dict[str, Any] | None = None,
     ) -> Decided:
-        """Allow or deny a pending request (``None``: the only one)."""
+        """Allow or deny a pending request (``None``: the only one); a question's ``answer``."""
         import helix.runtime as runtime
 
         decided = await runtime.decide(
-            self.store, await self._id(run_id), request_id, decision, by=self.actor, reason=reason
+            self.store,
+            await self._id(run_id),
+            request_id,
+            decision,
+            by=self.actor,
+            reason=reason,
+            answer=answer,
         )
         return Decided(request_id=decided, decision=decision)
 

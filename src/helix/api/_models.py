@@ -211,14 +211,28 @@ class Accepted(_Out):
     status: Literal["accepted"] = "accepted"
 
 
+class SourceQuestion(_Out):
+    """What a tool source asks a person (an MCP elicitation): shown, never obeyed."""
+
+    model_config = ConfigDict(frozen=True, validate_by_name=True, serialize_by_alias=True)
+
+    source: str
+    message: str
+    fields: dict[str, Any] = Field(default_factory=dict[str, Any], alias="schema")
+    """The answer's flat JSON Schema (``schema`` on the wire); empty: a plain yes or no."""
+
+
 class Approval(_Out):
-    """A pending approval request."""
+    """A pending approval request: a call's (or a connection's) decision, or a question."""
 
     request_id: str
     call_id: str
     name: str
     args: dict[str, Any]
     expires_at: str | None
+    question: SourceQuestion | None = None
+    """Set when a tool source asks a person: allowing answers it (with ``answer``),
+    denying declines it."""
 
 
 class ApprovalList(_Out):
@@ -232,6 +246,8 @@ class DecisionBody(_Body):
 
     decision: Decision
     reason: str | None = Field(default=None, max_length=10_000)
+    answer: dict[str, Any] | None = None
+    """A question's answer (with ``allow``): its fields, checked against its schema."""
 
 
 class Decided(_Out):

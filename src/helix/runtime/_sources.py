@@ -11,10 +11,12 @@ from __future__ import annotations
 from helix.errors import ToolSourceError
 from helix.gates import build_gate_pipeline
 from helix.kernel.events import NewEvent, Payload
+from helix.providers import ModelAdapter
 from helix.tools import SourceHost, ToolRegistry, ToolSource, compose_tools
 
 from ._session import LiveSession
 from ._setup import RunSetup
+from ._source_host import SourceServices
 
 
 class RunSources:
@@ -27,13 +29,13 @@ class RunSources:
         self._opened: list[ToolSource] = []
         self._changed: set[str] = set()
 
-    async def open(self, session: LiveSession) -> None:
+    async def open(self, session: LiveSession, model: ModelAdapter | None = None) -> None:
         """Open every source (in order); the run's tools are then theirs and the base.
 
-        A source that fails to open closes those opened before it and raises
-        ``ToolSourceError`` naming it.
+        ``model`` (the run's) serves the sources' sampling requests. A source that fails
+        to open closes those opened before it and raises ``ToolSourceError`` naming it.
         """
-        host = self.host(session)
+        host = self.host(session, model)
         for source in self.setup.sources:
             try:
                 await source.open(host)
@@ -49,12 +51,17 @@ class RunSources:
         self._changed.clear()
         self._take()
 
-    def host(self, session: LiveSession) -> SourceHost:
-        """What the run gives its sources: world, sandbox, log, a way to say "changed"."""
+    def host(self, session: LiveSession, model: ModelAdapter | None = None) -> SourceHost:
+        """What the run gives its sources: its world, sandbox, log, a person, its model.
+
+        A source says its tools changed through ``changed``; it asks a person and has the
+        run's model answer a prompt through ``SourceServices`` (``_source_host.py``).
+        """
 
         async def record(payload: Payload) -> None:
             await session.append([NewEvent(payload, turn=session.state.turn)])
 
+        services = SourceServices(self.setup, session, model)
         return SourceHost(
             run_id=self.setup.run_id,
             world=self.setup.world,
@@ -62,6 +69,8 @@ class RunSources:
             env=self.setup.env,
             record=record,
             changed=self._changed.add,
+            ask=services.ask,
+            sample=services.sample if model is not None else None,
         )
 
     def refresh(self) -> bool:

@@ -216,10 +216,13 @@ async def _answer(
             if not isinstance(decision, str) or not isinstance(request, str | None):
                 return _error(ref, 422, "invalid_request", "decision (allow|deny) is required")
             reason = reason if isinstance(reason, str) else None
+            answer = message.get("answer")
+            if not isinstance(answer, dict | None):
+                return _error(ref, 422, "invalid_request", "answer must be an object")
             api = local_api(state, caller)
             # Not narrowed here: the runtime refuses any other decision, as over REST.
             chosen = cast("Decision", decision)
-            decided = await api.decide(run_id, request, chosen, reason=reason)
+            decided = await api.decide(run_id, request, chosen, reason=reason, answer=answer)
             return {"type": "ack", "id": ref, "request_id": decided.request_id}
     except ApiError as error:
         return _error(ref, error.status, error.code, error.message)

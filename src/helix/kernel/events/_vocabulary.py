@@ -25,6 +25,7 @@ from ._run import (
     RunStarted,
     upcast_run_created_v1,
 )
+from ._sampling import McpSampled, McpSampleRefused
 from ._tool import FileChanged, ToolCompleted, ToolInterrupted, ToolRequested, ToolStarted
 from ._turn import TurnEnded, TurnStarted
 from ._world import (
@@ -71,6 +72,8 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
     WorldKept,
     EffectRecorded,
     EffectSettled,
+    McpSampled,
+    McpSampleRefused,
 )
 
 
