@@ -53,7 +53,8 @@ class AskingSource:
         @tool(read_only=True, effect="none")
         async def ask_person(ctx: ToolContext) -> ToolResult:
             """Ask the person a question."""
-            assert self.host is not None and self.host.ask is not None
+            assert self.host is not None
+            assert self.host.ask is not None
             answer = await self.host.ask(
                 Elicitation(self.name, HOSTILE, self.schema, call_id=ctx.call_id)
             )
@@ -65,7 +66,8 @@ class AskingSource:
         @tool(read_only=True, effect="none")
         async def sample_model(ctx: ToolContext) -> ToolResult:
             """Have the run's model answer a prompt."""
-            assert self.host is not None and self.host.sample is not None
+            assert self.host is not None
+            assert self.host.sample is not None
             request = SampleRequest(
                 self.name,
                 (SampleMessage("user", "Summarise the weather in one word."),),

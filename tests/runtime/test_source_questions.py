@@ -15,14 +15,14 @@ from helix.kernel.events import Event
 from helix.kernel.log import EventStore, MemoryEventStore
 from helix.kernel.session import replay_run
 from helix.providers import ModelAdapter, Scenario, ScriptedModel
-from helix.runtime import Blueprint, Engine, RunSetup, decide
+from helix.runtime import SYSTEM_CLOCK, Blueprint, Clock, Engine, RunSetup, decide
 from helix.testing import ManualClock
 from helix.tools import ElicitationAnswer
 
 from ._asking_sources import ASK_CALL, HOSTILE, AskingSource
 
 
-def _engine(tmp_path: Path, source: AskingSource, clock: ManualClock | None = None) -> Engine:
+def _engine(tmp_path: Path, source: AskingSource, clock: Clock = SYSTEM_CLOCK) -> Engine:
     scenario = Scenario.of(ASK_CALL, {"text": "done"})
 
     def model(_setup: RunSetup) -> ModelAdapter:
@@ -34,7 +34,7 @@ def _engine(tmp_path: Path, source: AskingSource, clock: ManualClock | None = No
         model_factory=model,
         env={},
         sources=lambda setup: [source],
-        **({"clock": clock} if clock is not None else {}),
+        clock=clock,
     )
 
 
@@ -80,7 +80,7 @@ async def test_a_question_is_an_approval_answered_with_its_fields(tmp_path: Path
             answer={"name": "Ada", "age": 36, "tea": True, "colour": "green"},
         )
 
-    run_id, asked, log = await _asked_and(engine, answer, world=tmp_path)
+    _, asked, log = await _asked_and(engine, answer, world=tmp_path)
     assert asked.data["name"] == "question"
     assert asked.data["call_id"] == "q1"
     assert asked.data["question"]["source"] == "test:asking"
