@@ -39,7 +39,6 @@ from ._models import Run as Run
 from ._models import RunCreate as RunCreate
 from ._models import RunEvent as RunEvent
 from ._models import RunList as RunList
-from ._models import SourceQuestion as SourceQuestion
 from ._models import Span as Span
 from ._models import Spend as Spend
 from ._models import SpendPoint as SpendPoint
@@ -47,6 +46,7 @@ from ._models import SteerBody as SteerBody
 from ._models import Usage as Usage
 from ._models import WorldList as WorldList
 from ._protocol import HelixApi as HelixApi
+from ._questions import SourceQuestion as SourceQuestion
 from ._sync_client import Client as Client
 from ._worlds import WORLD_NAME as WORLD_NAME
 from ._worlds import is_world_name as is_world_name

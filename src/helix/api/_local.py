@@ -41,9 +41,9 @@ from ._models import (
     Run,
     RunEvent,
     RunList,
-    SourceQuestion,
     Span,
     Spend,
+    approval_of,
 )
 from ._spend_query import spend_query
 from ._worlds import is_world_name, list_world_names, named_world
@@ -303,17 +303,7 @@ class LocalApi:
     async def approvals(self, run_id: str) -> list[Approval]:
         """The run's pending approval requests."""
         folded = await replay_run(self.store, await self._id(run_id))
-        return [
-            Approval(
-                request_id=p.request_id,
-                call_id=p.call_id,
-                name=p.name,
-                args=p.args,
-                expires_at=p.expires_at,
-                question=None if p.question is None else SourceQuestion.model_validate(p.question),
-            )
-            for p in folded.pending_approvals.values()
-        ]
+        return [approval_of(p) for p in folded.pending_approvals.values()]
 
     async def decide(
         self,
@@ -327,14 +317,9 @@ class LocalApi:
         """Allow or deny a pending request (``None``: the only one); a question's ``answer``."""
         import helix.runtime as runtime
 
+        run_id = await self._id(run_id)
         decided = await runtime.decide(
-            self.store,
-            await self._id(run_id),
-            request_id,
-            decision,
-            by=self.actor,
-            reason=reason,
-            answer=answer,
+            self.store, run_id, request_id, decision, by=self.actor, reason=reason, answer=answer
         )
         return Decided(request_id=decided, decision=decision)
 

@@ -20,10 +20,11 @@ from helix.kernel.events import (
 )
 from helix.kernel.events import Event as KernelEvent
 from helix.kernel.log import RunRecord
-from helix.kernel.session import SpendBucket, SpendGroup, SpendReport, TraceSpan
+from helix.kernel.session import PendingApproval, SpendBucket, SpendGroup, SpendReport, TraceSpan
 from helix.kernel.session import Usage as KernelUsage
 from helix.world import FileInfo
 
+from ._questions import SourceQuestion, question_of
 from ._worlds import WORLD_NAME
 
 Decision = Literal["allow", "deny"]
@@ -211,17 +212,6 @@ class Accepted(_Out):
     status: Literal["accepted"] = "accepted"
 
 
-class SourceQuestion(_Out):
-    """What a tool source asks a person (an MCP elicitation): shown, never obeyed."""
-
-    model_config = ConfigDict(frozen=True, validate_by_name=True, serialize_by_alias=True)
-
-    source: str
-    message: str
-    fields: dict[str, Any] = Field(default_factory=dict[str, Any], alias="schema")
-    """The answer's flat JSON Schema (``schema`` on the wire); empty: a plain yes or no."""
-
-
 class Approval(_Out):
     """A pending approval request: a call's (or a connection's) decision, or a question."""
 
@@ -233,6 +223,18 @@ class Approval(_Out):
     question: SourceQuestion | None = None
     """Set when a tool source asks a person: allowing answers it (with ``answer``),
     denying declines it."""
+
+
+def approval_of(pending: PendingApproval) -> Approval:
+    """A pending request as the session folded it."""
+    return Approval(
+        request_id=pending.request_id,
+        call_id=pending.call_id,
+        name=pending.name,
+        args=pending.args,
+        expires_at=pending.expires_at,
+        question=question_of(pending.question),
+    )
 
 
 class ApprovalList(_Out):
