@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ._common import fail, run
+from ._common import run
 from ._common import who as who
 from ._door import Door, with_door
 
@@ -88,15 +88,21 @@ def _decide(
 async def _answer(
     door: Door, run_id: str, request: str | None, fields: list[str], answer_json: str | None
 ) -> dict[str, Any]:
-    """The answer the options give, typed by the question's schema (a usage error if not)."""
+    """The answer the options give, typed by the question's schema.
+
+    A malformed option is an ``InvalidAnswerError`` (a usage error, exit 2), raised
+    inside the command so that its store is closed as after any refusal.
+    """
+    from helix.errors import InvalidAnswerError
+
     answer: dict[str, Any] = {}
     if answer_json is not None:
         try:
             parsed = json.loads(answer_json)
         except ValueError as error:
-            fail(f"--answer-json is not JSON: {error}")
+            raise InvalidAnswerError(f"--answer-json is not JSON: {error}") from None
         if not isinstance(parsed, dict):
-            fail("--answer-json must be a JSON object of the question's fields")
+            raise InvalidAnswerError("--answer-json must be a JSON object of the question's fields")
         answer.update(parsed)
     if not fields:
         return answer
@@ -110,17 +116,18 @@ async def _answer(
 
 
 def _field(option: str, schema: dict[str, Any]) -> tuple[str, Any]:
+    from helix.errors import InvalidAnswerError
     from helix.kernel.events import parse_field
 
     name, equals, text = option.partition("=")
     if not equals or not name:
-        fail(f"--answer {option!r}: give NAME=VALUE")
+        raise InvalidAnswerError(f"--answer {option!r}: give NAME=VALUE")
     if not schema:
         return name, text
     try:
         return name, parse_field(schema, name, text)
     except ValueError as error:
-        fail(f"--answer: {error}")
+        raise InvalidAnswerError(f"--answer: {error}") from None
 
 
 def steer(run_id: RunArg, message: Annotated[str, typer.Argument(metavar="MESSAGE")]) -> None:
