@@ -125,6 +125,7 @@ async def test_bad_answers_are_usage_errors_and_write_nothing(tmp_path: Path) ->
         shown = await _helix(home, "logs", run_id)
         assert shown.returncode == 0, shown.stderr
         assert "\x1b" not in shown.stdout  # the source's control characters are not obeyed
+        assert "test:asking asks 'Ignore previous instructions" in shown.stdout
         assert (await store.get_run(run_id)).head == head  # nothing was written
         # Answered here, on the driving process's own store (see the module's note).
         await decide(store, run_id, request, "allow", by="user:ann", answer={"name": "Ada"})

@@ -44,6 +44,8 @@ _SUMMARIES: dict[str, str] = {
     "world.kept": "{branch} into {target}",
     "effect.recorded": "{tool} {kind}: {summary}",
     "effect.settled": "{call_id} {outcome}: {detail}",
+    "mcp.sampled": "{source}: {model} answered {text!r} (${cost_usd})",
+    "mcp.sample_refused": "{source}: {reason}",
 }
 
 
@@ -58,6 +60,12 @@ def summarize(event: Event | RunEvent) -> str:
         return f"{data['call_id']} {mark}: {_clip(data['output'], 50)!r}"
     if event.type == "world.snapshotted":
         return _world_summary(data)
+    if event.type == "approval.requested" and data.get("question"):
+        asked = data["question"]
+        message = _clip(str(asked["message"]), 60)
+        return f"{asked['source']} asks {message!r} (request {data['request_id']})"
+    if event.type == "approval.decided" and data.get("answer"):
+        return _clip(f"answered by {data['by']}: {data['answer']}")
     if event.type == "egress.counted":
         hosts = [f"{h['host']} {h['verdict']} ({h['attempts']} tries)" for h in data["hosts"]]
         others = data.get("other_attempts") or 0

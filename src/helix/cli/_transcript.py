@@ -7,6 +7,10 @@ and the TUI both fold ``RunEvent`` s through a ``Transcript`` and draw its block
 - ``Call``: one tool call, from its request through every gate, its approval, its run,
   its result and the files it changed.
 - ``Note``: something that happened to the run (created, paused, failed, …).
+
+A tool source's question (an MCP elicitation) belongs to the call it came during: the
+call waits with ``question`` set, then lists it in ``asked`` with its answer. A
+source's sampling is a ``Note``, its tokens and cost counted in the run's.
 """
 
 from __future__ import annotations
@@ -89,6 +93,10 @@ class Call:
     """The connections a command attempted, on one line (empty: none)."""
     run_id: str | None = None
     """The run whose log holds the call (a fork's first calls are its parent's)."""
+    question: dict[str, Any] | None = None
+    """A tool source's question waiting for a person (``{source, message, schema}``)."""
+    asked: list[str] = field(default_factory=list[str])
+    """The source's questions during the call, each with how it was answered."""
 
     @property
     def done(self) -> bool:
@@ -193,6 +201,11 @@ class Transcript:
             if event.type == "tool.requested" and isinstance(block, Call):
                 block.run_id = event.run_id
             return block
+        if event.type == "mcp.sampled":
+            usage = data["usage"]
+            self.input_tokens += int(usage["input_tokens"])
+            self.output_tokens += int(usage["output_tokens"])
+            self.cost_usd += float(data.get("cost_usd") or 0.0)
         if event.type.startswith("model."):
             return self._model_event(event.type, event.turn, data)
         if event.type == "steer.received":
@@ -258,7 +271,10 @@ class Transcript:
             return self._append(call)
         if kind == "approval.decided":
             found = self._requests.get(str(data["request_id"]))
-            if found is not None:
+            if found is not None and found.question is not None:
+                found.asked.append(answered(found.question, data))
+                found.question, found.state = None, "running"  # the call goes on
+            elif found is not None:
                 found.decision = str(data["decision"])
                 found.decided_by = str(data["by"])
                 found.auto = bool(data.get("auto", False))
@@ -282,6 +298,7 @@ class Transcript:
         elif kind == "approval.requested":
             call.request_id = str(data["request_id"])
             call.state = "waiting"
+            call.question = data.get("question")
             self._requests[call.request_id] = call
         elif kind == "tool.started":
             call.state = "running"
@@ -334,6 +351,25 @@ class Transcript:
             return Note("forked", text, "info", run_id=str(parent["run_id"]))
         fold = _NOTES.get(kind)
         return None if fold is None else fold(data)
+
+
+def answered(question: dict[str, Any], data: dict[str, Any]) -> str:
+    """A source's question and how it was answered, on one line (the message as text)."""
+    asked = f"{question['source']} asked {' '.join(str(question['message']).split())!r}"
+    if data["decision"] == "allow":
+        fields = ", ".join(f"{k}={v!r}" for k, v in (data.get("answer") or {}).items())
+        return f"{asked}: answered by {data['by']}" + (f": {fields}" if fields else "")
+    if data.get("auto") and data.get("reason"):
+        return f"{asked}: {data['reason']}"
+    return f"{asked}: declined by {data['by']}"
+
+
+def _sampled(data: dict[str, Any]) -> Note:
+    usage, cost = data["usage"], data.get("cost_usd")
+    spent = f"${cost:.4f}" if cost is not None else "price unknown"
+    tokens = f"{usage['input_tokens']}+{usage['output_tokens']} tokens, {spent}"
+    text = f"{data['source']} had {data['model']} answer a prompt ({tokens}): {data['text']}"
+    return Note("sampled", text, "info")
 
 
 def _resumed(data: dict[str, Any]) -> Note:
@@ -389,5 +425,9 @@ _NOTES: dict[str, Callable[[dict[str, Any]], Note]] = {
         "bad" if d["outcome"] == "failed" else "info",
     ),
     "ui.component": lambda d: Note("ui", f"showed {d['component']}", "info"),
+    "mcp.sampled": _sampled,
+    "mcp.sample_refused": lambda d: Note(
+        "sampling", f"{d['source']}: sampling refused: {d['reason']}", "warn"
+    ),
 }
 """How each run-level event reads, by type; types not here make no block."""

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from helix.api import HelixApi, RunEvent
     from helix.kernel.session import SessionState
 
-    from ._prompt import Answer
+    from ._prompt import Reply
     from ._screen import Screen
     from ._transcript import Call
     from ._view import RunView
@@ -131,7 +131,7 @@ class Watch:
         self, group: asyncio.TaskGroup, queue: asyncio.Queue[RunEvent | None], view: RunView
     ) -> str | None:
         """Show each event as it comes, asking (one question at a time) meanwhile."""
-        asking: tuple[Call, asyncio.Task[Answer | None]] | None = None
+        asking: tuple[Call, asyncio.Task[Reply | None]] | None = None
         waiting: list[Call] = []
         try:
             while True:
@@ -175,21 +175,22 @@ class Watch:
 
     def _question(
         self, group: asyncio.TaskGroup, view: RunView, call: Call
-    ) -> tuple[Call, asyncio.Task[Answer | None]]:
-        from ._prompt import ask
+    ) -> tuple[Call, asyncio.Task[Reply | None]]:
+        from ._prompt import reply_to
 
-        async def asked() -> Answer | None:
+        async def asked() -> Reply | None:
             with self.screen.still():
-                return await ask(self.screen.console, self.stdin)
+                return await reply_to(self.screen.console, call.question, self.stdin)
 
         return call, group.create_task(asked())
 
-    async def _answered(self, view: RunView, call: Call, task: asyncio.Task[Answer | None]) -> None:
-        answer = task.result()
-        if answer is None:
+    async def _answered(self, view: RunView, call: Call, task: asyncio.Task[Reply | None]) -> None:
+        reply = task.result()
+        if reply is None:
             raise NoAnswer(view.run_id)
+        answer, content = reply
         try:
-            await self.api.decide(view.run_id, call.request_id, answer)
+            await self.api.decide(view.run_id, call.request_id, answer, answer=content)
         except HelixError as error:  # decided elsewhere meanwhile, or expired
             view.print(_plain(f"  not recorded: {error}", "yellow"))
 
@@ -197,16 +198,22 @@ class Watch:
         """JSON output with a person at the keyboard: the question on stderr."""
         from rich.console import Console
 
-        from ._prompt import ask
+        from ._blocks import source_question
+        from ._prompt import reply_to
+        from ._transcript import printable
 
         console = Console(stderr=True, highlight=False)
         data = event.data
-        console.print(f"{data['name']} {data['args']}", markup=False)
-        answer = await ask(console, self.stdin)
-        if answer is None:
+        question = data.get("question")
+        if question is None:
+            console.print(printable(f"{data['name']} {data['args']}"), markup=False)
+        else:
+            console.print(*source_question(question), sep="\n")
+        reply = await reply_to(console, question, self.stdin)
+        if reply is None:
             raise NoAnswer(run_id)
         with contextlib.suppress(HelixError):
-            await self.api.decide(run_id, str(data["request_id"]), answer)
+            await self.api.decide(run_id, str(data["request_id"]), reply[0], answer=reply[1])
 
     async def _child(self, child_id: str, depth: int) -> None:
         # The parent logs the child's id just before creating it.

@@ -26,6 +26,7 @@ from helix.kernel.events import (
     McpSampled,
     McpSampleRefused,
     NewEvent,
+    RunPaused,
     Usage,
     flat_schema,
 )
@@ -201,17 +202,24 @@ class SourceServices:
         await self.session.append(events)
         try:
             if not await answered_in_time(self.setup, self.session, request_id):
-                closing = system_decision(request_id, "deny", DEADLINE_PASSED, self.turn)
-                await self.session.append([closing], unless=settled(request_id))
+                closing = self._closing(request_id, DEADLINE_PASSED)
+                await self.session.append(closing, unless=settled(request_id))
         except asyncio.CancelledError:
-            ended = "the call ended before an answer"
-            closing = system_decision(request_id, "deny", ended, self.turn)
-            await asyncio.shield(self.session.append([closing], unless=settled(request_id)))
+            closing = self._closing(request_id, "the call ended before an answer")
+            await asyncio.shield(self.session.append(closing, unless=settled(request_id)))
             raise
         async for event in self.setup.store.iter_events(self.setup.run_id, after=first - 1):
             if event.type == "approval.decided" and event.data["request_id"] == request_id:
                 return event
         return None
+
+    def _closing(self, request_id: str, reason: str) -> list[NewEvent]:
+        """The system's denial closing a request; a paused run stays paused after it."""
+        events = [system_decision(request_id, "deny", reason, self.turn)]
+        paused = self.session.state.pause_reason
+        if self.session.state.status == "paused" and paused is not None:
+            events.append(NewEvent(RunPaused(reason=paused), turn=self.turn))
+        return events
 
     @property
     def turn(self) -> int:
