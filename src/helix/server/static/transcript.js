@@ -4,6 +4,7 @@
 // - call: one tool call, from its request through every gate, its approval, its run,
 //   its result and the files it changed;
 // - note: something that happened to the run (created, paused, failed, restarted, …).
+// A tool source's question waits on its call (`question`), then is listed in `asked`.
 
 const STATUS_AFTER = {
   "run.created": "queued", "run.forked": "queued", "run.started": "running",
@@ -36,9 +37,22 @@ const NOTES = {
   "world.file_skipped": (d) => ["skipped", `${d.path} left out of snapshots: ${d.reason} (${d.size} bytes)`, "warn"],
   "effect.recorded": (d) => ["effect", `${d.tool} ${d.kind}: ${d.summary}`, d.kind === "irreversible" ? "warn" : "info"],
   "effect.settled": (d) => ["effect", `${d.call_id} ${d.outcome}: ${d.detail}`, d.outcome === "failed" ? "bad" : "info"],
+  "mcp.sampled": (d) => ["sampled", `${d.source} had ${d.model} answer a prompt ` +
+    `(${d.usage.input_tokens}+${d.usage.output_tokens} tokens, ${d.cost_usd == null ? "price unknown" : usd(d.cost_usd)}): ${d.text}`, "info"],
+  "mcp.sample_refused": (d) => ["sampling", `${d.source}: sampling refused: ${d.reason}`, "warn"],
   "agent.reported": (d) => ["reported", `${d.child_run_id} ${d.status || "completed"} · ${usd(d.cost_usd)}` +
     (d.report ? `: ${d.report}` : ""), d.status && d.status !== "completed" ? "warn" : "info"],
 };
+
+// A source's question and how it was answered, on one line (the message as text).
+function answered(question, d) {
+  const asked = `${question.source} asked “${String(question.message).split(/\s+/).join(" ")}”`;
+  if (d.decision === "allow") {
+    const fields = Object.entries(d.answer || {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ");
+    return `${asked}: answered by ${d.by}${fields ? `: ${fields}` : ""}`;
+  }
+  return d.auto && d.reason ? `${asked}: ${d.reason}` : `${asked}: declined by ${d.by}`;
+}
 
 export const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 
@@ -131,13 +145,17 @@ export class Transcript {
       const call = { kind: "call", callId: d.call_id, turn, name: d.name, args: d.args || {},
         summary: summarizeArgs(d.args), verdict: null, gates: [], reasons: [], requestId: null,
         decision: null, decidedBy: null, auto: false, state: "requested", output: "",
-        exitCode: null, files: [], sandbox: null, durationMs: null, egress: "", childRunId: null };
+        exitCode: null, files: [], sandbox: null, durationMs: null, egress: "", childRunId: null,
+        question: null, asked: [] };
       this.calls.set(call.callId, call);
       return this.append(call);
     }
     if (type === "approval.decided") {
       const found = this.requests.get(d.request_id);
-      if (found) {
+      if (found && found.question) { // a source's question: the call goes on
+        found.asked.push(answered(found.question, d));
+        found.question = null; found.state = "running";
+      } else if (found) {
         found.decision = d.decision; found.decidedBy = d.by; found.auto = Boolean(d.auto);
         found.state = d.decision === "deny" ? "denied" : "running";
       }
@@ -152,6 +170,7 @@ export class Transcript {
       if (d.verdict === "deny") call.state = "denied";
     } else if (type === "approval.requested") {
       call.requestId = d.request_id; call.state = "waiting"; this.requests.set(d.request_id, call);
+      call.question = d.question || null;
     } else if (type === "tool.started") {
       call.state = "running"; call.sandbox = d.sandbox || null;
     } else if (type === "tool.completed") {
