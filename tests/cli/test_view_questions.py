@@ -113,3 +113,22 @@ async def test_a_declined_question_and_a_sampling_read_in_the_transcript(tmp_pat
     (sampled,) = [b for b in transcript.blocks if isinstance(b, Note) and b.kind == "sampled"]
     assert sampled.text.startswith("test:asking had scripted:t answer a prompt (")
     assert transcript.output_tokens > 0
+
+
+async def test_a_sampling_request_is_asked_with_its_prompt_and_allowed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = AskingSource()
+    engine = _engine(tmp_path, source, SAMPLE_CALL)
+    run_id = await _created(engine, tmp_path)  # sampling.allow: ask, the default
+    state = await drive_and_show(
+        engine, run_id, json=False, interactive=True, stdin=io.StringIO("y\n")
+    )
+    assert state.status == "completed"
+    out = " ".join(capsys.readouterr().out.split())
+    assert "test:asking asks the run's model to answer this prompt (up to 200 tokens" in out
+    assert "[system] Be brief. [user] Summarise the weather in one word." in out
+    assert "test:asking asked to have the run's model answer a prompt: answered by user:" in out
+    assert "test:asking had scripted:t answer a prompt" in out
+    assert len(source.answers) == 1
+    assert not isinstance(source.answers[0], Exception)

@@ -160,11 +160,12 @@ async def test_sampling_asks_a_person_by_default(
         driving = group.create_task(engine.drive(record.id))
         asked = await _first(engine.store, record.id, "approval.requested")
         assert asked.data["name"] == "sampling"
-        assert asked.data["args"]["source"] == "test:asking"
-        assert asked.data["args"]["system"] == "Be brief."
-        assert asked.data["args"]["messages"] == [
-            {"role": "user", "text": "Summarise the weather in one word."}
-        ]
+        assert asked.data["args"] == {"source": "test:asking", "max_tokens": 200}
+        assert asked.data["question"] == {
+            "source": "test:asking",
+            "message": "[system]\nBe brief.\n\n[user]\nSummarise the weather in one word.",
+            "schema": {},
+        }
         await decide(engine.store, record.id, asked.data["request_id"], decision, by="user:ann")
     assert driving.result().status == "completed"
     if decision == "allow":

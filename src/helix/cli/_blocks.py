@@ -61,10 +61,14 @@ def question(call: Call) -> RenderableType:
 
 def source_question(question: dict[str, Any]) -> list[RenderableType]:
     """A source's question: who asks, its message as plain text, the fields it wants."""
-    lines: list[RenderableType] = [
-        _text(f"{question['source']} asks (its words, not Helix's):", "bold yellow"),
-        _text(str(question["message"])),
-    ]
+    head = f"{question['source']} asks (its words, not Helix's):"
+    if question.get("name") == "sampling":
+        tokens = (question.get("args") or {}).get("max_tokens")
+        head = (
+            f"{question['source']} asks the run's model to answer this prompt (up to"
+            f" {tokens} tokens, counted against the run's budget; its words, not Helix's):"
+        )
+    lines: list[RenderableType] = [_text(head, "bold yellow"), _text(str(question["message"]))]
     schema = question.get("schema") or {}
     required = set(schema.get("required") or [])
     for name, spec in (schema.get("properties") or {}).items():

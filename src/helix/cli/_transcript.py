@@ -298,7 +298,10 @@ class Transcript:
         elif kind == "approval.requested":
             call.request_id = str(data["request_id"])
             call.state = "waiting"
-            call.question = data.get("question")
+            asked = data.get("question")
+            call.question = (
+                None if asked is None else {**asked, "name": data["name"], "args": data["args"]}
+            )
             self._requests[call.request_id] = call
         elif kind == "tool.started":
             call.state = "running"
@@ -356,6 +359,8 @@ class Transcript:
 def answered(question: dict[str, Any], data: dict[str, Any]) -> str:
     """A source's question and how it was answered, on one line (the message as text)."""
     asked = f"{question['source']} asked {' '.join(str(question['message']).split())!r}"
+    if question.get("name") == "sampling":
+        asked = f"{question['source']} asked to have the run's model answer a prompt"
     if data["decision"] == "allow":
         fields = ", ".join(f"{k}={v!r}" for k, v in (data.get("answer") or {}).items())
         return f"{asked}: answered by {data['by']}" + (f": {fields}" if fields else "")

@@ -204,7 +204,8 @@ class Watch:
 
         console = Console(stderr=True, highlight=False)
         data = event.data
-        question = data.get("question")
+        asked = data.get("question")
+        question = None if asked is None else {**asked, "name": data["name"], "args": data["args"]}
         if question is None:
             console.print(printable(f"{data['name']} {data['args']}"), markup=False)
         else:

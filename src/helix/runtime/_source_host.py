@@ -9,16 +9,16 @@ a question with no fields (a plain yes).
 
 ``SourceHost.sample`` (MCP sampling) is served by the run's own model, gated by the
 blueprint's ``sampling`` (``ask`` puts each request to a person as an approval named
-``sampling``; an unattended run refuses it), refused if it could take the run past its
-USD cap, and recorded as ``mcp.sampled`` (text, tokens, cost: the run's spend, folded
-like its model calls) or ``mcp.sample_refused``. A refusal reaches the source as
-``helix.errors.SamplingRefusedError`` saying why.
+``sampling``, the prompt its yes-or-no question; an unattended run refuses it), refused
+if it could take the run past its USD cap, and recorded as ``mcp.sampled`` (text,
+tokens, cost: the run's spend, folded like its model calls) or ``mcp.sample_refused``.
+A refusal reaches the source as ``helix.errors.SamplingRefusedError`` saying why.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from helix.errors import ModelCallError, SamplingRefusedError, ToolSourceError
 from helix.kernel.events import (
@@ -167,14 +167,11 @@ class SourceServices:
         """Put the request to a person (``sampling.allow: ask``); refuse unless allowed."""
         if not self.setup.attended and not self.setup.auto_approve:
             await self._refuse(request, f"it needs a person's approval, and {NOBODY_ATTENDS}")
-        args: dict[str, Any] = {
-            "source": request.source,
-            "max_tokens": max_tokens,
-            "messages": [{"role": m.role, "text": m.text} for m in request.messages],
-        }
-        if request.system is not None:
-            args["system"] = request.system
-        asked = ask(self.setup, request.call_id or "", "sampling", args, self.turn)
+        question = ApprovalQuestion(source=request.source, message=_prompt_text(request))
+        args = {"source": request.source, "max_tokens": max_tokens}
+        asked = ask(
+            self.setup, request.call_id or "", "sampling", args, self.turn, question=question
+        )
         decision = await self._settle(asked.request_id, asked.events)
         if decision is None:
             await self._refuse(request, "the run ended before a decision")
@@ -224,6 +221,14 @@ class SourceServices:
     @property
     def turn(self) -> int:
         return self.session.state.turn
+
+
+def _prompt_text(request: SampleRequest) -> str:
+    """The prompt as a person reads it before allowing it: each message under its role."""
+    parts = [f"[system]\n{request.system}"] if request.system else []
+    parts += [f"[{m.role}]\n{m.text}" for m in request.messages]
+    text = "\n\n".join(parts)
+    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE] + "…"
 
 
 def _model_request(

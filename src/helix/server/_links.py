@@ -138,9 +138,13 @@ def _question_page(
     """A question's page: its message as text; the Allow link's has the answer's fields."""
     question = pending.question or {}
     fields: dict[str, Any] = (question.get("schema") or {}).get("properties") or {}
+    asks = "asks (its words, not Helix's):"
+    if pending.name == "sampling":
+        tokens = html.escape(str(pending.args.get("max_tokens")))
+        asks = f"asks the run's model to answer this prompt (up to {tokens} tokens):"
     body = (
         f"<p>Run <code>{html.escape(run_id)}</code>: <b>{html.escape(str(question.get('source')))}"
-        f"</b> asks (its words, not Helix's):</p><pre>{html.escape(str(question.get('message')))}"
+        f"</b> {asks}</p><pre>{html.escape(str(question.get('message')))}"
         f"</pre><p>Deadline: {html.escape(pending.expires_at or 'none')}</p>"
     )
     if problem:

@@ -92,6 +92,11 @@ def approval_text(approval: Approval, call: Call | None) -> Text:
     question = approval.question
     if question is not None:
         out.append_text(text_of(f"Question from {question.source}", "bold yellow"))
+        if approval.name == "sampling":
+            tokens = approval.args.get("max_tokens")
+            out.append(
+                f": may the run's model answer this prompt (up to {tokens} tokens)?", "yellow"
+            )
         out.append(" (its words, not Helix's):\n", style="yellow")
         out.append_text(text_of(f"  {clip(question.message, 600)}\n"))
         for name in question.fields.get("properties") or {}:

@@ -53,7 +53,9 @@ export function questionForm(call, where, decide) {
     decide(call.requestId, "allow", answerOf(form, properties));
   });
   return h("div", { class: "ask", "data-testid": where },
-    h("h3", {}, `${question.source} asks (its words, not Helix's):`),
+    h("h3", {}, question.name === "sampling"
+      ? `${question.source} asks the run's model to answer this prompt (up to ${question.args.max_tokens} tokens, on the run's budget; its words, not Helix's):`
+      : `${question.source} asks (its words, not Helix's):`),
     h("pre", { class: "command", "data-testid": "question-message" }, question.message),
     form);
 }

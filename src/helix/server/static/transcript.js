@@ -46,7 +46,8 @@ const NOTES = {
 
 // A source's question and how it was answered, on one line (the message as text).
 function answered(question, d) {
-  const asked = `${question.source} asked “${String(question.message).split(/\s+/).join(" ")}”`;
+  const asked = question.name === "sampling" ? `${question.source} asked to have the run's model answer a prompt`
+    : `${question.source} asked “${String(question.message).split(/\s+/).join(" ")}”`;
   if (d.decision === "allow") {
     const fields = Object.entries(d.answer || {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ");
     return `${asked}: answered by ${d.by}${fields ? `: ${fields}` : ""}`;
@@ -170,7 +171,7 @@ export class Transcript {
       if (d.verdict === "deny") call.state = "denied";
     } else if (type === "approval.requested") {
       call.requestId = d.request_id; call.state = "waiting"; this.requests.set(d.request_id, call);
-      call.question = d.question || null;
+      call.question = d.question ? { ...d.question, name: d.name, args: d.args || {} } : null;
     } else if (type === "tool.started") {
       call.state = "running"; call.sandbox = d.sandbox || null;
     } else if (type === "tool.completed") {
