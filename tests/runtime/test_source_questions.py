@@ -219,3 +219,36 @@ async def test_a_schema_that_is_not_flat_is_refused_to_the_source(tmp_path: Path
     (completed,) = await _events(engine, record.id, "tool.completed")
     assert completed.data["ok"] is False
     assert "cannot ask a person: field 'x': type must be one of" in completed.data["output"]
+
+
+async def test_a_source_cannot_flood_a_person_with_questions(tmp_path: Path) -> None:
+    source = AskingSource(schema={})
+    calls = [{"name": "ask_person", "args": {}, "id": f"q{n}"} for n in range(6)]
+    scenario = Scenario.of({"text": "", "tool_calls": calls}, {"text": "done"})
+
+    def model(_setup: RunSetup) -> ModelAdapter:
+        return ScriptedModel(scenario, label="test")
+
+    engine = Engine(
+        MemoryEventStore(), home=tmp_path, model_factory=model, env={},
+        sources=lambda setup: [source],
+    )  # fmt: skip
+    record = await engine.create("ask", blueprint=Blueprint(model="scripted:t"), world=tmp_path)
+
+    def waiting(state: Any) -> bool:
+        return len(state.pending_approvals) == 4 and len(source.answers) == 2
+
+    async with asyncio.TaskGroup() as group:
+        driving = group.create_task(engine.drive(record.id))
+        async with engine.store.subscribe(record.id) as events:
+            async for _event in events:
+                if waiting(await replay_run(engine.store, record.id)):
+                    break
+        assert source.answers == [ElicitationAnswer("decline")] * 2  # past four: not asked
+        for request_id in list((await replay_run(engine.store, record.id)).pending_approvals):
+            await decide(engine.store, record.id, request_id, "allow", by="user:ann")
+    assert driving.result().status == "completed"
+    reasons = [e.data["reason"] for e in await _events(engine, record.id, "approval.decided")]
+    crowded = "declined: 4 questions of this run's sources already wait for a person"
+    assert reasons.count(crowded) == 2
+    assert sorted(a.action for a in source.answers) == ["accept"] * 4 + ["decline"] * 2

@@ -45,6 +45,10 @@ from ._asking import DEADLINE_PASSED, answered_in_time, ask, settled, system_dec
 from ._session import LiveSession
 from ._setup import RunSetup
 
+MAX_WAITING = 4
+"""A run's source questions (and sampling requests) that may wait for a person at once;
+past it, a question is declined and a sampling request refused without asking, so a
+source cannot flood a person."""
 MAX_MESSAGE = 4000
 """Characters of a question's message that are logged and shown (the rest is cut)."""
 NOBODY_ATTENDS = "nobody attends this run"
@@ -94,6 +98,8 @@ class SourceServices:
 
     def _why_nobody_answers(self, has_fields: bool) -> str | None:
         """Why a question is declined at once (``None``: a person is asked, or auto-approve)."""
+        if self._crowded() is not None:
+            return f"declined: {self._crowded()}"
         if self.setup.attended:
             return None
         if not has_fields and self.setup.auto_approve:
@@ -167,6 +173,9 @@ class SourceServices:
         """Put the request to a person (``sampling.allow: ask``); refuse unless allowed."""
         if not self.setup.attended and not self.setup.auto_approve:
             await self._refuse(request, f"it needs a person's approval, and {NOBODY_ATTENDS}")
+        crowded = self._crowded()
+        if crowded is not None and not self.setup.auto_approve:
+            await self._refuse(request, crowded)
         question = ApprovalQuestion(source=request.source, message=_prompt_text(request))
         args = {"source": request.source, "max_tokens": max_tokens}
         asked = ask(
@@ -180,6 +189,13 @@ class SourceServices:
             who = "automatically" if data.get("auto") else f"by {data['by']}"
             why = f": {data['reason']}" if data.get("reason") else ""
             await self._refuse(request, f"denied {who}{why}")
+
+    def _crowded(self) -> str | None:
+        """Why no more may wait for a person now (``MAX_WAITING``), or ``None``."""
+        pending = self.session.state.pending_approvals.values()
+        if sum(p.question is not None for p in pending) < MAX_WAITING:
+            return None
+        return f"{MAX_WAITING} questions of this run's sources already wait for a person"
 
     async def _refuse(self, request: SampleRequest, reason: str) -> NoReturn:
         """Log the refusal and raise it to the source."""
