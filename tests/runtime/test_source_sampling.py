@@ -133,7 +133,7 @@ async def test_sampling_denied_by_the_blueprint_or_unattended_is_refused(
     assert (await engine.drive(record.id)).status == "completed"
     (refused,) = await _events(engine.store, record.id, "mcp.sample_refused")
     assert refused.data["reason"] == reason
-    assert str(source.answers[0]) == f"sampling refused: {reason}"
+    assert str(source.answers[0]) == reason
     assert not await _events(engine.store, record.id, "approval.requested")
     (completed,) = await _events(engine.store, record.id, "tool.completed")
     assert completed.data["ok"] is False

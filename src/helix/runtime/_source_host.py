@@ -201,7 +201,7 @@ class SourceServices:
         """Log the refusal and raise it to the source."""
         refused = McpSampleRefused(source=request.source, call_id=request.call_id, reason=reason)
         await self.session.append([NewEvent(refused, turn=self.turn)])
-        raise SamplingRefusedError(f"sampling refused: {reason}")
+        raise SamplingRefusedError(reason)  # the class says "refused"; the reason says why
 
     # -- the wait, shared -----------------------------------------------------------------
 
