@@ -10,6 +10,7 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     │   ├── BlueprintError       a blueprint file is malformed (file, field, reason)
     │   ├── PolicyError          a candidate policy file is malformed (file, field, reason)
     │   ├── PluginError          a plugin breaks its contract, or a run names one it cannot have
+    │   ├── InvalidAnswerError   an answer to a question does not fit its schema
     │   └── ScenarioError        a scripted scenario file does not parse
     ├── StoreUnavailableError    the event store cannot be opened or reached
     │   └── StoreDamagedError    its file or a stored row is damaged (cannot be read back)
@@ -30,6 +31,7 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     ├── UnknownToolError         a blueprint or a model named a tool that does not exist
     ├── InvalidToolArgumentsError  a tool call's arguments fail the tool's schema
     ├── ToolSourceError          a run's tool source (MCP server, plugin) cannot start
+    │   └── SamplingRefusedError  a source's sampling request was refused (says why)
     ├── InvalidComponentError    a UI component's props fail its schema (or its kind is unknown)
     ├── InvalidChoiceError       a choice that is not one of the options card's
     ├── AppendOnlyError          something tried to change or delete a stored event
@@ -292,6 +294,18 @@ class InvalidChoiceError(HelixError):
     """A choice that is not one of the options card's (names the ones it has)."""
 
     code = "invalid_choice"
+
+
+class SamplingRefusedError(ToolSourceError):
+    """A source's sampling request was refused (policy, a person, the budget); says why."""
+
+    code = "sampling_refused"
+
+
+class InvalidAnswerError(ConfigError):
+    """An answer to a question does not match the question's schema; says which field."""
+
+    code = "invalid_answer"
 
 
 class BlueprintError(ConfigError):

@@ -51,6 +51,7 @@ from ._models import SteerBody as SteerBody
 from ._models import Usage as Usage
 from ._models import WorldList as WorldList
 from ._protocol import HelixApi as HelixApi
+from ._questions import SourceQuestion as SourceQuestion
 from ._sync_client import Client as Client
 from ._worlds import WORLD_NAME as WORLD_NAME
 from ._worlds import is_world_name as is_world_name
@@ -94,6 +95,7 @@ __all__ = [
     "RunEvent",
     "RunList",
     "ServerLogin",
+    "SourceQuestion",
     "Span",
     "Spend",
     "SpendPoint",

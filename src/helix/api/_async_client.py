@@ -203,9 +203,14 @@ class AsyncClient:
         decision: Decision,
         *,
         reason: str | None = None,
+        answer: dict[str, Any] | None = None,
     ) -> Decided:
-        """Allow or deny a pending request (``None``: the run's only one)."""
-        return await self.api.decide(run_id, request_id, decision, reason=reason)
+        """Allow or deny a pending request (``None``: the run's only one).
+
+        A source's question (``Approval.question``) is answered by allowing it with
+        ``answer`` (its fields) and declined by denying it.
+        """
+        return await self.api.decide(run_id, request_id, decision, reason=reason, answer=answer)
 
     async def steer(self, run_id: str, message: str) -> None:
         """Tell the agent something before its next model call."""

@@ -204,12 +204,13 @@ class HttpApi:
         decision: Decision,
         *,
         reason: str | None = None,
+        answer: dict[str, Any] | None = None,
     ) -> Decided:
-        """Allow or deny a pending request (``None``: the only one)."""
+        """Allow or deny a pending request (``None``: the only one); a question's ``answer``."""
         if request_id is None:
             run_id = (await self.get(run_id)).id  # the one run, for both requests
             request_id = _only(run_id, await self.approvals(run_id))
-        body = {"decision": decision, "reason": reason}
+        body = {"decision": decision, "reason": reason, "answer": answer}
         raw = await self._json("POST", f"{_at(run_id)}/approvals/{_segment(request_id)}", json=body)
         return Decided.model_validate(raw)
 

@@ -312,12 +312,14 @@ class LocalApi:
         decision: Decision,
         *,
         reason: str | None = None,
+        answer: dict[str, Any] | None = None,
     ) -> Decided:
-        """Allow or deny a pending request (``None``: the only one)."""
+        """Allow or deny a pending request (``None``: the only one); a question's ``answer``."""
         import helix.runtime as runtime
 
+        run_id = await self._id(run_id)
         decided = await runtime.decide(
-            self.store, await self._id(run_id), request_id, decision, by=self.actor, reason=reason
+            self.store, run_id, request_id, decision, by=self.actor, reason=reason, answer=answer
         )
         return Decided(request_id=decided, decision=decision)
 

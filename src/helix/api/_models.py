@@ -24,6 +24,7 @@ from helix.kernel.session import PendingApproval, SpendBucket, SpendGroup, Spend
 from helix.kernel.session import Usage as KernelUsage
 from helix.world import FileInfo
 
+from ._questions import SourceQuestion, question_of
 from ._worlds import WORLD_NAME
 
 if TYPE_CHECKING:
@@ -215,21 +216,28 @@ class Accepted(_Out):
 
 
 class Approval(_Out):
-    """A pending approval request."""
+    """A pending approval request: a call's (or a connection's) decision, or a question."""
 
     request_id: str
     call_id: str
     name: str
     args: dict[str, Any]
     expires_at: str | None
+    question: SourceQuestion | None = None
+    """Set when a tool source asks a person: allowing answers it (with ``answer``),
+    denying declines it."""
 
     @classmethod
     def of(cls, pending: PendingApproval) -> Approval:
         """The wire form of a folded pending request."""
         return cls(
-            request_id=pending.request_id, call_id=pending.call_id, name=pending.name,
-            args=pending.args, expires_at=pending.expires_at,
-        )  # fmt: skip
+            request_id=pending.request_id,
+            call_id=pending.call_id,
+            name=pending.name,
+            args=pending.args,
+            expires_at=pending.expires_at,
+            question=question_of(pending.question),
+        )
 
 
 class ApprovalList(_Out):
@@ -243,6 +251,8 @@ class DecisionBody(_Body):
 
     decision: Decision
     reason: str | None = Field(default=None, max_length=10_000)
+    answer: dict[str, Any] | None = None
+    """A question's answer (with ``allow``): its fields, checked against its schema."""
 
 
 class Decided(_Out):

@@ -102,10 +102,14 @@ class HelixApi(Protocol):
         decision: Decision,
         *,
         reason: str | None = None,
+        answer: dict[str, Any] | None = None,
     ) -> Decided:
         """Allow or deny a pending request (``None``: the run's only one).
 
         ``ApprovalClosedError`` (a ``ConflictError``) if it was decided or has expired.
+        A source's question (``Approval.question``) is answered by allowing it with
+        ``answer`` (its fields) and declined by denying it; ``InvalidAnswerError`` (a
+        ``ConfigError``; HTTP 422) if the answer does not fit its schema.
         """
         ...
 

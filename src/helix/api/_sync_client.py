@@ -192,9 +192,16 @@ class Client:
         decision: Decision,
         *,
         reason: str | None = None,
+        answer: dict[str, Any] | None = None,
     ) -> Decided:
-        """Allow or deny a pending request (``None``: the run's only one)."""
-        return self._call(self._async.decide(run_id, request_id, decision, reason=reason))
+        """Allow or deny a pending request (``None``: the run's only one).
+
+        A source's question (``Approval.question``) is answered by allowing it with
+        ``answer`` (its fields) and declined by denying it.
+        """
+        return self._call(
+            self._async.decide(run_id, request_id, decision, reason=reason, answer=answer)
+        )
 
     def steer(self, run_id: str, message: str) -> None:
         """Tell the agent something before its next model call."""

@@ -43,9 +43,13 @@ COMMANDS = (
     Lazy(
         "approve",
         "._control:approve",
-        "Allow a pending tool call (the run's only pending one if REQUEST is left out).",
+        "Allow a pending tool call, or answer a source's question (--answer NAME=VALUE).",
     ),
-    Lazy("deny", "._control:deny", "Refuse a pending tool call; the model is told and adapts."),
+    Lazy(
+        "deny",
+        "._control:deny",
+        "Refuse a pending tool call (or decline a question); the model is told and adapts.",
+    ),
     Lazy(
         "choose",
         "._control:choose",

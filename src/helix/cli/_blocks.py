@@ -7,7 +7,7 @@ its result, its diff), notes, questions, and the closing summary with what to ru
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -49,12 +49,36 @@ def header(t: Transcript, *, hint: str | None) -> RenderableType:
 
 
 def question(call: Call) -> RenderableType:
-    """A call that waits on a person: what it is and why it asks."""
+    """A call that waits on a person: what it is and why it asks (or what its source asks)."""
+    if call.question is not None:
+        return Gutter(Text("?", style="bold yellow"), Group(*source_question(call.question)))
     lines: list[RenderableType] = [_call_line(call)]
     lines.extend(_text(_why(reason, "asked"), "yellow") for reason in call.reasons)
     if len(call.summary) >= SUMMARY_WIDTH or "\n" in str(call.args):
         lines.append(_text(_args_in_full(call), "dim"))
     return Gutter(Text("?", style="bold yellow"), Group(*lines))
+
+
+def source_question(question: dict[str, Any]) -> list[RenderableType]:
+    """A source's question: who asks, its message as plain text, the fields it wants."""
+    head = f"{question['source']} asks (its words, not Helix's):"
+    if question.get("name") == "sampling":
+        tokens = (question.get("args") or {}).get("max_tokens")
+        head = (
+            f"{question['source']} asks the run's model to answer this prompt (up to"
+            f" {tokens} tokens, counted against the run's budget; its words, not Helix's):"
+        )
+    lines: list[RenderableType] = [_text(head, "bold yellow"), _text(str(question["message"]))]
+    schema = question.get("schema") or {}
+    required = set(schema.get("required") or [])
+    for name, spec in (schema.get("properties") or {}).items():
+        kind = " | ".join(spec["enum"]) if spec.get("enum") else spec["type"]
+        title = f" — {spec['title']}" if spec.get("title") else ""
+        need = ", required" if name in required else ""
+        lines.append(_text(f"  {name} ({kind}{need}){title}", "dim"))
+    if not schema.get("properties"):
+        lines.append(_text("  (a plain yes or no)", "dim"))
+    return lines
 
 
 def said(block: Said) -> RenderableType:
@@ -88,6 +112,7 @@ def call_block(
         sign, verb = _OPS[change.op]
         lines.append(_text(f"{sign} {change.path} ({verb})", "bold"))
         lines.extend(_diff_lines((diffs or {}).get(change.path, "")))
+    lines.extend(_text(line, "yellow") for line in call.asked)
     if call.egress:
         lines.append(_text(f"network: {call.egress}", "dim"))
     if call.child_run_id and call.child_run_id not in call.output:

@@ -32,7 +32,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "helix run 'list the TODOs' --model anthropic:claude-sonnet-4-5 --json",
     ),
     "resume": (f"helix resume {RUN}", f"helix resume {RUN} --budget 5"),
-    "approve": (f"helix approve {RUN}", f"helix approve {RUN} req_3 --reason 'looks safe'"),
+    "approve": (
+        f"helix approve {RUN}",
+        f"helix approve {RUN} req_3 --reason 'looks safe'",
+        f"helix approve {RUN} apr_3 --answer name=Ada --answer age=36",
+        f'helix approve {RUN} apr_3 --answer-json \'{{"name": "Ada", "tea": true}}\'',
+    ),
     "deny": (f"helix deny {RUN}", f"helix deny {RUN} req_3 --reason 'not on main'"),
     "choose": (f"helix choose {RUN} 2", f"helix choose {RUN} cmp_5f2a postgres"),
     "steer": (f"helix steer {RUN} 'use pytest, not unittest'",),

@@ -5,6 +5,11 @@ denies, and anything else (a bare Enter too) asks again. An options card is answ
 with an option's number (or its id); anything else asks again. The end of input (Ctrl-D, or
 a closed stdin) is ``None``: nobody is there to answer. Lines are read on the event
 loop (not in a thread), so a Ctrl-C or the run ending meanwhile leaves nothing blocked.
+
+A tool source's question (``reply_to``) is answered the same way, then field by field:
+each value is typed and checked against its schema as it is given (asked again if it
+does not fit), an empty line skips a field that is not required, and the end of input
+is still ``None`` (nothing is sent half-answered).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import asyncio
 import contextlib
 import os
 import sys
-from typing import TYPE_CHECKING, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -23,6 +28,9 @@ Answer = Literal["allow", "deny"]
 YES = frozenset({"y", "yes"})
 NO = frozenset({"n", "no"})
 QUESTION = "Allow it? [y]es / [n]o: "
+ANSWER_IT = "Answer it? [y]es / [n]o (decline): "
+Reply = tuple[Answer, dict[str, Any] | None]
+"""A decision, and a question's answer (``None`` for a call's decision or a decline)."""
 
 
 class NoAnswer(Exception):
@@ -89,18 +97,14 @@ def answer_of(text: str) -> Answer | None:
     return None
 
 
-async def ask(console: Console, stream: TextIO | None = None) -> Answer | None:
+async def ask(
+    console: Console, stream: TextIO | None = None, question: str = QUESTION
+) -> Answer | None:
     """Ask until the answer is clear; ``None`` when the input ends first."""
     while True:
-        console.print(QUESTION, end="", style="bold yellow", markup=False, highlight=False)
-        with contextlib.suppress(Exception):
-            console.file.flush()
-        line = await read_line(stream)
+        line = await _line(console, question, stream)
         if line is None:
-            console.print()  # the prompt's line ends
             return None
-        if not _typed(stream):  # nobody saw it typed: the answer is echoed
-            console.print(line, markup=False, highlight=False)
         answer = answer_of(line)
         if answer is not None:
             return answer
@@ -129,3 +133,74 @@ async def ask_option(console: Console, ids: list[str], stream: TextIO | None = N
             f"Please answer with a number from 1 to {len(ids)}; Ctrl-C leaves the choice to"
             " be made later.", style="yellow", markup=False, highlight=False,
         )  # fmt: skip
+
+
+async def reply_to(
+    console: Console, question: dict[str, Any] | None, stream: TextIO | None = None
+) -> Reply | None:
+    """A call's decision, or a source's ``question`` answered field by field; ``None``: EOF."""
+    if question is None:
+        answer = await ask(console, stream)
+        return None if answer is None else (answer, None)
+    answer = await ask(console, stream, ANSWER_IT)
+    if answer != "allow":
+        return None if answer is None else ("deny", None)
+    schema = question.get("schema") or {}
+    required = set(schema.get("required") or [])
+    content: dict[str, Any] = {}
+    for name, spec in (schema.get("properties") or {}).items():
+        value = await _field(console, stream, schema, name, spec, name in required)
+        if value is _ENDED:
+            return None
+        if value is not _SKIPPED:
+            content[name] = value
+    return "allow", content
+
+
+_ENDED = object()
+_SKIPPED = object()
+
+
+async def _field(
+    console: Console,
+    stream: TextIO | None,
+    schema: dict[str, Any],
+    name: str,
+    spec: dict[str, Any],
+    required: bool,
+) -> Any:
+    """One field's value, asked until it fits; ``_SKIPPED`` (empty, optional) or ``_ENDED``."""
+    from helix.kernel.events import answer_problem, parse_field
+
+    kind = "/".join(spec["enum"]) if spec.get("enum") else spec["type"]
+    label = f"  {name} ({kind}{'' if required else ', Enter to skip'}): "
+    one = {"type": "object", "properties": {name: spec}}
+    while True:
+        line = await _line(console, label, stream)
+        if line is None:
+            return _ENDED
+        if line == "" and not required:
+            return _SKIPPED
+        try:
+            value = parse_field(schema, name, line)
+        except ValueError as error:
+            problem: str | None = str(error)
+        else:
+            problem = answer_problem(one, {name: value})
+        if problem is None:
+            return value
+        console.print(f"  {problem}", style="yellow", markup=False, highlight=False)
+
+
+async def _line(console: Console, prompt: str, stream: TextIO | None) -> str | None:
+    """Print ``prompt`` and read one line (echoed when not typed); ``None`` at the end."""
+    console.print(prompt, end="", style="bold yellow", markup=False, highlight=False)
+    with contextlib.suppress(Exception):
+        console.file.flush()
+    line = await read_line(stream)
+    if line is None:
+        console.print()  # the prompt's line ends
+        return None
+    if not _typed(stream):  # nobody saw it typed: the answer is echoed
+        console.print(line, markup=False, highlight=False)
+    return line

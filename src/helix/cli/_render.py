@@ -51,6 +51,8 @@ _SUMMARIES: dict[str, str] = {
     "mcp.server.stopped": "{server}",
     "mcp.server.failed": "{server}: {reason}",
     "mcp.egress.decided": "{server} {verdict} {host}:{port}",
+    "mcp.sampled": "{source}: {model} answered {text!r} (${cost_usd})",
+    "mcp.sample_refused": "{source}: {reason}",
 }
 
 
@@ -65,6 +67,12 @@ def summarize(event: Event | RunEvent) -> str:
         return f"{data['call_id']} {mark}: {_clip(data['output'], 50)!r}"
     if event.type == "world.snapshotted":
         return _world_summary(data)
+    if event.type == "approval.requested" and data.get("question"):
+        asked = data["question"]
+        message = _clip(str(asked["message"]), 60)
+        return f"{asked['source']} asks {message!r} (request {data['request_id']})"
+    if event.type == "approval.decided" and data.get("answer"):
+        return _clip(f"answered by {data['by']}: {data['answer']}")
     if event.type == "egress.counted":
         hosts = [f"{h['host']} {h['verdict']} ({h['attempts']} tries)" for h in data["hosts"]]
         others = data.get("other_attempts") or 0

@@ -9,6 +9,10 @@ and the TUI both fold ``RunEvent`` s through a ``Transcript`` and draw its block
 - ``Note``: something that happened to the run (created, paused, failed, …).
 - ``Shown``: a UI component the agent showed (a table, a diff, an options card that
   may wait for a person's choice, …).
+
+A tool source's question (an MCP elicitation) belongs to the call it came during: the
+call waits with ``question`` set, then lists it in ``asked`` with its answer. A
+source's sampling is a ``Note``, its tokens and cost counted in the run's.
 """
 
 from __future__ import annotations
@@ -91,6 +95,10 @@ class Call:
     """The connections a command attempted, on one line (empty: none)."""
     run_id: str | None = None
     """The run whose log holds the call (a fork's first calls are its parent's)."""
+    question: dict[str, Any] | None = None
+    """A tool source's question waiting for a person (``{source, message, schema}``)."""
+    asked: list[str] = field(default_factory=list[str])
+    """The source's questions during the call, each with how it was answered."""
 
     @property
     def done(self) -> bool:
@@ -299,7 +307,10 @@ class Transcript:
             return self._append(call)
         if kind == "approval.decided":
             found = self._requests.get(str(data["request_id"]))
-            if found is not None:
+            if found is not None and found.question is not None:
+                found.asked.append(answered(found.question, data))
+                found.question, found.state = None, "running"  # the call goes on
+            elif found is not None:
                 found.decision = str(data["decision"])
                 found.decided_by = str(data["by"])
                 found.auto = bool(data.get("auto", False))
@@ -323,6 +334,10 @@ class Transcript:
         elif kind == "approval.requested":
             call.request_id = str(data["request_id"])
             call.state = "waiting"
+            asked = data.get("question")
+            call.question = (
+                None if asked is None else {**asked, "name": data["name"], "args": data["args"]}
+            )
             self._requests[call.request_id] = call
         elif kind == "tool.started":
             call.state = "running"
@@ -382,6 +397,11 @@ class Transcript:
         return self._append(Note("spawned", text, "info", turn, run_id=child))
 
     def _note(self, kind: str, data: dict[str, Any]) -> Note | None:
+        if kind == "mcp.sampled":  # the run's model answered a source: it counts in the run's
+            usage = data["usage"]
+            self.input_tokens += int(usage["input_tokens"])
+            self.output_tokens += int(usage["output_tokens"])
+            self.cost_usd += float(data.get("cost_usd") or 0.0)
         if kind == "run.created":
             self.objective = str(data["objective"])
             self.model = str(data["model"])
@@ -402,6 +422,27 @@ class Transcript:
             return Note("forked", text, "info", run_id=str(parent["run_id"]))
         fold = _NOTES.get(kind)
         return None if fold is None else fold(data)
+
+
+def answered(question: dict[str, Any], data: dict[str, Any]) -> str:
+    """A source's question and how it was answered, on one line (the message as text)."""
+    asked = f"{question['source']} asked {' '.join(str(question['message']).split())!r}"
+    if question.get("name") == "sampling":
+        asked = f"{question['source']} asked to have the run's model answer a prompt"
+    if data["decision"] == "allow":
+        fields = ", ".join(f"{k}={v!r}" for k, v in (data.get("answer") or {}).items())
+        return f"{asked}: answered by {data['by']}" + (f": {fields}" if fields else "")
+    if data.get("auto") and data.get("reason"):
+        return f"{asked}: {data['reason']}"
+    return f"{asked}: declined by {data['by']}"
+
+
+def _sampled(data: dict[str, Any]) -> Note:
+    usage, cost = data["usage"], data.get("cost_usd")
+    spent = f"${cost:.4f}" if cost is not None else "price unknown"
+    tokens = f"{usage['input_tokens']}+{usage['output_tokens']} tokens, {spent}"
+    text = f"{data['source']} had {data['model']} answer a prompt ({tokens}): {data['text']}"
+    return Note("sampled", text, "info")
 
 
 def _resumed(data: dict[str, Any]) -> Note:
@@ -494,6 +535,10 @@ _NOTES: dict[str, Callable[[dict[str, Any]], Note]] = {
         "mcp",
         f"MCP server {d['server']} {d['verdict']} {d['host']}:{d['port']}: {d['reason']}",
         "info" if d["verdict"] == "allow" else "warn",
+    ),
+    "mcp.sampled": _sampled,
+    "mcp.sample_refused": lambda d: Note(
+        "sampling", f"{d['source']}: sampling refused: {d['reason']}", "warn"
     ),
 }
 """How each run-level event reads, by type; types not here make no block."""

@@ -115,7 +115,7 @@ class RunView:
         elif kind in ("tool.completed", "tool.interrupted") and isinstance(block, Call):
             self._held = block
         elif kind == "approval.requested" and isinstance(block, Call):
-            if transcript.auto_approve or not self.live:
+            if not self.live or (transcript.auto_approve and not _wants_fields(block)):
                 return []
             self.screen.idle()
             self._asked.add(block.call_id)
@@ -179,6 +179,12 @@ class RunView:
             return await self.api.diff(run_id, start=turn - 1, end=end, path=path)
         except HelixError:  # the world is gone, or the point was never reached
             return ""
+
+
+def _wants_fields(call: Call) -> bool:
+    """Whether the call waits on a source's question with fields (auto-approve gives none)."""
+    schema = (call.question or {}).get("schema") or {}
+    return bool(schema.get("properties"))
 
 
 def _belongs(event: RunEvent, call: Call) -> bool:

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO
 
 from helix.errors import HelixError, NotFoundError
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from helix.api import HelixApi, RunEvent
     from helix.kernel.session import SessionState
 
-    from ._prompt import Answer
+    from ._prompt import Reply
     from ._screen import Screen
     from ._transcript import Call, Shown
     from ._view import RunView
@@ -134,7 +134,7 @@ class Watch:
         self, group: asyncio.TaskGroup, queue: asyncio.Queue[RunEvent | None], view: RunView
     ) -> str | None:
         """Show each event as it comes, asking (one question at a time) meanwhile."""
-        asking: tuple[Asked, asyncio.Task[str | None]] | None = None
+        asking: tuple[Asked, asyncio.Task[Reply | str | None]] | None = None
         waiting: list[Asked] = []
         try:
             while True:
@@ -181,32 +181,35 @@ class Watch:
 
     def _question(
         self, group: asyncio.TaskGroup, view: RunView, waiting: Asked
-    ) -> tuple[Asked, asyncio.Task[str | None]]:
-        from ._prompt import ask, ask_option
+    ) -> tuple[Asked, asyncio.Task[Reply | str | None]]:
+        from ._prompt import ask_option, reply_to
         from ._transcript import Shown
 
-        async def asked() -> str | None:
+        async def asked() -> Reply | str | None:
             with self.screen.still():
                 if isinstance(waiting, Shown):
                     ids = [str(o.get("id")) for o in waiting.props.get("choices") or []]
                     return await ask_option(self.screen.console, ids, self.stdin)
-                return await ask(self.screen.console, self.stdin)
+                return await reply_to(self.screen.console, waiting.question, self.stdin)
 
         return waiting, group.create_task(asked())
 
     async def _answered(
-        self, view: RunView, waiting: Asked, task: asyncio.Task[str | None]
+        self, view: RunView, waiting: Asked, task: asyncio.Task[Reply | str | None]
     ) -> None:
         from ._transcript import Shown
 
-        answer = task.result()
-        if answer is None:
+        reply = task.result()
+        if reply is None:
             raise NoAnswer(view.run_id)
         try:
-            if isinstance(waiting, Shown):
-                await self.api.choose(view.run_id, waiting.component_id, answer)
+            if isinstance(waiting, Shown):  # an options card: the option's id
+                assert isinstance(reply, str)
+                await self.api.choose(view.run_id, waiting.component_id, reply)
             else:
-                await self.api.decide(view.run_id, waiting.request_id, cast("Answer", answer))
+                assert not isinstance(reply, str)
+                answer, content = reply
+                await self.api.decide(view.run_id, waiting.request_id, answer, answer=content)
         except HelixError as error:  # decided elsewhere meanwhile, or expired
             view.print(_plain(f"  not recorded: {error}", "yellow"))
 
@@ -214,16 +217,23 @@ class Watch:
         """JSON output with a person at the keyboard: the question on stderr."""
         from rich.console import Console
 
-        from ._prompt import ask
+        from ._blocks import source_question
+        from ._prompt import reply_to
+        from ._transcript import printable
 
         console = Console(stderr=True, highlight=False)
         data = event.data
-        console.print(f"{data['name']} {data['args']}", markup=False)
-        answer = await ask(console, self.stdin)
-        if answer is None:
+        asked = data.get("question")
+        question = None if asked is None else {**asked, "name": data["name"], "args": data["args"]}
+        if question is None:
+            console.print(printable(f"{data['name']} {data['args']}"), markup=False)
+        else:
+            console.print(*source_question(question), sep="\n")
+        reply = await reply_to(console, question, self.stdin)
+        if reply is None:
             raise NoAnswer(run_id)
         with contextlib.suppress(HelixError):
-            await self.api.decide(run_id, str(data["request_id"]), answer)
+            await self.api.decide(run_id, str(data["request_id"]), reply[0], answer=reply[1])
 
     async def _child(self, child_id: str, depth: int) -> None:
         # The parent logs the child's id just before creating it.

@@ -1,8 +1,9 @@
 """The notification an event calls for: its title, its text, its links.
 
 Sent for an approval asked (with what to run to answer it, and, given ``Links``,
-signed Allow and Deny links), a run completed or failed, and a run paused at its
-budget. Every other event calls for none.
+signed Allow and Deny links; a tool source's question with Answer and Decline links),
+a run completed or failed, and a run paused at its budget. Every other event calls
+for none.
 """
 
 from __future__ import annotations
@@ -99,6 +100,8 @@ def notice(event: Event, links: Links | None = None) -> Notice | None:
     data: dict[str, Any] = event.data
     run_id = event.run_id
     where = f"\n{links.run(run_id)}" if links is not None else f"\nhelix show {run_id}"
+    if event.type == "approval.requested" and data.get("question"):
+        return _question(run_id, data, links)
     if event.type == "approval.requested":
         request = str(data["request_id"])
         lines = [f"Run {run_id} asks to call {data['name']} with {json.dumps(data['args'])}."]
@@ -125,3 +128,20 @@ def notice(event: Event, links: Links | None = None) -> Notice | None:
     if event.type == "run.paused" and data.get("reason") == "budget":
         return Notice("Budget reached", f"Run {run_id} paused at its budget cap.{where}")
     return None
+
+
+def _question(run_id: str, data: dict[str, Any], links: Links | None) -> Notice:
+    """A source's question: its words quoted as JSON text, and how to answer or decline it."""
+    question = data["question"]
+    request = str(data["request_id"])
+    fields = list((question.get("schema") or {}).get("properties") or {})
+    lines = [f"Run {run_id}: {question['source']} asks (its words, not Helix's):",
+             json.dumps(str(question["message"]))]  # fmt: skip
+    if links is not None:
+        lines.append(f"Answer: {links.decision(run_id, data, 'allow')}")
+        lines.append(f"Decline: {links.decision(run_id, data, 'deny')}")
+    answer = " ".join(f"--answer {name}=…" for name in fields)
+    lines.append(f"From a terminal: helix approve {run_id} {request} {answer}".rstrip()
+                 + f" (or helix deny {run_id} {request})")  # fmt: skip
+    lines.append(f"Deadline: {data.get('expires_at') or 'none'} (then it is cancelled).")
+    return Notice(f"Question from {question['source']}", "\n".join(lines))

@@ -3,6 +3,7 @@
 from ._blueprint import ApprovalSettings as ApprovalSettings
 from ._blueprint import Blueprint as Blueprint
 from ._blueprint import ModelPrice as ModelPrice
+from ._blueprint import SamplingSettings as SamplingSettings
 from ._blueprint import SandboxSettings as SandboxSettings
 from ._blueprint import blueprint_of as blueprint_of
 from ._candidate import CandidateApprovals as CandidateApprovals
@@ -62,6 +63,7 @@ __all__ = [
     "ReplayedCall",
     "RunLoop",
     "RunSetup",
+    "SamplingSettings",
     "SandboxSettings",
     "Supervisor",
     "SystemClock",

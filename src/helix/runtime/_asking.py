@@ -1,10 +1,14 @@
 """Asking a person: the one way an approval request is made, waited on and closed.
 
-A tool call the gates ask about and a command's connection to an unlisted host are
-asked the same way: an ``approval.requested`` with a fresh id and the run's deadline
-(blueprint ``approvals.timeout_s``, on the engine's clock), answered at once when the
-run auto-approves; the wait ends at a decision (any process may write it), at the end
-of the run, or at the deadline, which the waiter closes as a denial by ``system``.
+A tool call the gates ask about, a command's connection to an unlisted host, a tool
+source's question (MCP elicitation) and its sampling request are asked the same way:
+an ``approval.requested`` with a fresh id and the run's deadline (blueprint
+``approvals.timeout_s``, on the engine's clock), answered at once when the run
+auto-approves; the wait ends at a decision (any process may write it), at the end of
+the run, or at the deadline, which the waiter closes as a denial by ``system``.
+
+Auto-approve answers a question only when it asks for nothing but yes (no fields): a
+question with fields wants content only a person can give, so it is still asked.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any, Literal
 from helix.kernel.events import (
     TERMINAL_STATUSES,
     ApprovalDecided,
+    ApprovalQuestion,
     ApprovalRequested,
     NewEvent,
     parse_iso,
@@ -38,8 +43,21 @@ class Question:
     events: list[NewEvent]
 
 
-def ask(setup: RunSetup, call_id: str, name: str, args: dict[str, Any], turn: int) -> Question:
-    """The events that ask about ``name(args)`` (and answer it, if the run auto-approves)."""
+def ask(
+    setup: RunSetup,
+    call_id: str,
+    name: str,
+    args: dict[str, Any],
+    turn: int,
+    *,
+    question: ApprovalQuestion | None = None,
+    declined: str | None = None,
+) -> Question:
+    """The events that ask about ``name(args)`` (and answer it, if the run auto-approves).
+
+    With ``question``, a source's question to answer; ``declined`` (why nobody can
+    answer it) closes it at once as a denial by ``system``, so the log says it was asked.
+    """
     request_id = f"apr_{uuid.uuid4().hex[:12]}"
     asked = ApprovalRequested(
         request_id=request_id,
@@ -47,21 +65,35 @@ def ask(setup: RunSetup, call_id: str, name: str, args: dict[str, Any], turn: in
         name=name,
         args=args,
         expires_at=iso_after(setup.clock, setup.blueprint.approvals.timeout_s),
+        question=question,
     )
     events = [NewEvent(asked, turn=turn)]
-    if setup.auto_approve:
-        events.append(system_decision(request_id, "allow", "auto-approve", turn))
+    if declined is not None:
+        events.append(system_decision(request_id, "deny", declined, turn))
+    elif setup.auto_approve and (question is None or not question.fields.get("properties")):
+        answer: dict[str, Any] | None = None if question is None else {}
+        events.append(system_decision(request_id, "allow", "auto-approve", turn, answer=answer))
     return Question(request_id, events)
 
 
 def system_decision(
-    request_id: str, decision: Literal["allow", "deny"], reason: str, turn: int | None
+    request_id: str,
+    decision: Literal["allow", "deny"],
+    reason: str,
+    turn: int | None,
+    *,
+    answer: dict[str, Any] | None = None,
 ) -> NewEvent:
     """A decision the system makes (auto-approve, a deadline, a command that ended)."""
-    answer = ApprovalDecided(
-        request_id=request_id, decision=decision, by="system", reason=reason, auto=True
+    decided = ApprovalDecided(
+        request_id=request_id,
+        decision=decision,
+        by="system",
+        reason=reason,
+        auto=True,
+        answer=answer,
     )
-    return NewEvent(answer, turn=turn)
+    return NewEvent(decided, turn=turn)
 
 
 def settled(request_id: str) -> Callable[[SessionState], bool]:

@@ -54,6 +54,16 @@ class ApprovalSettings(_Strict):
     rules: tuple[ApprovalRule, ...] = ()
 
 
+class SamplingSettings(_Strict):
+    """Whether a tool source (an MCP server) may have the run's model answer a prompt."""
+
+    allow: Literal["ask", "allow", "deny"] = "ask"
+    """``ask``: a person decides each request, like a tool call (an unattended run
+    refuses it); ``allow``: served at once; ``deny``: always refused."""
+    max_tokens: int = Field(default=1024, gt=0)
+    """The most a sampling reply may take (a request asking for more gets this)."""
+
+
 class SandboxSettings(_Strict):
     """Where commands run, and which domains they and ``http_fetch`` may reach."""
 
@@ -98,6 +108,7 @@ class Blueprint(_Strict):
     tools: tuple[str, ...] | None = None
     """Tools offered to the model; ``None`` offers every built-in tool."""
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
+    sampling: SamplingSettings = Field(default_factory=SamplingSettings)
     budget: Budget = Field(default_factory=Budget)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     policy: Policy = Field(default_factory=Policy)

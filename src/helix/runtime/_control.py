@@ -9,7 +9,10 @@ checks again, so a decision can never land on an approval that was closed meanwh
 
 from __future__ import annotations
 
-from helix.errors import ApprovalClosedError, RunStateError
+from collections.abc import Mapping
+from typing import Any
+
+from helix.errors import ApprovalClosedError, InvalidAnswerError, RunStateError
 from helix.kernel.events import (
     TERMINAL_STATUSES,
     ApprovalDecided,
@@ -19,10 +22,11 @@ from helix.kernel.events import (
     RunPaused,
     RunResumed,
     SteerReceived,
+    answer_problem,
     parse_iso,
 )
 from helix.kernel.log import EventStore
-from helix.kernel.session import SessionState
+from helix.kernel.session import PendingApproval, SessionState
 
 from ._clock import SYSTEM_CLOCK, Clock
 from ._session import append_checked
@@ -53,13 +57,16 @@ async def decide(
     *,
     by: str,
     reason: str | None = None,
+    answer: Mapping[str, Any] | None = None,
     clock: Clock = SYSTEM_CLOCK,
 ) -> str:
     """Allow or deny a pending approval; returns the request id decided.
 
     With no ``request_id``, the run's one pending request is meant (an error if there
     are several). ``ApprovalClosedError`` if it was decided already or has expired (its
-    deadline passed on ``clock``).
+    deadline passed on ``clock``). A source's question is answered by allowing it with
+    ``answer`` (its fields; none for a plain yes) and declined by denying it;
+    ``InvalidAnswerError`` (nothing written) if the answer does not fit the question.
     """
     if decision not in ("allow", "deny"):
         raise RunStateError(f"decision must be allow or deny, not {decision!r}")
@@ -87,20 +94,41 @@ async def decide(
         if request.expires_at is not None and parse_iso(request.expires_at) <= clock.now():
             raise ApprovalClosedError(f"approval {target!r} expired at {request.expires_at}")
         chosen[:] = [target]
-        answer = ApprovalDecided(
+        decided = ApprovalDecided(
             request_id=target,
             decision=decision,
             by=by,
             reason=reason,
             auto=False,
+            answer=_checked_answer(request, decision, answer),
         )
-        events = [NewEvent(answer, actor=by)]
+        events = [NewEvent(decided, actor=by)]
         if state.status == "paused":  # a decision sets the status to running: stay paused
             events.append(NewEvent(RunPaused(reason="user"), actor=by))
         return events
 
     await append_checked(store, run_id, build)
     return chosen[0]
+
+
+def _checked_answer(
+    request: PendingApproval, decision: str, answer: Mapping[str, Any] | None
+) -> dict[str, Any] | None:
+    """The answer to record with ``decision`` (``InvalidAnswerError`` if it does not fit)."""
+    where = f"approval {request.request_id!r}"
+    if request.question is None:
+        if answer is not None:
+            raise InvalidAnswerError(f"{where} asks about {request.name}: it takes no answer")
+        return None
+    if decision == "deny":
+        if answer:
+            raise InvalidAnswerError(f"{where}: a decline takes no answer")
+        return None
+    content = dict(answer or {})
+    problem = answer_problem(request.question.get("schema") or {}, content)
+    if problem is not None:
+        raise InvalidAnswerError(f"{where}: {problem}")
+    return content
 
 
 async def pause(store: EventStore, run_id: str, *, by: str) -> None:

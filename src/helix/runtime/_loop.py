@@ -98,7 +98,7 @@ class RunLoop:
                 watcher = group.create_task(session.watch())
                 try:
                     if self.setup.sources and session.state.status not in TERMINAL:
-                        await self._sources.open(session)
+                        await self._sources.open(session, model)
                         self._requests.offer(tool_specs(self.setup.tools))
                     await self._drive(session, model, until, steps)
                 finally:

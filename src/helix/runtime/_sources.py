@@ -12,11 +12,13 @@ from helix.errors import ToolSourceError
 from helix.gates import build_gate_pipeline
 from helix.kernel.events import NewEvent, Payload
 from helix.plugins import PluginSource
+from helix.providers import ModelAdapter
 from helix.sandbox import policy_hook
 from helix.tools import SourceHost, ToolRegistry, ToolSource, compose_tools
 
 from ._session import LiveSession
 from ._setup import RunSetup
+from ._source_host import SourceServices
 
 
 class RunSources:
@@ -29,13 +31,13 @@ class RunSources:
         self._opened: list[ToolSource] = []
         self._changed: set[str] = set()
 
-    async def open(self, session: LiveSession) -> None:
+    async def open(self, session: LiveSession, model: ModelAdapter | None = None) -> None:
         """Open every source (in order); the run's tools are then theirs and the base.
 
-        A source that fails to open closes those opened before it and raises
-        ``ToolSourceError`` naming it.
+        ``model`` (the run's) serves the sources' sampling requests. A source that fails
+        to open closes those opened before it and raises ``ToolSourceError`` naming it.
         """
-        host = self.host(session)
+        host = self.host(session, model)
         for source in self.setup.sources:
             try:
                 await source.open(host)
@@ -51,13 +53,18 @@ class RunSources:
         self._changed.clear()
         self._take()
 
-    def host(self, session: LiveSession) -> SourceHost:
-        """What the run gives its sources: world, sandbox, log, a way to say "changed"."""
+    def host(self, session: LiveSession, model: ModelAdapter | None = None) -> SourceHost:
+        """What the run gives its sources: its world, sandbox, log, a person, its model.
+
+        A source says its tools changed through ``changed``; it asks a person and has the
+        run's model answer a prompt through ``SourceServices`` (``_source_host.py``).
+        """
 
         async def record(payload: Payload) -> None:
             await session.append([NewEvent(payload, turn=session.state.turn)])
 
         network = self.setup.blueprint.sandbox.network
+        services = SourceServices(self.setup, session, model)
         return SourceHost(
             run_id=self.setup.run_id,
             world=self.setup.world,
@@ -68,6 +75,8 @@ class RunSources:
             # The run's egress lists, unlisted hosts refused (nobody is asked): a
             # source records the decisions itself (``mcp.egress.decided``).
             egress=policy_hook(self.setup.egress) if network else None,
+            ask=services.ask,
+            sample=services.sample if model is not None else None,
         )
 
     def refresh(self) -> bool:

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from helix.accounts import Hashing
 from helix.errors import ConfigError
 from helix.kernel.log import Durability
+
+if TYPE_CHECKING:
+    from helix.runtime import RunSetup
+    from helix.tools import ToolSource
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +54,9 @@ class ServerConfig:
     """Apprise URLs told of approvals asked, runs finished or failed, budgets reached."""
     resume_on_start: bool = True
     """Drive every unfinished run when the server starts (the engine's durable resume)."""
+    sources: Callable[[RunSetup], Sequence[ToolSource]] | None = None
+    """Tool sources every run gets beyond its blueprint's (``Engine(sources=…)``: an
+    embedding's own tools, a test's); ``None``: none."""
 
     @property
     def worlds(self) -> Path:

@@ -56,10 +56,16 @@ async def approvals(run_id: str, caller: CallerDep, state: State) -> ApprovalLis
 async def decide(
     run_id: str, request_id: str, body: DecisionBody, caller: CallerDep, state: State
 ) -> Decided:
-    """Allow or deny a pending tool call; 409 if it was decided already or has expired."""
+    """Allow or deny a pending request; 409 if decided already or expired.
+
+    A source's question is answered by ``allow`` with ``answer`` (422 if it does not fit
+    the question's schema: nothing is written) and declined by ``deny``.
+    """
     run_id = (await caller.run(state.store, run_id, act="approve or deny")).id
     api = local_api(state, caller)
-    return await api.decide(run_id, request_id, body.decision, reason=body.reason)
+    return await api.decide(
+        run_id, request_id, body.decision, reason=body.reason, answer=body.answer
+    )
 
 
 @router.get("/runs/{run_id}/choices", response_model=ChoiceCardList)

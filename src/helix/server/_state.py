@@ -27,6 +27,7 @@ class WorkspaceEngine(Engine):
             home=config.home,
             env=config.env,
             scripts=config.scripts if config.scripts is not None else False,
+            sources=config.sources,
         )
         self.accounts = accounts
 

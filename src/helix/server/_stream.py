@@ -204,24 +204,9 @@ async def _answer(
         return _error(ref, 422, "invalid_request", "run_id is required on this stream")
     try:
         if kind == "steer":
-            run_id = (await caller.run(state.store, run_id, act="steer runs")).id
-            text_in = message.get("message")
-            if not isinstance(text_in, str):
-                return _error(ref, 422, "invalid_request", "message must be a string")
-            await local_api(state, caller).steer(run_id, text_in)
-            return {"type": "ack", "id": ref}
+            return await _steer(message, run_id, state, caller)
         if kind == "approval":
-            run_id = (await caller.run(state.store, run_id, act="approve or deny")).id
-            decision, request = message.get("decision"), message.get("request_id")
-            reason = message.get("reason")
-            if not isinstance(decision, str) or not isinstance(request, str | None):
-                return _error(ref, 422, "invalid_request", "decision (allow|deny) is required")
-            reason = reason if isinstance(reason, str) else None
-            api = local_api(state, caller)
-            # Not narrowed here: the runtime refuses any other decision, as over REST.
-            chosen = cast("Decision", decision)
-            decided = await api.decide(run_id, request, chosen, reason=reason)
-            return {"type": "ack", "id": ref, "request_id": decided.request_id}
+            return await _approve(message, run_id, state, caller)
         if kind == "choice":
             return await _choose(message, run_id, state, caller)
     except ApiError as error:
@@ -229,6 +214,40 @@ async def _answer(
     except HelixError as error:
         return _error(ref, status_of(error), error.code, str(error))
     return _error(ref, 422, "invalid_request", "type must be steer, approval or choice")
+
+
+async def _steer(
+    message: dict[str, Any], run_id: str, state: ServerState, caller: Caller
+) -> dict[str, Any]:
+    """A ``steer`` message: ``{message}``, as ``POST …/steer``."""
+    ref = message.get("id")
+    run_id = (await caller.run(state.store, run_id, act="steer runs")).id
+    text_in = message.get("message")
+    if not isinstance(text_in, str):
+        return _error(ref, 422, "invalid_request", "message must be a string")
+    await local_api(state, caller).steer(run_id, text_in)
+    return {"type": "ack", "id": ref}
+
+
+async def _approve(
+    message: dict[str, Any], run_id: str, state: ServerState, caller: Caller
+) -> dict[str, Any]:
+    """An ``approval`` message: ``{decision, request_id?, reason?, answer?}``, as over REST."""
+    ref = message.get("id")
+    run_id = (await caller.run(state.store, run_id, act="approve or deny")).id
+    decision, request = message.get("decision"), message.get("request_id")
+    reason = message.get("reason")
+    if not isinstance(decision, str) or not isinstance(request, str | None):
+        return _error(ref, 422, "invalid_request", "decision (allow|deny) is required")
+    reason = reason if isinstance(reason, str) else None
+    answer = message.get("answer")
+    if not isinstance(answer, dict | None):
+        return _error(ref, 422, "invalid_request", "answer must be an object")
+    api = local_api(state, caller)
+    # Not narrowed here: the runtime refuses any other decision, as over REST.
+    chosen = cast("Decision", decision)
+    decided = await api.decide(run_id, request, chosen, reason=reason, answer=answer)
+    return {"type": "ack", "id": ref, "request_id": decided.request_id}
 
 
 async def _choose(

@@ -1,12 +1,13 @@
-"""Dialogs that ask before acting: a new run, fork, rollback, a yes/no confirmation.
+"""Dialogs that ask before acting: a new run, fork, rollback, yes/no, a question's answer.
 
-Bad input (a turn that is not a number, a turn the run never reached, a rollback while
-the run runs) is said in the dialog, which stays open to fix it.
+A tool source's question is answered one field per line, typed by its schema. Bad input
+(a turn that is not a number, a turn the run never reached, a rollback while the run
+runs, a field that does not fit) is said in the dialog, which stays open to fix it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -18,7 +19,7 @@ from helix.cli._screen import text_of
 from helix.errors import HelixError
 
 if TYPE_CHECKING:
-    from helix.api import Point
+    from helix.api import Approval, Point
 
     from ._app import HelixTui
 
@@ -199,4 +200,54 @@ class RollbackDialog(Dialog[bool]):
             return
         changed = len(done.restored) + len(done.removed)
         self.tui.notify(f"rolled back to turn {done.to_turn}: {changed} paths restored")
+        self.dismiss(True)
+
+
+class AnswerDialog(Dialog[bool]):
+    """Answer a source's question: its message (as text), then a line for each field."""
+
+    OK = "Answer"
+
+    def __init__(self, run_id: str, approval: Approval) -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.approval = approval
+        question = approval.question
+        self.schema: dict[str, Any] = {} if question is None else question.fields
+
+    def fields(self) -> ComposeResult:
+        """The question, and an input per field (its name, kind, whether it is required)."""
+        question = self.approval.question
+        assert question is not None
+        yield Label(text_of(f"{question.source} asks (its words, not Helix's):"))
+        yield Static(text_of(question.message))
+        required = set(self.schema.get("required") or [])
+        for name, spec in (self.schema.get("properties") or {}).items():
+            kind = "/".join(spec["enum"]) if spec.get("enum") else spec["type"]
+            need = "required" if name in required else "optional"
+            title = f" — {spec['title']}" if spec.get("title") else ""
+            yield Input(placeholder=f"{name} ({kind}, {need}){title}", id=f"field-{name}")
+
+    async def confirm(self) -> None:
+        """Send the answer, each field typed and checked first (empty optional: left out)."""
+        from helix.kernel.events import answer_problem, parse_field
+
+        answer: dict[str, Any] = {}
+        try:
+            for name in self.schema.get("properties") or {}:
+                text = self.query_one(f"#field-{name}", Input).value
+                if text != "":
+                    answer[name] = parse_field(self.schema, name, text)
+        except ValueError as error:
+            self.show_error(str(error))
+            return
+        problem = answer_problem(self.schema, answer)
+        if problem is not None:
+            self.show_error(problem)
+            return
+        try:
+            await self.tui.api.decide(self.run_id, self.approval.request_id, "allow", answer=answer)
+        except HelixError as error:
+            self.show_error(f"not recorded: {error}")
+            return
         self.dismiss(True)

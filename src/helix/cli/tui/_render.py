@@ -104,6 +104,22 @@ def head_text(run: Run, *, driven_here: bool) -> Text:
 def approval_text(approval: Approval, call: Call | None) -> Text:
     """A pending approval: what, with which arguments, why it asks, and the keys."""
     out = Text()
+    question = approval.question
+    if question is not None:
+        out.append_text(text_of(f"Question from {question.source}", "bold yellow"))
+        if approval.name == "sampling":
+            tokens = approval.args.get("max_tokens")
+            out.append(
+                f": may the run's model answer this prompt (up to {tokens} tokens)?", "yellow"
+            )
+        out.append(" (its words, not Helix's):\n", style="yellow")
+        out.append_text(text_of(f"  {clip(question.message, 600)}\n"))
+        for name in question.fields.get("properties") or {}:
+            out.append_text(text_of(f"  · {name}\n", "dim"))
+        if approval.expires_at:
+            out.append(f"  cancelled automatically at {approval.expires_at}\n", style="dim")
+        out.append("  [a] answer   [d] decline", style="bold")
+        return out
     out.append("Approval needed: ", style="bold yellow")
     out.append_text(text_of(approval.name, "bold"))
     out.append("\n")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -187,8 +187,13 @@ class RunScreen(Screen[None]):
             self.tui.notify("nothing is waiting for a decision")
             return
         request = self.asking[0]
+        question = request.question
+        if decision == "allow" and question is not None and question.fields.get("properties"):
+            self._answer(request)
+            return
+        answer: dict[str, Any] | None = {} if decision == "allow" and question else None
         decided = await self.tui.attempt(
-            self.tui.api.decide(self.run_id, request.request_id, decision), decision
+            self.tui.api.decide(self.run_id, request.request_id, decision, answer=answer), decision
         )
         if decided is not None:
             self.tui.notify(f"{decision}: {request.name}", markup=False)
@@ -210,6 +215,17 @@ class RunScreen(Screen[None]):
         )
         if made is not None:
             self.tui.notify(f"chose {card.label(option)}", markup=False)
+
+    def _answer(self, request: Approval) -> None:
+        """Answer a source's question with fields, in a dialog."""
+        from ._dialogs import AnswerDialog
+
+        async def answered(done: bool | None) -> None:
+            if done:
+                self.tui.notify("answered", markup=False)
+            await self.refresh_approvals()
+
+        self.app.push_screen(AnswerDialog(self.run_id, request), answered)
 
     def action_steer(self) -> None:
         """Type a message for the agent."""

@@ -37,6 +37,10 @@ from ._payload import Payload as Payload
 from ._plugin import PluginFailed as PluginFailed
 from ._plugin import PluginLoaded as PluginLoaded
 from ._plugin import PluginReloaded as PluginReloaded
+from ._question import ApprovalQuestion as ApprovalQuestion
+from ._question import answer_problem as answer_problem
+from ._question import flat_schema as flat_schema
+from ._question import parse_field as parse_field
 from ._registry import EventRegistry as EventRegistry
 from ._registry import Upcaster as Upcaster
 from ._run import Budget as Budget
@@ -49,6 +53,8 @@ from ._run import RunPaused as RunPaused
 from ._run import RunResumed as RunResumed
 from ._run import RunSettings as RunSettings
 from ._run import RunStarted as RunStarted
+from ._sampling import McpSampled as McpSampled
+from ._sampling import McpSampleRefused as McpSampleRefused
 from ._status import RUN_STATUSES as RUN_STATUSES
 from ._status import STATUS_AFTER as STATUS_AFTER
 from ._status import TERMINAL_EVENTS as TERMINAL_EVENTS
@@ -84,6 +90,7 @@ __all__ = [
     "AgentReported",
     "AgentSpawned",
     "ApprovalDecided",
+    "ApprovalQuestion",
     "ApprovalRequested",
     "Budget",
     "BudgetExceeded",
@@ -99,6 +106,8 @@ __all__ = [
     "ForkPoint",
     "GateDecided",
     "McpEgressDecided",
+    "McpSampleRefused",
+    "McpSampled",
     "McpServerFailed",
     "McpServerStarted",
     "McpServerStopped",
@@ -142,9 +151,12 @@ __all__ = [
     "WorldPath",
     "WorldRolledBack",
     "WorldSnapshotted",
+    "answer_problem",
     "builtin_registry",
+    "flat_schema",
     "format_iso",
     "is_digest",
+    "parse_field",
     "parse_iso",
     "path_problem",
     "utc_now_iso",

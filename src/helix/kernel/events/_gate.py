@@ -7,6 +7,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ._payload import Payload
+from ._question import ApprovalQuestion
 
 
 class GateDecided(Payload):
@@ -21,7 +22,7 @@ class GateDecided(Payload):
 
 
 class ApprovalRequested(Payload):
-    """A tool call waits for a person's decision."""
+    """A tool call waits for a person's decision (or a person's answer to a question)."""
 
     TYPE: ClassVar[str] = "approval.requested"
 
@@ -31,6 +32,9 @@ class ApprovalRequested(Payload):
     args: dict[str, JsonValue]
     expires_at: str | None
     """ISO 8601 time after which the request is denied automatically."""
+    question: ApprovalQuestion | None = None
+    """What a tool source asks a person while the call runs (an MCP elicitation);
+    ``None`` for a decision about a call or a connection."""
 
 
 class ApprovalDecided(Payload):
@@ -44,6 +48,8 @@ class ApprovalDecided(Payload):
     reason: str | None = None
     auto: bool = False
     """True when no person decided (the deadline passed, or auto-approve)."""
+    answer: dict[str, JsonValue] | None = None
+    """A question's answer (``allow`` only), valid against its schema; ``None`` otherwise."""
 
 
 class EgressAttempts(BaseModel):

@@ -36,6 +36,7 @@ from ._run import (
     RunStarted,
     upcast_run_created_v1,
 )
+from ._sampling import McpSampled, McpSampleRefused
 from ._tool import FileChanged, ToolCompleted, ToolInterrupted, ToolRequested, ToolStarted
 from ._turn import TurnEnded, TurnStarted
 from ._world import (
@@ -92,6 +93,8 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
     McpServerFailed,
     McpToolsChanged,
     McpEgressDecided,
+    McpSampled,
+    McpSampleRefused,
 )
 
 

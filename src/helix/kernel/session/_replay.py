@@ -150,13 +150,16 @@ def _model_responded(state: SessionState, event: Event, data: dict[str, Any]) ->
     state.messages.append(Message("assistant", data["text"], tool_calls=calls))
     for call in calls:
         state.pending_calls[call.id] = call
-    usage = data["usage"]
-    cost = data["cost_usd"]
-    own = event.run_id == state.run_id
+    _count(state, event, state.current_model or "unknown", data["usage"], data["cost_usd"])
+
+
+def _count(
+    state: SessionState, event: Event, model: str, usage: dict[str, Any], cost: float | None
+) -> None:
     counted = [state.usage]
-    if own:
+    if event.run_id == state.run_id:
         counted.append(state.own_usage)
-        counted.append(state.usage_by_model.setdefault(state.current_model or "unknown", Usage()))
+        counted.append(state.usage_by_model.setdefault(model, Usage()))
     for totals in counted:
         totals.input_tokens += usage["input_tokens"]
         totals.output_tokens += usage["output_tokens"]
@@ -164,6 +167,11 @@ def _model_responded(state: SessionState, event: Event, data: dict[str, Any]) ->
             totals.unpriced_calls += 1
         else:
             totals.cost_usd += cost
+
+
+def _mcp_sampled(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    """A source's sampling is the run's spend, like its own model calls."""
+    _count(state, event, data["model"], data["usage"], data["cost_usd"])
 
 
 def _model_failed(state: SessionState, event: Event, data: dict[str, Any]) -> None:
@@ -200,15 +208,22 @@ def _tool_interrupted(state: SessionState, event: Event, data: dict[str, Any]) -
 
 
 def _approval_requested(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    question = data.get("question")
     state.pending_approvals[data["request_id"]] = PendingApproval(
-        data["request_id"], data["call_id"], data["name"], data["args"], data["expires_at"]
+        data["request_id"],
+        data["call_id"],
+        data["name"],
+        data["args"],
+        data["expires_at"],
+        question,
     )
-    state.approval_calls[data["call_id"]] = data["request_id"]
+    if question is None:
+        state.approval_calls[data["call_id"]] = data["request_id"]
 
 
 def _approval_decided(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     pending = state.pending_approvals.pop(data["request_id"], None)
-    if pending is None:
+    if pending is None or pending.question is not None:
         return
     if data["decision"] == "allow":
         state.approved_calls.add(pending.call_id)
@@ -284,6 +299,7 @@ _HANDLERS: dict[str, _Handler] = {
     "model.requested": _model_requested,
     "model.responded": _model_responded,
     "model.failed": _model_failed,
+    "mcp.sampled": _mcp_sampled,
     "tool.started": _tool_started,
     "tool.completed": _tool_completed,
     "tool.interrupted": _tool_interrupted,

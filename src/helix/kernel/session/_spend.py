@@ -211,4 +211,14 @@ async def _fold_run(
                 event.data["cost_usd"],
             )
             matched = True
+        elif event.type == "mcp.sampled" and keys is not None:
+            sampled = event.data["model"]  # a source's sampling: the run's spend too
+            if _call_passes(query, sampled, event.ts):
+                fold.call(
+                    {**keys, "model": sampled, "provider": sampled.partition(":")[0]},
+                    event.ts,
+                    event.data["usage"],
+                    event.data["cost_usd"],
+                )
+                matched = True
     return keys is not None, matched

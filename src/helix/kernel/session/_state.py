@@ -44,6 +44,9 @@ class PendingApproval:
     name: str
     args: dict[str, Any]
     expires_at: str | None
+    question: dict[str, Any] | None = None
+    """A source's question (``{source, message, schema}``): answered, not just decided;
+    its call is already running, so the decision neither starts nor refuses it."""
 
 
 @dataclass(frozen=True, slots=True)

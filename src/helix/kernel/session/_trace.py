@@ -161,8 +161,22 @@ class _Builder:
             self.calls[call_id].children.append(tool)
         elif kind in ("tool.completed", "tool.interrupted"):
             self.call_ended(event, call_id)
+        elif kind == "mcp.sampled" and call_id in self.calls:
+            self.sampled(event, self.calls[call_id])
         elif kind == "agent.spawned" and call_id in self.calls:
             self.spawned.append((self.calls[call_id], data["child_run_id"]))
+
+    def sampled(self, event: Event, call: TraceSpan) -> None:
+        """A source's sampling during the call: a model span under it, counted as spend."""
+        data = event.data
+        latency = data["latency_ms"]
+        span = self.span("model", data["model"], event, call_id=data["call_id"], status="ok")
+        span.start_ms = max(0.0, round(span.start_ms - latency, 3))
+        span.close(event, self.origin, latency)
+        span.detail = f"sampling for {data['source']}"
+        call.children.append(span)
+        for into in {id(s): s for s in (span, self.parent(), self.root)}.values():
+            _count(into, data)
 
     def call_ended(self, event: Event, call_id: str) -> None:
         data = event.data

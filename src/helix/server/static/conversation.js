@@ -5,6 +5,7 @@
 // (or scrolling back to the bottom) resumes it.
 import { componentView } from "./components.js";
 import { apiText, h } from "./lib.js";
+import { questionForm } from "./question.js";
 import { Transcript } from "./transcript.js";
 
 const TAIL_LINES = 30;
@@ -79,6 +80,7 @@ export function conversation(runId, { decide, choose }) {
   }
 
   function approval(call, where) {
+    if (call.question) return questionForm(call, where, decide);
     return h("div", { class: "ask", "data-testid": where },
       h("h3", {}, `Approve ${call.name}?`),
       h("pre", { class: "command", "data-testid": "approval-command" }, shownArgs(call)),
@@ -115,6 +117,7 @@ export function conversation(runId, { decide, choose }) {
       allowed ? null : gates,
       call.state === "waiting" ? approval(call, "approval") : decided,
       call.childRunId ? h("a", { href: `#/runs/${call.childRunId}` }, `child run ${call.childRunId}`) : null,
+      call.asked.map((line) => h("p", { class: "muted asked", "data-testid": "asked" }, line)),
       call.egress ? h("p", { class: "muted" }, `network: ${call.egress}`) : null,
       output,
       call.state === "ok" || call.state === "error" ? call.files.map((f) => fileDiff(call, f)) : null);

@@ -10,8 +10,12 @@ function describe(event) {
     case "tool.requested": return [`${d.name} ${JSON.stringify(d.args)}`];
     case "gate.decided": return [`${d.gate}: ${d.verdict} — ${d.reason || ""}`];
     case "tool.completed": return [`${d.ok ? "ok" : "failed"} · ${Math.round(d.duration_ms)} ms`, d.output || ""];
-    case "approval.requested": return [`${d.name} ${JSON.stringify(d.args)}`];
-    case "approval.decided": return [`${d.decision} by ${d.by}${d.auto ? " (auto)" : ""}`];
+    case "approval.requested": return d.question ? [`${d.question.source} asks:`, d.question.message]
+      : [`${d.name} ${JSON.stringify(d.args)}`];
+    case "approval.decided": return [`${d.decision} by ${d.by}${d.auto ? " (auto)" : ""}`,
+      ...(d.answer ? [JSON.stringify(d.answer)] : [])];
+    case "mcp.sampled": return [`${d.source}: ${d.model} answered`, d.text, money(d.cost_usd)];
+    case "mcp.sample_refused": return [`${d.source}: ${d.reason}`];
     case "file.changed": return [`${d.op} ${d.path}`];
     case "steer.received": return [d.message];
     case "run.completed": return [d.summary || ""];

@@ -44,8 +44,8 @@ export async function runView(runId) {
   const error = h("p", { class: "error", "data-testid": "run-error" });
   const fail = (failure) => { error.textContent = failure.message; };
 
-  async function decide(requestId, decision) {
-    try { error.textContent = ""; await api("POST", `/runs/${runId}/approvals/${requestId}`, { decision }); talk.follow(); }
+  async function decide(requestId, decision, answer) {
+    try { error.textContent = ""; await api("POST", `/runs/${runId}/approvals/${requestId}`, { decision, answer }); talk.follow(); }
     catch (failure) { fail(failure); }
   }
   async function choose(componentId, choice) {

@@ -4,6 +4,7 @@
 // - call: one tool call, from its request through every gate, its approval, its run,
 //   its result and the files it changed;
 // - note: something that happened to the run (created, paused, failed, restarted, …).
+// A tool source's question waits on its call (`question`), then is listed in `asked`.
 
 const STATUS_AFTER = {
   "run.created": "queued", "run.forked": "queued", "run.started": "running",
@@ -41,6 +42,9 @@ const NOTES = {
     `plugin ${d.name} ${d.previous} → ${d.version} (${d.reason}), serving from the next turn`, "info"],
   "plugin.failed": (d) => ["plugin", `plugin ${d.name}: ${d.error}` +
     (d.serving ? ` (${d.serving} keeps serving)` : ""), d.serving ? "warn" : "bad"],
+  "mcp.sampled": (d) => ["sampled", `${d.source} had ${d.model} answer a prompt ` +
+    `(${d.usage.input_tokens}+${d.usage.output_tokens} tokens, ${d.cost_usd == null ? "price unknown" : usd(d.cost_usd)}): ${d.text}`, "info"],
+  "mcp.sample_refused": (d) => ["sampling", `${d.source}: sampling refused: ${d.reason}`, "warn"],
   "agent.reported": (d) => ["reported", `${d.child_run_id} ${d.status || "completed"} · ${usd(d.cost_usd)}` +
     (d.report ? `: ${d.report}` : ""), d.status && d.status !== "completed" ? "warn" : "info"],
   "mcp.server.started": (d) => ["mcp", `MCP server ${d.server} (${d.transport}${d.tier ? ` in ${d.tier}` : ""}` +
@@ -53,6 +57,17 @@ const NOTES = {
   "mcp.egress.decided": (d) => ["mcp", `MCP server ${d.server} ${d.verdict} ${d.host}:${d.port}: ${d.reason}`,
     d.verdict === "allow" ? "info" : "warn"],
 };
+
+// A source's question and how it was answered, on one line (the message as text).
+function answered(question, d) {
+  const asked = question.name === "sampling" ? `${question.source} asked to have the run's model answer a prompt`
+    : `${question.source} asked “${String(question.message).split(/\s+/).join(" ")}”`;
+  if (d.decision === "allow") {
+    const fields = Object.entries(d.answer || {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ");
+    return `${asked}: answered by ${d.by}${fields ? `: ${fields}` : ""}`;
+  }
+  return d.auto && d.reason ? `${asked}: ${d.reason}` : `${asked}: declined by ${d.by}`;
+}
 
 export const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 
@@ -170,13 +185,17 @@ export class Transcript {
       const call = { kind: "call", callId: d.call_id, turn, name: d.name, args: d.args || {},
         summary: summarizeArgs(d.args), verdict: null, gates: [], reasons: [], requestId: null,
         decision: null, decidedBy: null, auto: false, state: "requested", output: "",
-        exitCode: null, files: [], sandbox: null, durationMs: null, egress: "", childRunId: null };
+        exitCode: null, files: [], sandbox: null, durationMs: null, egress: "", childRunId: null,
+        question: null, asked: [] };
       this.calls.set(call.callId, call);
       return this.append(call);
     }
     if (type === "approval.decided") {
       const found = this.requests.get(d.request_id);
-      if (found) {
+      if (found && found.question) { // a source's question: the call goes on
+        found.asked.push(answered(found.question, d));
+        found.question = null; found.state = "running";
+      } else if (found) {
         found.decision = d.decision; found.decidedBy = d.by; found.auto = Boolean(d.auto);
         found.state = d.decision === "deny" ? "denied" : "running";
       }
@@ -191,6 +210,7 @@ export class Transcript {
       if (d.verdict === "deny") call.state = "denied";
     } else if (type === "approval.requested") {
       call.requestId = d.request_id; call.state = "waiting"; this.requests.set(d.request_id, call);
+      call.question = d.question ? { ...d.question, name: d.name, args: d.args || {} } : null;
     } else if (type === "tool.started") {
       call.state = "running"; call.sandbox = d.sandbox || null;
     } else if (type === "tool.completed") {
