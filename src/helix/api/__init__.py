@@ -44,7 +44,6 @@ from ._models import Run as Run
 from ._models import RunCreate as RunCreate
 from ._models import RunEvent as RunEvent
 from ._models import RunList as RunList
-from ._models import Span as Span
 from ._models import Spend as Spend
 from ._models import SpendPoint as SpendPoint
 from ._models import SteerBody as SteerBody
@@ -53,6 +52,7 @@ from ._models import WorldList as WorldList
 from ._protocol import HelixApi as HelixApi
 from ._questions import SourceQuestion as SourceQuestion
 from ._sync_client import Client as Client
+from ._trace_models import Span as Span
 from ._worlds import WORLD_NAME as WORLD_NAME
 from ._worlds import is_world_name as is_world_name
 

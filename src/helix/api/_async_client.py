@@ -30,10 +30,10 @@ from ._models import (
     Run,
     RunEvent,
     RunList,
-    Span,
     Spend,
 )
 from ._protocol import HelixApi
+from ._trace_models import Span
 
 if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is chosen
     from helix.runtime import Blueprint, CandidatePolicy, PolicyReplay

@@ -36,10 +36,10 @@ from ._models import (
     Run,
     RunEvent,
     RunList,
-    Span,
     Spend,
     WorldList,
 )
+from ._trace_models import Span
 from ._worlds import is_world_name
 
 if TYPE_CHECKING:

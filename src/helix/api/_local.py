@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Iterable
 from contextlib import AsyncExitStack
 from functools import partial
@@ -42,11 +41,11 @@ from ._models import (
     Run,
     RunEvent,
     RunList,
-    Span,
     Spend,
 )
 from ._spend_query import spend_query
-from ._worlds import is_world_name, list_world_names, named_world
+from ._trace_models import Span
+from ._worlds import list_world_names, run_folder
 
 if TYPE_CHECKING:  # the runtime loads when a run is made or changed, not to read runs
     from helix.runtime import Blueprint, CandidatePolicy, Engine, PolicyReplay, Supervisor
@@ -182,7 +181,7 @@ class LocalApi:
         """Start a run and drive it in the background (``HelixApi.create``)."""
         workspace = workspace or self.workspace
         loaded = await self._blueprint(blueprint, workspace)
-        folder, made = self._world(world, workspace)
+        folder, made = run_folder(self.worlds, workspace, world, paths=self.world_paths)
         try:
             record = await self.engine.create(
                 objective,
@@ -213,18 +212,6 @@ class LocalApi:
         if self._blueprints is not None:
             return await self._blueprints(workspace, blueprint)
         return Blueprint.load(blueprint)
-
-    def _world(self, world: str | os.PathLike[str] | None, workspace: str) -> tuple[Path, bool]:
-        """The run's folder, and whether it was made for it."""
-        if world is None:
-            folder = self.worlds / workspace / secrets.token_hex(6)
-        elif is_world_name(world) or not self.world_paths:
-            folder = named_world(self.worlds, workspace, os.fspath(world))
-        else:
-            return Path(world).expanduser(), False
-        made = not folder.exists()
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder, made
 
     async def world_names(self, workspace: str) -> list[str]:
         """The folders of the workspace's worlds, by name (what ``create``'s ``world`` names)."""

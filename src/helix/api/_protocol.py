@@ -28,9 +28,9 @@ from ._models import (
     Run,
     RunEvent,
     RunList,
-    Span,
     Spend,
 )
+from ._trace_models import Span
 
 if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is chosen
     from helix.runtime import Blueprint, CandidatePolicy, PolicyReplay

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 from pathlib import Path
 
 from helix.errors import ConfigError
@@ -46,3 +47,22 @@ def list_world_names(worlds: Path, workspace: str) -> list[str]:
         for e in entries
         if is_world_name(e.name) and e.name not in (".", "..") and e.is_dir(follow_symlinks=False)
     )
+
+
+def run_folder(
+    worlds: Path, workspace: str, world: str | os.PathLike[str] | None, *, paths: bool
+) -> tuple[Path, bool]:
+    """A new run's folder, and whether it was made for it.
+
+    ``None``: a fresh folder of the workspace's worlds; a world name: that folder (made
+    if new); a path, where ``paths`` allows them (a local door, not a server): itself.
+    """
+    if world is None:
+        folder = worlds / workspace / secrets.token_hex(6)
+    elif is_world_name(world) or not paths:
+        folder = named_world(worlds, workspace, os.fspath(world))
+    else:
+        return Path(world).expanduser(), False
+    made = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder, made
