@@ -7,9 +7,11 @@ from ._open import open_store as open_store
 from ._open import parse_store_url as parse_store_url
 from ._records import Durability as Durability
 from ._records import EncodedEvent as EncodedEvent
+from ._records import FoldSnapshot as FoldSnapshot
 from ._records import RunPage as RunPage
 from ._records import RunRecord as RunRecord
 from ._sqlite import SqliteEventStore as SqliteEventStore
+from ._store import DEFAULT_SNAPSHOT_EVERY as DEFAULT_SNAPSHOT_EVERY
 from ._store import FORK_POINT_TYPES as FORK_POINT_TYPES
 from ._store import EventStore as EventStore
 from ._store import new_run_id as new_run_id
@@ -20,11 +22,13 @@ from ._transfer import import_lines as import_lines
 
 __all__ = [
     "DEFAULT_BLOB_THRESHOLD",
+    "DEFAULT_SNAPSHOT_EVERY",
     "FORK_POINT_TYPES",
     "AllRunsSubscription",
     "Durability",
     "EncodedEvent",
     "EventStore",
+    "FoldSnapshot",
     "MemoryEventStore",
     "RunPage",
     "RunRecord",

@@ -38,9 +38,10 @@ from helix.errors import (
 from helix.kernel.events import EventRegistry, RunStatus
 
 from ._codec import DEFAULT_BLOB_THRESHOLD
+from ._derived import NEAREST_SNAPSHOT, TURN_END
 from ._postgres_dsn import cannot_open, describe, one_line
 from ._postgres_schema import migrate
-from ._records import Durability, EncodedEvent, RawRow, RunDelta, RunRecord
+from ._records import Durability, EncodedEvent, FoldSnapshot, RawRow, RunDelta, RunRecord
 from ._sql import EVENT_COLUMNS, RUN_COLUMNS, run_from_row, run_values, select_runs
 from ._store import EventStore
 
@@ -309,6 +310,47 @@ class PostgresEventStore(EventStore):
                 "SELECT hash, data FROM blobs WHERE hash = ANY($1::text[])", list(hashes)
             )
         return {row[0]: row[1] for row in rows}
+
+    async def _put_snapshot(self, snapshot: FoldSnapshot) -> None:
+        with self._refusals():
+            await self._pool.execute(
+                "INSERT INTO fold_snapshots (run_id, kind, seq, version, data)"
+                " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id, kind, seq)"
+                " DO UPDATE SET version = excluded.version, data = excluded.data",
+                snapshot.run_id,
+                snapshot.kind,
+                snapshot.seq,
+                snapshot.version,
+                snapshot.data,
+            )
+
+    async def _get_snapshot(
+        self, run_id: str, kind: str, version: str, first: int, last: int
+    ) -> tuple[int, bytes] | None:
+        with self._refusals():
+            row = await self._pool.fetchrow(
+                NEAREST_SNAPSHOT.format("$1", "$2", "$3", "$4", "$5"),
+                run_id,
+                kind,
+                version,
+                first,
+                last,
+            )
+        return None if row is None else (row[0], bytes(row[1]))
+
+    async def _drop_snapshots(self, run_id: str | None) -> None:
+        with self._refusals():
+            if run_id is None:
+                await self._pool.execute("DELETE FROM fold_snapshots")
+            else:
+                await self._pool.execute("DELETE FROM fold_snapshots WHERE run_id = $1", run_id)
+
+    async def _turn_end(self, run_id: str, turn: int, first: int, last: int) -> int | None:
+        with self._refusals():
+            seq = await self._pool.fetchval(
+                TURN_END.format("$1", "$2", "$3", "$4"), run_id, turn, first, last
+            )
+        return None if seq is None else int(seq)
 
     # -- noticing other processes' appends --------------------------------------------
 

@@ -34,7 +34,8 @@ from helix.kernel.events import EventRegistry, RunStatus
 
 from ._checkpoint import Checkpointer
 from ._codec import DEFAULT_BLOB_THRESHOLD
-from ._records import Durability, EncodedEvent, RawRow, RunDelta, RunRecord
+from ._derived import NEAREST_SNAPSHOT, SQLITE_DERIVED, TURN_END
+from ._records import Durability, EncodedEvent, FoldSnapshot, RawRow, RunDelta, RunRecord
 from ._sql import EVENT_COLUMNS, RUN_COLUMNS, run_from_row, run_values, select_runs
 from ._sqlite_schema import MIGRATIONS
 from ._store import EventStore
@@ -289,6 +290,38 @@ class SqliteEventStore(EventStore):
             ).fetchall()
         return {h: bytes(d) for h, d in rows}
 
+    async def _put_snapshot(self, snapshot: FoldSnapshot) -> None:
+        with self._reading():
+            self._db.execute(
+                "INSERT OR REPLACE INTO fold_snapshots (run_id, kind, seq, version, data)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (snapshot.run_id, snapshot.kind, snapshot.seq, snapshot.version, snapshot.data),
+            )
+
+    async def _get_snapshot(
+        self, run_id: str, kind: str, version: str, first: int, last: int
+    ) -> tuple[int, bytes] | None:
+        with self._reading():
+            row = self._db.execute(
+                NEAREST_SNAPSHOT.format("?", "?", "?", "?", "?"),
+                (run_id, kind, version, first, last),
+            ).fetchone()
+        return None if row is None else (row[0], bytes(row[1]))
+
+    async def _drop_snapshots(self, run_id: str | None) -> None:
+        with self._reading():
+            if run_id is None:
+                self._db.execute("DELETE FROM fold_snapshots")
+            else:
+                self._db.execute("DELETE FROM fold_snapshots WHERE run_id = ?", (run_id,))
+
+    async def _turn_end(self, run_id: str, turn: int, first: int, last: int) -> int | None:
+        with self._reading():
+            row = self._db.execute(
+                TURN_END.format("?", "?", "?", "?"), (run_id, turn, first, last)
+            ).fetchone()
+        return None if row is None else int(row[0])
+
     @contextlib.contextmanager
     def _reading(self) -> Iterator[None]:
         """Turn SQLite's "malformed" and "not a database" into ``StoreDamagedError``."""
@@ -417,6 +450,8 @@ def _migrate(db: sqlite3.Connection) -> None:
             for statement in _statements(MIGRATIONS[target]):
                 db.execute(statement)
         db.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+        for statement in _statements(SQLITE_DERIVED):
+            db.execute(statement)
 
 
 def _statements(script: str) -> list[str]:

@@ -32,11 +32,22 @@ from helix.kernel.events import (
 
 from ._codec import DEFAULT_BLOB_THRESHOLD, blob_hashes, decode_rows, encode
 from ._projection import delta_of
-from ._records import EncodedEvent, RawRow, RunDelta, RunPage, RunRecord, narrowed
+from ._records import (
+    EncodedEvent,
+    FoldSnapshot,
+    RawRow,
+    RunDelta,
+    RunPage,
+    RunRecord,
+    narrowed,
+)
 from ._subscription import DEFAULT_MAX_QUEUE, AllRunsSubscription, Broadcaster, Subscription
 
 FORK_POINT_TYPES = frozenset({"run.created", "run.forked", "turn.ended"})
 """Event types whose seq is a turn boundary, where a run may be forked."""
+
+DEFAULT_SNAPSHOT_EVERY = 500
+"""How many events apart a run's folded-state snapshots are kept, by default."""
 
 _READ_PAGE = 1000
 _LAST_SEQ = 2**62
@@ -71,6 +82,8 @@ class EventStore(ABC):
         self.blob_threshold = blob_threshold
         self._broadcaster = Broadcaster()
         self._links: dict[str, ForkPoint | None] = {}
+        self.snapshot_every = DEFAULT_SNAPSHOT_EVERY
+        """Keep a fold snapshot every this many events (0: keep none); see ``put_snapshot``."""
 
     # -- runs ---------------------------------------------------------------------
 
@@ -317,6 +330,57 @@ class EventStore(ABC):
         await self._insert_first(record, NewEvent(forked, actor=actor, turn=turn))
         return record
 
+    # -- derived data: fold snapshots and the turn index ------------------------------
+
+    async def put_snapshot(self, snapshot: FoldSnapshot) -> None:
+        """Keep ``snapshot`` (replacing one of the same run, kind and seq).
+
+        Snapshots are derived data: ``run_id`` must hold its own row at ``seq`` (the
+        fold's last event), and dropping any of them loses nothing.
+        """
+        if snapshot.seq < 0 or not snapshot.kind or not snapshot.version:
+            raise InvalidEventError(
+                f"invalid snapshot of {snapshot.run_id!r}: a seq of 0 or more, a kind and a"
+                " version are required"
+            )
+        await self._put_snapshot(snapshot)
+
+    async def nearest_snapshot(
+        self, run_id: str, kind: str, version: str, *, at_most: int | None = None
+    ) -> FoldSnapshot | None:
+        """Return the latest ``kind`` snapshot of ``version`` at or before ``at_most``.
+
+        A fork's snapshots of its ancestors' stretch are theirs: the search walks the
+        stitched log's segments from the newest, so it is a lookup per ancestor.
+        """
+        limit = _LAST_SEQ if at_most is None else min(at_most, _LAST_SEQ)
+        for segment in reversed(await self._segments(run_id)):
+            hi = limit if segment.last is None else min(limit, segment.last)
+            if hi < segment.first:
+                continue
+            found = await self._get_snapshot(segment.run_id, kind, version, segment.first, hi)
+            if found is not None:
+                seq, data = found
+                return FoldSnapshot(segment.run_id, seq, kind, version, data)
+        return None
+
+    async def drop_snapshots(self, run_id: str | None = None) -> None:
+        """Forget the run's snapshots (every run's with ``None``): they are rebuilt on need."""
+        await self._drop_snapshots(run_id)
+
+    async def turn_end(self, run_id: str, turn: int) -> int | None:
+        """Return the seq of the first ``turn.ended`` of ``turn`` in the run's stitched log.
+
+        An index lookup per segment (the store keeps an index of turn boundaries), not
+        a scan; ``None`` when the turn never ended.
+        """
+        for segment in await self._segments(run_id):
+            hi = _LAST_SEQ if segment.last is None else segment.last
+            seq = await self._turn_end(segment.run_id, turn, segment.first, hi)
+            if seq is not None:
+                return seq
+        return None
+
     # -- subscribing ------------------------------------------------------------------
 
     def subscribe(
@@ -458,6 +522,24 @@ class EventStore(ABC):
     @abstractmethod
     async def _get_blobs(self, hashes: set[str]) -> dict[str, bytes]:
         """Return the blobs with these hashes."""
+
+    @abstractmethod
+    async def _put_snapshot(self, snapshot: FoldSnapshot) -> None:
+        """Insert or replace the snapshot keyed by its run, kind and seq."""
+
+    @abstractmethod
+    async def _get_snapshot(
+        self, run_id: str, kind: str, version: str, first: int, last: int
+    ) -> tuple[int, bytes] | None:
+        """Return (seq, data) of the run's latest such snapshot with ``first <= seq <= last``."""
+
+    @abstractmethod
+    async def _drop_snapshots(self, run_id: str | None) -> None:
+        """Delete the run's snapshots, or every run's."""
+
+    @abstractmethod
+    async def _turn_end(self, run_id: str, turn: int, first: int, last: int) -> int | None:
+        """Return the lowest seq of the run's own ``turn.ended`` rows of ``turn`` in range."""
 
 
 def _committed(row: EncodedEvent, event: NewEvent) -> Event:

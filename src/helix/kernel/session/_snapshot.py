@@ -1,0 +1,88 @@
+"""Folded-state snapshots: a run's ``SessionState`` kept every N events, as derived data.
+
+Replaying a long log costs its length; starting from the nearest snapshot costs only
+the events after it. A snapshot is never the truth: it carries ``FOLD_VERSION``, a
+fingerprint of the fold's code and of the state's shape, so one written by another
+Helix is simply not found; one that does not decode is ignored (the replay then folds
+from the start); all of them may be dropped (``EventStore.drop_snapshots``) and are
+rebuilt by ``snapshot_run`` or, lazily, by replays.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from functools import cache
+from pathlib import Path
+
+from pydantic import TypeAdapter, ValidationError
+
+from helix.kernel.log import EventStore, FoldSnapshot
+
+from ._state import SessionState
+
+KIND = "session"
+"""The ``kind`` of session snapshots in the store."""
+
+_log = logging.getLogger(__name__)
+_FOLD_SOURCES = ("_state.py", "_replay.py", "_snapshot.py")
+
+
+@cache
+def fold_version() -> str:
+    """The fingerprint of the fold: a hash of the code that defines and fills the state.
+
+    Any change to ``SessionState``, to a fold handler or to this codec changes it, so
+    a snapshot is read back only by the very code that wrote it.
+    """
+    digest = hashlib.sha256()
+    here = Path(__file__).parent
+    for name in _FOLD_SOURCES:
+        digest.update((here / name).read_bytes())
+    return f"session-{digest.hexdigest()[:16]}"
+
+
+@cache
+def _adapter() -> TypeAdapter[SessionState]:
+    return TypeAdapter(SessionState)
+
+
+def encode_state(state: SessionState) -> bytes:
+    """Serialise ``state`` faithfully (tuples, sets, nested records, models, floats)."""
+    return _adapter().dump_json(state)
+
+
+def decode_state(data: bytes) -> SessionState:
+    """Rebuild a state from ``encode_state``'s bytes; ``ValueError`` if they are not one."""
+    try:
+        return _adapter().validate_json(data)
+    except ValidationError as error:
+        raise ValueError(f"not a session snapshot: {error.error_count()} errors") from None
+
+
+async def load_snapshot(
+    store: EventStore, run_id: str, *, at_most: int | None = None
+) -> SessionState | None:
+    """The nearest usable session snapshot at or before ``at_most``, or ``None``.
+
+    A snapshot that does not decode, or whose head is not its seq, is skipped as if
+    absent (it is derived data: the log is still there to fold).
+    """
+    found = await store.nearest_snapshot(run_id, KIND, fold_version(), at_most=at_most)
+    if found is None:
+        return None
+    try:
+        state = decode_state(found.data)
+    except ValueError as error:
+        _log.warning("ignoring the snapshot of %s at seq %d: %s", found.run_id, found.seq, error)
+        return None
+    if state.head != found.seq:
+        _log.warning("ignoring the snapshot of %s at seq %d: it ends elsewhere", run_id, found.seq)
+        return None
+    return state
+
+
+async def save_snapshot(store: EventStore, owner: str, state: SessionState) -> None:
+    """Keep ``state`` as the snapshot at its head; ``owner`` holds the row at that seq."""
+    snapshot = FoldSnapshot(owner, state.head, KIND, fold_version(), encode_state(state))
+    await store.put_snapshot(snapshot)
