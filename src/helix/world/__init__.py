@@ -11,6 +11,7 @@ from ._history import fold_world as fold_world
 from ._history import parse_point as parse_point
 from ._history import world_and_seq_at as world_and_seq_at
 from ._history import world_at as world_at
+from ._history import world_fold_version as world_fold_version
 from ._ignore import IgnoreRules as IgnoreRules
 from ._manifest import Delta as Delta
 from ._manifest import Entry as Entry
@@ -59,5 +60,6 @@ __all__ = [
     "save_manifest",
     "world_and_seq_at",
     "world_at",
+    "world_fold_version",
     "world_root",
 ]

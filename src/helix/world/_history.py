@@ -162,7 +162,7 @@ async def folded_world(
     if every > 0 and head - start >= every:
         digest, _added = save_manifest(objects, fold.manifest)
         data = {"manifest": digest, "snapshots": fold.snapshots, "skipped": sorted(fold.skipped)}
-        snapshot = FoldSnapshot(owner, head, KIND, _world_version(), to_json(data))
+        snapshot = FoldSnapshot(owner, head, KIND, world_fold_version(), to_json(data))
         await store.put_snapshot(snapshot)
     return fold, head
 
@@ -171,7 +171,9 @@ async def _load_world(
     store: EventStore, objects: ObjectStore, run_id: str, to_seq: int | None
 ) -> tuple[WorldFold, int]:
     """The nearest usable world snapshot at or before ``to_seq``, else an empty fold."""
-    found = await store.nearest_snapshot(run_id, KIND, _world_version(), at_most=to_seq)
+    if store.snapshot_every <= 0:  # snapshots are off: neither kept nor read
+        return WorldFold(), -1
+    found = await store.nearest_snapshot(run_id, KIND, world_fold_version(), at_most=to_seq)
     if found is None:
         return WorldFold(), -1
     try:
@@ -185,7 +187,7 @@ async def _load_world(
 
 
 @cache
-def _world_version() -> str:
+def world_fold_version() -> str:
     """The fingerprint of the world fold: a hash of the code that defines it."""
     digest = hashlib.sha256()
     here = Path(__file__).parent
