@@ -8,6 +8,10 @@ loop is never held for long.
 Durability: ``normal`` (WAL, ``synchronous=NORMAL``) keeps every returned append across
 a crash or ``SIGKILL`` of the process, but the last commits may be lost if the machine
 loses power; ``full`` (``synchronous=FULL``) fsyncs every commit, surviving power loss too.
+
+The WAL file stays near ``wal_limit`` bytes (4 MiB by default): past it, a background
+thread checkpoints it and empties it (see ``_checkpoint``). ``wal_limit=None`` leaves
+only the timed passive checkpoints, under which the file keeps its largest size.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from helix.errors import (
 )
 from helix.kernel.events import EventRegistry, RunStatus
 
-from ._checkpoint import Checkpointer
+from ._checkpoint import DEFAULT_WAL_LIMIT, Checkpointer
 from ._codec import DEFAULT_BLOB_THRESHOLD
 from ._derived import NEAREST_SNAPSHOT, SQLITE_DERIVED, TURN_END
 from ._records import Durability, EncodedEvent, FoldSnapshot, RawRow, RunDelta, RunRecord
@@ -61,13 +65,16 @@ class SqliteEventStore(EventStore):
         registry: EventRegistry | None = None,
         blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
         group_commit: bool = False,
+        wal_limit: int | None = DEFAULT_WAL_LIMIT,
     ) -> None:
         super().__init__(registry=registry, blob_threshold=blob_threshold)
         self.path = Path(path)
         self.durability = durability
         self._db = _connect(self.path, durability)
         self._db.execute("PRAGMA wal_autocheckpoint = 0")  # the checkpointer does it, off-loop
-        self._checkpointer = Checkpointer(self.path)
+        if wal_limit is not None:  # cut the WAL back to this when it starts over
+            self._db.execute(f"PRAGMA journal_size_limit = {int(wal_limit)}")
+        self._checkpointer = Checkpointer(self.path, limit=wal_limit)
         # A store dropped without close() must not leave its thread behind.
         weakref.finalize(self, self._checkpointer.signal_stop)
         self._watcher: asyncio.Task[None] | None = None
@@ -78,6 +85,11 @@ class SqliteEventStore(EventStore):
     def checkpoints(self) -> int:
         """How many background WAL checkpoints have run."""
         return self._checkpointer.checkpoints
+
+    @property
+    def wal_truncations(self) -> int:
+        """How many times the WAL, grown past ``wal_limit``, was checkpointed and emptied."""
+        return self._checkpointer.truncations
 
     @property
     def connection(self) -> sqlite3.Connection:
