@@ -148,23 +148,27 @@ async def folded_world(
 ) -> tuple[WorldFold, int]:
     """Fold the run's world up to ``to_seq`` (the end: ``None``), from the nearest snapshot.
 
-    Returns the fold and the seq of the last event it covers (-1 for none). Having
-    folded ``store.snapshot_every`` events or more past the snapshot it started from,
-    it keeps the fold where it stopped as a new snapshot.
+    Returns the fold and the seq of the last event it covers (-1 for none). At each
+    snapshot point it passes (every ``store.snapshot_every`` events) it keeps the fold
+    there, so the next fold of this stretch starts close to where it is asked for.
     """
     fold, head = await _load_world(store, objects, run_id, to_seq)
-    start, owner = head, run_id
+    every = store.snapshot_every
     async for page in store.read_pages(run_id, after=head, to_seq=to_seq):
         for event in page:
             fold.apply(event, objects)
-        head, owner = page[-1].seq, page[-1].run_id
-    every = store.snapshot_every
-    if every > 0 and head - start >= every:
-        digest, _added = save_manifest(objects, fold.manifest)
-        data = {"manifest": digest, "snapshots": fold.snapshots, "skipped": sorted(fold.skipped)}
-        snapshot = FoldSnapshot(owner, head, KIND, world_fold_version(), to_json(data))
-        await store.put_snapshot(snapshot)
+            if every > 0 and event.seq % every == 0 and event.seq > 0:
+                await _keep_world(store, objects, event, fold)
+        head = page[-1].seq
     return fold, head
+
+
+async def _keep_world(store: EventStore, objects: ObjectStore, at: Event, fold: WorldFold) -> None:
+    """Keep ``fold`` as the world snapshot at ``at`` (its manifest into the object store)."""
+    digest, _added = save_manifest(objects, fold.manifest)
+    data = {"manifest": digest, "snapshots": fold.snapshots, "skipped": sorted(fold.skipped)}
+    snapshot = FoldSnapshot(at.run_id, at.seq, KIND, world_fold_version(), to_json(data))
+    await store.put_snapshot(snapshot)
 
 
 async def _load_world(

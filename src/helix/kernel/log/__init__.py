@@ -1,5 +1,6 @@
 """The append-only session log: one interface, several backends."""
 
+from ._checkpoint import DEFAULT_WAL_LIMIT as DEFAULT_WAL_LIMIT
 from ._codec import DEFAULT_BLOB_THRESHOLD as DEFAULT_BLOB_THRESHOLD
 from ._codec import encode as encode_event
 from ._memory import MemoryEventStore as MemoryEventStore
@@ -23,6 +24,7 @@ from ._transfer import import_lines as import_lines
 __all__ = [
     "DEFAULT_BLOB_THRESHOLD",
     "DEFAULT_SNAPSHOT_EVERY",
+    "DEFAULT_WAL_LIMIT",
     "FORK_POINT_TYPES",
     "AllRunsSubscription",
     "Durability",
