@@ -38,7 +38,7 @@ from helix.errors import (
 from helix.kernel.events import EventRegistry, RunStatus
 
 from ._codec import DEFAULT_BLOB_THRESHOLD
-from ._derived import NEAREST_SNAPSHOT, TURN_END
+from ._derived_sql import PostgresDerived
 from ._postgres_dsn import cannot_open, describe, one_line
 from ._postgres_schema import migrate
 from ._records import Durability, EncodedEvent, FoldSnapshot, RawRow, RunDelta, RunRecord
@@ -116,6 +116,7 @@ class PostgresEventStore(EventStore):
         super().__init__(registry=registry, blob_threshold=blob_threshold)
         self.durability = durability
         self._pool = pool
+        self._derived = PostgresDerived(pool)
         self._connect = connect
         self._where = where
         # Tells this store's own notices apart: its subscribers already got those events.
@@ -313,44 +314,21 @@ class PostgresEventStore(EventStore):
 
     async def _put_snapshot(self, snapshot: FoldSnapshot) -> None:
         with self._refusals():
-            await self._pool.execute(
-                "INSERT INTO fold_snapshots (run_id, kind, seq, version, data)"
-                " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id, kind, seq)"
-                " DO UPDATE SET version = excluded.version, data = excluded.data",
-                snapshot.run_id,
-                snapshot.kind,
-                snapshot.seq,
-                snapshot.version,
-                snapshot.data,
-            )
+            await self._derived.put(snapshot)
 
     async def _get_snapshot(
         self, run_id: str, kind: str, version: str, first: int, last: int
     ) -> tuple[int, bytes] | None:
         with self._refusals():
-            row = await self._pool.fetchrow(
-                NEAREST_SNAPSHOT.format("$1", "$2", "$3", "$4", "$5"),
-                run_id,
-                kind,
-                version,
-                first,
-                last,
-            )
-        return None if row is None else (row[0], bytes(row[1]))
+            return await self._derived.get(run_id, kind, version, first, last)
 
     async def _drop_snapshots(self, run_id: str | None) -> None:
         with self._refusals():
-            if run_id is None:
-                await self._pool.execute("DELETE FROM fold_snapshots")
-            else:
-                await self._pool.execute("DELETE FROM fold_snapshots WHERE run_id = $1", run_id)
+            await self._derived.drop(run_id)
 
     async def _turn_end(self, run_id: str, turn: int, first: int, last: int) -> int | None:
         with self._refusals():
-            seq = await self._pool.fetchval(
-                TURN_END.format("$1", "$2", "$3", "$4"), run_id, turn, first, last
-            )
-        return None if seq is None else int(seq)
+            return await self._derived.turn_end(run_id, turn, first, last)
 
     # -- noticing other processes' appends --------------------------------------------
 

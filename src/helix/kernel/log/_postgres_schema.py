@@ -18,7 +18,7 @@ from typing import Any
 
 from helix.errors import StoreUnavailableError
 
-from ._derived import POSTGRES_DERIVED
+from ._derived_sql import POSTGRES_DERIVED
 
 _LOCK = 0x68656C6978  # "helix"; any key works as long as every Helix uses the same one
 _SCHEMA_TABLE = """

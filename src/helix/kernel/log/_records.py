@@ -112,3 +112,16 @@ class FoldSnapshot:
     kind: str
     version: str
     data: bytes
+
+
+LAST_SEQ = 2**62
+"""No log reaches this seq; SQL integers (64-bit) hold it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """A stretch of a stitched log that lives in one run's own rows."""
+
+    run_id: str
+    first: int
+    last: int | None

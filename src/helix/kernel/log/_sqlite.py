@@ -38,7 +38,7 @@ from helix.kernel.events import EventRegistry, RunStatus
 
 from ._checkpoint import DEFAULT_WAL_LIMIT, Checkpointer
 from ._codec import DEFAULT_BLOB_THRESHOLD
-from ._derived import NEAREST_SNAPSHOT, SQLITE_DERIVED, TURN_END
+from ._derived_sql import SQLITE_DERIVED, SqliteDerived
 from ._records import Durability, EncodedEvent, FoldSnapshot, RawRow, RunDelta, RunRecord
 from ._sql import EVENT_COLUMNS, RUN_COLUMNS, run_from_row, run_values, select_runs
 from ._sqlite_schema import MIGRATIONS
@@ -75,6 +75,7 @@ class SqliteEventStore(EventStore):
         if wal_limit is not None:  # cut the WAL back to this when it starts over
             self._db.execute(f"PRAGMA journal_size_limit = {int(wal_limit)}")
         self._checkpointer = Checkpointer(self.path, limit=wal_limit)
+        self._derived = SqliteDerived(self._db)
         # A store dropped without close() must not leave its thread behind.
         weakref.finalize(self, self._checkpointer.signal_stop)
         self._watcher: asyncio.Task[None] | None = None
@@ -304,35 +305,21 @@ class SqliteEventStore(EventStore):
 
     async def _put_snapshot(self, snapshot: FoldSnapshot) -> None:
         with self._reading():
-            self._db.execute(
-                "INSERT OR REPLACE INTO fold_snapshots (run_id, kind, seq, version, data)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (snapshot.run_id, snapshot.kind, snapshot.seq, snapshot.version, snapshot.data),
-            )
+            self._derived.put(snapshot)
 
     async def _get_snapshot(
         self, run_id: str, kind: str, version: str, first: int, last: int
     ) -> tuple[int, bytes] | None:
         with self._reading():
-            row = self._db.execute(
-                NEAREST_SNAPSHOT.format("?", "?", "?", "?", "?"),
-                (run_id, kind, version, first, last),
-            ).fetchone()
-        return None if row is None else (row[0], bytes(row[1]))
+            return self._derived.get(run_id, kind, version, first, last)
 
     async def _drop_snapshots(self, run_id: str | None) -> None:
         with self._reading():
-            if run_id is None:
-                self._db.execute("DELETE FROM fold_snapshots")
-            else:
-                self._db.execute("DELETE FROM fold_snapshots WHERE run_id = ?", (run_id,))
+            self._derived.drop(run_id)
 
     async def _turn_end(self, run_id: str, turn: int, first: int, last: int) -> int | None:
         with self._reading():
-            row = self._db.execute(
-                TURN_END.format("?", "?", "?", "?"), (run_id, turn, first, last)
-            ).fetchone()
-        return None if row is None else int(row[0])
+            return self._derived.turn_end(run_id, turn, first, last)
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[None]:

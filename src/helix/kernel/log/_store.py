@@ -9,9 +9,8 @@ conformance suite in ``helix.testing.conformance``.
 from __future__ import annotations
 
 import uuid
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import AsyncIterator, Collection, Sequence
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
 
@@ -31,14 +30,16 @@ from helix.kernel.events import (
 )
 
 from ._codec import DEFAULT_BLOB_THRESHOLD, blob_hashes, decode_rows, encode
+from ._derived import DerivedData
 from ._projection import delta_of
 from ._records import (
+    LAST_SEQ,
     EncodedEvent,
-    FoldSnapshot,
     RawRow,
     RunDelta,
     RunPage,
     RunRecord,
+    Segment,
     narrowed,
 )
 from ._subscription import DEFAULT_MAX_QUEUE, AllRunsSubscription, Broadcaster, Subscription
@@ -50,20 +51,9 @@ DEFAULT_SNAPSHOT_EVERY = 500
 """How many events apart a run's folded-state snapshots are kept, by default."""
 
 _READ_PAGE = 1000
-_LAST_SEQ = 2**62
-"""No log reaches this seq; SQL integers (64-bit) hold it."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Segment:
-    """A stretch of a stitched log that lives in one run's own rows."""
-
-    run_id: str
-    first: int
-    last: int | None
-
-
-class EventStore(ABC):
+class EventStore(DerivedData):
     """An append-only log of run events plus the registry of runs.
 
     Guarantees, whatever the backend: a run's seqs are contiguous from 0; a batch is
@@ -83,7 +73,6 @@ class EventStore(ABC):
         self._broadcaster = Broadcaster()
         self._links: dict[str, ForkPoint | None] = {}
         self.snapshot_every = DEFAULT_SNAPSHOT_EVERY
-        """Keep a fold snapshot every this many events (0: keep none); see ``put_snapshot``."""
 
     # -- runs ---------------------------------------------------------------------
 
@@ -232,8 +221,8 @@ class EventStore(ABC):
         (keeping their ``run_id``), the rest are its own. Bounds past any seq a log can
         hold are taken as "the end" (never handed to a database as an overflowing int).
         """
-        after = min(after, _LAST_SEQ)
-        to_seq = None if to_seq is None else min(to_seq, _LAST_SEQ)
+        after = min(after, LAST_SEQ)
+        to_seq = None if to_seq is None else min(to_seq, LAST_SEQ)
         out: list[Event] = []
         for segment in await self._segments(run_id):
             lo = max(after, segment.first - 1)
@@ -330,57 +319,6 @@ class EventStore(ABC):
         await self._insert_first(record, NewEvent(forked, actor=actor, turn=turn))
         return record
 
-    # -- derived data: fold snapshots and the turn index ------------------------------
-
-    async def put_snapshot(self, snapshot: FoldSnapshot) -> None:
-        """Keep ``snapshot`` (replacing one of the same run, kind and seq).
-
-        Snapshots are derived data: ``run_id`` must hold its own row at ``seq`` (the
-        fold's last event), and dropping any of them loses nothing.
-        """
-        if snapshot.seq < 0 or not snapshot.kind or not snapshot.version:
-            raise InvalidEventError(
-                f"invalid snapshot of {snapshot.run_id!r}: a seq of 0 or more, a kind and a"
-                " version are required"
-            )
-        await self._put_snapshot(snapshot)
-
-    async def nearest_snapshot(
-        self, run_id: str, kind: str, version: str, *, at_most: int | None = None
-    ) -> FoldSnapshot | None:
-        """Return the latest ``kind`` snapshot of ``version`` at or before ``at_most``.
-
-        A fork's snapshots of its ancestors' stretch are theirs: the search walks the
-        stitched log's segments from the newest, so it is a lookup per ancestor.
-        """
-        limit = _LAST_SEQ if at_most is None else min(at_most, _LAST_SEQ)
-        for segment in reversed(await self._segments(run_id)):
-            hi = limit if segment.last is None else min(limit, segment.last)
-            if hi < segment.first:
-                continue
-            found = await self._get_snapshot(segment.run_id, kind, version, segment.first, hi)
-            if found is not None:
-                seq, data = found
-                return FoldSnapshot(segment.run_id, seq, kind, version, data)
-        return None
-
-    async def drop_snapshots(self, run_id: str | None = None) -> None:
-        """Forget the run's snapshots (every run's with ``None``): they are rebuilt on need."""
-        await self._drop_snapshots(run_id)
-
-    async def turn_end(self, run_id: str, turn: int) -> int | None:
-        """Return the seq of the first ``turn.ended`` of ``turn`` in the run's stitched log.
-
-        An index lookup per segment (the store keeps an index of turn boundaries), not
-        a scan; ``None`` when the turn never ended.
-        """
-        for segment in await self._segments(run_id):
-            hi = _LAST_SEQ if segment.last is None else segment.last
-            seq = await self._turn_end(segment.run_id, turn, segment.first, hi)
-            if seq is not None:
-                return seq
-        return None
-
     # -- subscribing ------------------------------------------------------------------
 
     def subscribe(
@@ -408,7 +346,7 @@ class EventStore(ABC):
 
     # -- lifecycle ----------------------------------------------------------------------
 
-    async def close(self) -> None:  # noqa: B027 (a no-op unless the backend holds resources)
+    async def close(self) -> None:
         """Release connections and stop watching for other processes' appends."""
 
     async def __aenter__(self) -> Self:
@@ -440,9 +378,9 @@ class EventStore(ABC):
         if self._broadcaster.active:
             self._broadcaster.publish(record.id, await self._decode([row]))
 
-    async def _segments(self, run_id: str) -> list[_Segment]:
+    async def _segments(self, run_id: str) -> list[Segment]:
         """Split a run's stitched log into the stretches each ancestor holds."""
-        segments: list[_Segment] = []
+        segments: list[Segment] = []
         last: int | None = None
         current: str | None = run_id
         while current is not None:
@@ -450,7 +388,7 @@ class EventStore(ABC):
                 self._links[current] = (await self.get_run(current)).parent
             link = self._links[current]
             first = 0 if link is None else link.seq + 1
-            segments.append(_Segment(current, first, last))
+            segments.append(Segment(current, first, last))
             if link is None:
                 break
             last = link.seq if last is None else min(last, link.seq)
@@ -466,7 +404,7 @@ class EventStore(ABC):
     async def _read_for_subscriber(self, run_id: str, after: int, limit: int) -> list[Event]:
         return await self.read(run_id, after=after, limit=limit)
 
-    async def _start_watching(self) -> None:  # noqa: B027 (single-process stores need none)
+    async def _start_watching(self) -> None:
         """Start noticing other processes' appends; a no-op for single-process stores."""
 
     # -- backend primitives -----------------------------------------------------------
@@ -522,24 +460,6 @@ class EventStore(ABC):
     @abstractmethod
     async def _get_blobs(self, hashes: set[str]) -> dict[str, bytes]:
         """Return the blobs with these hashes."""
-
-    @abstractmethod
-    async def _put_snapshot(self, snapshot: FoldSnapshot) -> None:
-        """Insert or replace the snapshot keyed by its run, kind and seq."""
-
-    @abstractmethod
-    async def _get_snapshot(
-        self, run_id: str, kind: str, version: str, first: int, last: int
-    ) -> tuple[int, bytes] | None:
-        """Return (seq, data) of the run's latest such snapshot with ``first <= seq <= last``."""
-
-    @abstractmethod
-    async def _drop_snapshots(self, run_id: str | None) -> None:
-        """Delete the run's snapshots, or every run's."""
-
-    @abstractmethod
-    async def _turn_end(self, run_id: str, turn: int, first: int, last: int) -> int | None:
-        """Return the lowest seq of the run's own ``turn.ended`` rows of ``turn`` in range."""
 
 
 def _committed(row: EncodedEvent, event: NewEvent) -> Event:
