@@ -11,11 +11,10 @@ whichever path brings it.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
-from helix.errors import HelixError, SeqConflictError
+from helix.errors import SeqConflictError
 from helix.kernel.events import TERMINAL_STATUSES, Event, NewEvent
 from helix.kernel.log import EventStore, Subscription
 from helix.kernel.session import SessionState, apply, replay_run, save_snapshot
@@ -23,7 +22,6 @@ from helix.kernel.session import SessionState, apply, replay_run, save_snapshot
 from ._clock import SYSTEM_CLOCK, Clock
 
 T = TypeVar("T")
-_log = logging.getLogger(__name__)
 
 Build = Callable[[SessionState], Sequence[NewEvent] | None]
 """What to append given the run's state: events, ``None`` if pointless now, or raise."""
@@ -127,10 +125,7 @@ class LiveSession:
         if every <= 0 or self.state.head // every <= self._snapshot_head // every:
             return
         self._snapshot_head = self.state.head
-        try:
-            await save_snapshot(self.store, self.run_id, self.state)
-        except HelixError as error:
-            _log.warning("no snapshot of %s at seq %d: %s", self.run_id, self.state.head, error)
+        await save_snapshot(self.store, self.run_id, self.state)
 
     async def watch(self) -> None:
         """Fold others' appends as they commit, waking whoever waits on ``changed``."""

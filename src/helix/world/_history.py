@@ -164,11 +164,17 @@ async def folded_world(
 
 
 async def _keep_world(store: EventStore, objects: ObjectStore, at: Event, fold: WorldFold) -> None:
-    """Keep ``fold`` as the world snapshot at ``at`` (its manifest into the object store)."""
-    digest, _added = save_manifest(objects, fold.manifest)
-    data = {"manifest": digest, "snapshots": fold.snapshots, "skipped": sorted(fold.skipped)}
-    snapshot = FoldSnapshot(at.run_id, at.seq, KIND, world_fold_version(), to_json(data))
-    await store.put_snapshot(snapshot)
+    """Keep ``fold`` as the world snapshot at ``at`` (its manifest into the object store).
+
+    Best effort, as every snapshot: one that cannot be kept is logged and skipped.
+    """
+    try:
+        digest, _added = save_manifest(objects, fold.manifest)
+        data = {"manifest": digest, "snapshots": fold.snapshots, "skipped": sorted(fold.skipped)}
+        snapshot = FoldSnapshot(at.run_id, at.seq, KIND, world_fold_version(), to_json(data))
+        await store.put_snapshot(snapshot)
+    except (HelixError, OSError) as error:
+        _log.warning("no world snapshot of %s at %d: %s", at.run_id, at.seq, error)
 
 
 async def _load_world(

@@ -14,8 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helix.errors import StoreUnavailableError
 from helix.kernel.events import Budget, ForkPoint, NewEvent, SteerReceived
-from helix.kernel.log import MemoryEventStore
+from helix.kernel.log import FoldSnapshot, MemoryEventStore
 from helix.kernel.session import (
     CallRequest,
     Message,
@@ -151,3 +152,20 @@ def test_snapshot_and_tail_equal_the_full_fold(
                 assert await replay_run(store, run_id, to_seq=target) == expected
 
     asyncio.run(check())
+
+
+class _Refusing(MemoryEventStore):
+    """A store whose derived data cannot be written (read-only, say)."""
+
+    async def _put_snapshot(self, snapshot: FoldSnapshot) -> None:
+        raise StoreUnavailableError("read-only")
+
+
+async def test_a_store_that_refuses_snapshots_still_replays() -> None:
+    store = _Refusing()
+    store.snapshot_every = 3
+    run_id = await _session(store, [1, 2, 1])
+    events = await store.read(run_id)
+    assert await replay_run(store, run_id) == replay(events)
+    assert await snapshot_run(store, run_id) == 0
+    assert await store.nearest_snapshot(run_id, "session", fold_version()) is None

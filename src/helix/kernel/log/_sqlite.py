@@ -305,7 +305,11 @@ class SqliteEventStore(EventStore):
 
     async def _put_snapshot(self, snapshot: FoldSnapshot) -> None:
         with self._reading():
-            self._derived.put(snapshot)
+            try:
+                self._derived.put(snapshot)
+            except sqlite3.OperationalError as error:  # read-only, or locked for long
+                problem = f"cannot keep a snapshot in {self.path}: {error}"
+                raise StoreUnavailableError(problem) from None
 
     async def _get_snapshot(
         self, run_id: str, kind: str, version: str, first: int, last: int

@@ -74,8 +74,7 @@ async def snapshot_run(store: EventStore, run_id: str) -> int:
     async for page in store.read_pages(run_id, after=state.head):
         for event in page:
             apply(state, event)
-            if event.seq % every == 0:
-                await save_snapshot(store, event.run_id, state)
+            if event.seq % every == 0 and await save_snapshot(store, event.run_id, state):
                 written += 1
     return written
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
+from helix.errors import HelixError
 from helix.kernel.log import EventStore, FoldSnapshot
 
 from ._state import SessionState
@@ -91,7 +92,16 @@ async def load_snapshot(
     return state
 
 
-async def save_snapshot(store: EventStore, owner: str, state: SessionState) -> None:
-    """Keep ``state`` as the snapshot at its head; ``owner`` holds the row at that seq."""
+async def save_snapshot(store: EventStore, owner: str, state: SessionState) -> bool:
+    """Keep ``state`` as the snapshot at its head; ``owner`` holds the row at that seq.
+
+    Best effort: a store that refuses (read-only, unreachable) is logged and False is
+    returned; a snapshot is only ever a shortcut.
+    """
     snapshot = FoldSnapshot(owner, state.head, KIND, fold_version(), encode_state(state))
-    await store.put_snapshot(snapshot)
+    try:
+        await store.put_snapshot(snapshot)
+    except HelixError as error:
+        _log.warning("no snapshot of %s at seq %d: %s", owner, state.head, error)
+        return False
+    return True
