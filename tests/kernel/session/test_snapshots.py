@@ -28,6 +28,7 @@ from helix.kernel.session import (
     fold_version,
     replay,
     replay_run,
+    save_snapshot,
     snapshot_run,
 )
 from helix.testing import run_created, turn_events
@@ -168,4 +169,12 @@ async def test_a_store_that_refuses_snapshots_still_replays() -> None:
     events = await store.read(run_id)
     assert await replay_run(store, run_id) == replay(events)
     assert await snapshot_run(store, run_id) == 0
+    assert await store.nearest_snapshot(run_id, "session", fold_version()) is None
+
+
+async def test_a_state_that_will_not_encode_is_not_kept() -> None:
+    store = MemoryEventStore()
+    run_id = (await store.create_run(run_created())).id
+    state = SessionState(run_id=run_id, head=0, messages=[Message("user", "a\ud800b")])
+    assert not await save_snapshot(store, run_id, state)
     assert await store.nearest_snapshot(run_id, "session", fold_version()) is None

@@ -95,13 +95,14 @@ async def load_snapshot(
 async def save_snapshot(store: EventStore, owner: str, state: SessionState) -> bool:
     """Keep ``state`` as the snapshot at its head; ``owner`` holds the row at that seq.
 
-    Best effort: a store that refuses (read-only, unreachable) is logged and False is
-    returned; a snapshot is only ever a shortcut.
+    Best effort: a state that will not encode (a lone surrogate an imported log
+    smuggled in) or a store that refuses (read-only, unreachable) is logged and False
+    is returned; a snapshot is only ever a shortcut.
     """
-    snapshot = FoldSnapshot(owner, state.head, KIND, fold_version(), encode_state(state))
     try:
-        await store.put_snapshot(snapshot)
-    except HelixError as error:
+        data = encode_state(state)
+        await store.put_snapshot(FoldSnapshot(owner, state.head, KIND, fold_version(), data))
+    except (HelixError, ValueError) as error:
         _log.warning("no snapshot of %s at seq %d: %s", owner, state.head, error)
         return False
     return True
