@@ -120,9 +120,8 @@ async def world_and_seq_at(
     """
     if isinstance(point, int) and point > 0:
         seq = await store.turn_end(run_id, point)
-        if seq is None:
-            done = await _completed_turns(store, run_id)
-            raise NotFoundError(f"run {run_id!r} has no turn {point}: it has {done}")
+        if seq is None:  # not in the index: a malformed import, or no such turn
+            seq = await _scanned_end(store, run_id, point)
         fold, _head = await folded_world(store, objects, run_id, to_seq=seq)
         return _checked(fold, run_id), seq
     if point in ("now", "last"):
@@ -206,10 +205,20 @@ def world_fold_version() -> str:
     return f"world-{digest.hexdigest()[:16]}"
 
 
-async def _completed_turns(store: EventStore, run_id: str) -> str:
-    """``turns 1 to N`` or ``no completed turn`` (for an error message: it scans)."""
-    turns = [e.data["turn"] async for e in store.iter_events(run_id) if e.type == "turn.ended"]
-    return f"turns 1 to {max(turns)}" if turns else "no completed turn"
+async def _scanned_end(store: EventStore, run_id: str, turn: int) -> int:
+    """Where ``turn`` ends, by a scan (when the turn index has no row for it).
+
+    A ``turn.ended`` whose row lacks its turn number (an imported log) is found by its
+    payload; ``NotFoundError`` names the turns there are.
+    """
+    turns: list[int] = []
+    async for event in store.iter_events(run_id):
+        if event.type == "turn.ended":
+            if event.data["turn"] == turn:
+                return event.seq
+            turns.append(event.data["turn"])
+    done = f"turns 1 to {max(turns)}" if turns else "no completed turn"
+    raise NotFoundError(f"run {run_id!r} has no turn {turn}: it has {done}")
 
 
 def _checked(fold: WorldFold, run_id: str) -> Manifest:

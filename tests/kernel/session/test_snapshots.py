@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helix.errors import StoreUnavailableError
-from helix.kernel.events import Budget, ForkPoint, NewEvent, SteerReceived
+from helix.errors import ForkError, StoreUnavailableError
+from helix.kernel.events import Budget, ForkPoint, NewEvent, SteerReceived, TurnEnded
 from helix.kernel.log import FoldSnapshot, MemoryEventStore
 from helix.kernel.session import (
     CallRequest,
@@ -30,6 +30,7 @@ from helix.kernel.session import (
     replay_run,
     save_snapshot,
     snapshot_run,
+    turn_boundary,
 )
 from helix.testing import run_created, turn_events
 
@@ -178,3 +179,14 @@ async def test_a_state_that_will_not_encode_is_not_kept() -> None:
     state = SessionState(run_id=run_id, head=0, messages=[Message("user", "a\ud800b")])
     assert not await save_snapshot(store, run_id, state)
     assert await store.nearest_snapshot(run_id, "session", fold_version()) is None
+
+
+async def test_a_turn_end_missing_from_the_index_is_found_by_its_payload() -> None:
+    store = MemoryEventStore()
+    run_id = await _session(store, [1])
+    ended = NewEvent(TurnEnded(turn=2))  # no turn on the row, as an odd import may have
+    head = await store.append(run_id, [ended], expected_seq=(await store.get_run(run_id)).next_seq)
+    assert await store.turn_end(run_id, 2) is None
+    assert await turn_boundary(store, run_id, 2) == head - 1
+    with pytest.raises(ForkError, match="no completed turn 3"):
+        await turn_boundary(store, run_id, 3)

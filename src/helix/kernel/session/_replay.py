@@ -42,7 +42,8 @@ async def replay_run(
     fork's ancestors' snapshots serve its inherited stretch), so it costs the events
     since that snapshot rather than the whole log. When it folds past a snapshot
     point (every ``store.snapshot_every`` events) with none kept, it keeps the last
-    one it passed, so the next replay starts there.
+    one it passed, so the next replay starts there. ``ForkError`` for a ``turn`` that
+    never ended.
     """
     if turn is not None:
         boundary = await turn_boundary(store, run_id, turn)
@@ -91,16 +92,22 @@ async def _next_point(store: EventStore, run_id: str, head: int, to_seq: int | N
 async def turn_boundary(store: EventStore, run_id: str, turn: int) -> int:
     """Return the seq where ``turn`` ends in the run's log (turn 0: where the run starts).
 
-    A lookup in the store's index of turn boundaries, not a scan.
+    A lookup in the store's index of turn boundaries. Only when it finds nothing is
+    the log scanned (a ``turn.ended`` whose row lacks its turn number, as an imported
+    log may hold, is found by its payload), before ``ForkError`` says there is none.
     """
     if turn < 0:
         raise ForkError(f"turn must be 0 or more, not {turn}")
     if turn == 0:
         return 0
     seq = await store.turn_end(run_id, turn)
-    if seq is None:
-        raise ForkError(f"run {run_id!r} has no completed turn {turn}")
-    return seq
+    if seq is not None:
+        return seq
+    async for page in store.read_pages(run_id):
+        for event in page:
+            if event.type == "turn.ended" and event.data["turn"] == turn:
+                return event.seq
+    raise ForkError(f"run {run_id!r} has no completed turn {turn}")
 
 
 def apply(state: SessionState, event: Event) -> None:
