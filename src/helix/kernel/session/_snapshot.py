@@ -11,6 +11,7 @@ rebuilt by ``snapshot_run`` or, lazily, by replays.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import logging
 import zlib
 from functools import cache
@@ -42,7 +43,7 @@ def fold_version() -> str:
     digest = hashlib.sha256()
     here = Path(__file__).parent
     for name in _FOLD_SOURCES:
-        digest.update((here / name).read_bytes())
+        digest.update(_source(here / name))
     return f"session-{digest.hexdigest()[:16]}"
 
 
@@ -106,3 +107,14 @@ async def save_snapshot(store: EventStore, owner: str, state: SessionState) -> b
         _log.warning("no snapshot of %s at seq %d: %s", owner, state.head, error)
         return False
     return True
+
+
+def _source(path: Path) -> bytes:
+    """The file's bytes; where sources are not shipped, the installed version's number."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        try:
+            return importlib.metadata.version("helix-harness").encode()
+        except importlib.metadata.PackageNotFoundError:
+            return b"unknown"
