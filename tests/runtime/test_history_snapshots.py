@@ -57,10 +57,13 @@ async def test_real_runs_and_forks_replay_from_their_snapshots(tmp_path: Path) -
             kept = await store.nearest_snapshot(parent.id, "session", fold_version())
             assert kept is not None
             assert head - kept.seq < 2 * store.snapshot_every
+            # ...and so did the loop for the world, as the log passed each point.
+            version = world_fold_version()
+            world_kept = await store.nearest_snapshot(parent.id, "world", version)
+            assert world_kept is not None
+            assert head - world_kept.seq < 3 * store.snapshot_every
             worlds = {t: await world_at(store, objects, parent.id, t) for t in range(1, 7)}
             assert [len(worlds[t]) for t in range(1, 7)] == [1, 2, 3, 4, 5, 6]
-            version = world_fold_version()
-            assert await store.nearest_snapshot(parent.id, "world", version) is not None
 
             fork = await fork_with_world(engine, parent.id, 5, message="once more")
             given = sorted(await asyncio.to_thread(os.listdir, fork.world))
