@@ -20,6 +20,7 @@ from pathlib import Path
 from pydantic import TypeAdapter, ValidationError
 
 from helix.errors import HelixError
+from helix.kernel.events import DEFAULT_REGISTRY
 from helix.kernel.log import EventStore, FoldSnapshot
 
 from ._state import SessionState
@@ -37,13 +38,17 @@ _LEVEL = 1
 def fold_version() -> str:
     """The fingerprint of the fold: a hash of the code that defines and fills the state.
 
-    Any change to ``SessionState``, to a fold handler or to this codec changes it, so
-    a snapshot is read back only by the very code that wrote it.
+    Any change to ``SessionState``, to a fold handler, to this codec or to a built-in
+    event's version changes it, so a snapshot is read back only by the very code that
+    wrote it.
     """
     digest = hashlib.sha256()
     here = Path(__file__).parent
     for name in _FOLD_SOURCES:
         digest.update(_source(here / name))
+    # An event's new VERSION comes with an upcaster: what the fold reads may change.
+    versions = sorted(DEFAULT_REGISTRY.versions().items())
+    digest.update(repr(versions).encode())
     return f"session-{digest.hexdigest()[:16]}"
 
 
