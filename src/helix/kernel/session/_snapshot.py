@@ -47,7 +47,7 @@ def fold_version() -> str:
     for name in _FOLD_SOURCES:
         digest.update(_source(here / name))
     # An event's new VERSION comes with an upcaster: what the fold reads may change.
-    versions = sorted(DEFAULT_REGISTRY.versions().items())
+    versions = sorted(DEFAULT_REGISTRY.versions.items())
     digest.update(repr(versions).encode())
     return f"session-{digest.hexdigest()[:16]}"
 
