@@ -30,6 +30,8 @@ async def test_a_run_finishes_beside_a_never_awaiting_run_that_never_ends(tmp_pa
         b = await engine.create("b", blueprint=short, model="inproc:b")
         async with asyncio.TaskGroup() as group:
             forever = group.create_task(engine.drive(a.id))
+            while "a" not in ORDER:  # a is under way (and never awaits) before b starts
+                await asyncio.sleep(0)
             finished = await engine.drive(b.id, until=lambda s: s.status == "paused")
             running_a = not forever.done()
             forever.cancel()

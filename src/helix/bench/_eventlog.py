@@ -25,6 +25,7 @@ from helix.kernel.session import replay_run
 from helix.testing import run_created, session_events
 
 from ._figure import Figure, percentile
+from ._history import history_figures, wal_figure
 from ._postgres import PostgresBench, temporary_database
 from ._sqlite import SqliteBench
 
@@ -43,6 +44,9 @@ class EventlogSizes:
     forks: int = 30
     subscriber_events: int = 1_000
     cross_process_events: int = 300
+    history_turns: tuple[int, ...] = (1_000, 10_000)
+    history_samples: int = 5
+    wal_turns: int = 1_000
 
     @classmethod
     def quick(cls) -> EventlogSizes:
@@ -55,6 +59,9 @@ class EventlogSizes:
             forks=5,
             subscriber_events=50,
             cross_process_events=20,
+            history_turns=(100, 300),
+            history_samples=3,
+            wal_turns=100,
         )
 
 
@@ -66,10 +73,10 @@ async def run_eventlog(
         root = Path(tmp)
         async for figure in _sqlite_figures(sizes, root):
             yield figure
-    if postgres_url is not None:
-        async with temporary_database(postgres_url) as url:
-            async for figure in _postgres_figures(sizes, url):
-                yield figure
+        if postgres_url is not None:
+            async with temporary_database(postgres_url) as url:
+                async for figure in _postgres_figures(sizes, url, root):
+                    yield figure
 
 
 # -- the workloads -------------------------------------------------------------------
@@ -230,7 +237,12 @@ class _Baselines(Protocol):
 
 
 async def _figures(
-    store: EventStore, url: str, backend: str, baselines: _Baselines, sizes: EventlogSizes
+    store: EventStore,
+    url: str,
+    backend: str,
+    baselines: _Baselines,
+    sizes: EventlogSizes,
+    root: Path,
 ) -> AsyncIterator[Figure]:
     params: dict[str, Any] = {"backend": backend}
     run_id = (await store.create_run(run_created())).id
@@ -267,25 +279,31 @@ async def _figures(
     for figure in _latency_figures(backend, "cross-process", samples):
         yield figure
 
+    turns, repeat = sizes.history_turns, sizes.history_samples
+    async for figure in history_figures(store, backend, root, turns, repeat):
+        yield figure
+
 
 async def _sqlite_figures(sizes: EventlogSizes, root: Path) -> AsyncIterator[Figure]:
     store = SqliteEventStore(root / "helix.db")
     baselines = SqliteBench(root, store)
     try:
-        async for figure in _figures(store, f"sqlite:///{store.path}", "sqlite", baselines, sizes):
+        url = f"sqlite:///{store.path}"
+        async for figure in _figures(store, url, "sqlite", baselines, sizes, root):
             yield figure
+        yield await wal_figure(root, sizes.wal_turns)
     finally:
         await baselines.close()
         await store.close()
 
 
-async def _postgres_figures(sizes: EventlogSizes, url: str) -> AsyncIterator[Figure]:
+async def _postgres_figures(sizes: EventlogSizes, url: str, root: Path) -> AsyncIterator[Figure]:
     store = await open_store(url)
     baselines = PostgresBench(url)
     # A networked commit costs more: half the single appends keep the run short.
     sizes = replace(sizes, single=max(1, sizes.single // 2))
     try:
-        async for figure in _figures(store, url, "postgres", baselines, sizes):
+        async for figure in _figures(store, url, "postgres", baselines, sizes, root):
             yield figure
     finally:
         await baselines.close()

@@ -17,7 +17,7 @@ from typing import TypeVar
 from helix.errors import SeqConflictError
 from helix.kernel.events import TERMINAL_STATUSES, Event, NewEvent
 from helix.kernel.log import EventStore, Subscription
-from helix.kernel.session import SessionState, apply, replay_run
+from helix.kernel.session import SessionState, apply, replay_run, save_snapshot
 
 from ._clock import SYSTEM_CLOCK, Clock
 
@@ -47,6 +47,7 @@ class LiveSession:
         self._stoppers: set[Stopper] = set()
         self._on_append = on_append
         self._watching: Subscription | None = None
+        self._snapshot_head = state.head
 
     @classmethod
     async def load(
@@ -109,10 +110,22 @@ class LiveSession:
             for event in committed:
                 if not self.offer(event):
                     await self.catch_up()
+            await self._keep_snapshot()
             await self._notify()
             if self._on_append is not None:
                 self._on_append([e.type for e in events])
             return True
+
+    async def _keep_snapshot(self) -> None:
+        """Keep a snapshot of the state each time it passes ``store.snapshot_every`` events.
+
+        Derived data: a store that refuses it costs the next replay some time, nothing more.
+        """
+        every = self.store.snapshot_every
+        if every <= 0 or self.state.head // every <= self._snapshot_head // every:
+            return
+        self._snapshot_head = self.state.head
+        await save_snapshot(self.store, self.run_id, self.state)
 
     async def watch(self) -> None:
         """Fold others' appends as they commit, waking whoever waits on ``changed``."""

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from helix.errors import HelixError
 from helix.kernel.events import FileChanged, NewEvent
 from helix.kernel.session import SessionState
-from helix.world import WorldRecorder
+from helix.world import WorldRecorder, folded_world
 
 from ._setup import RunSetup
 
@@ -34,6 +34,8 @@ class TurnSnapshots:
             if setup.objects is not None
             else None
         )
+        self._kept = -1
+        """The log's head when world fold snapshots were last brought up to date."""
 
     def reset(self) -> None:
         """Read the world's history from the log again before the next snapshot.
@@ -66,6 +68,7 @@ class TurnSnapshots:
         recorder = self._recorder
         if recorder is None:
             return []
+        await self._keep_history(state)
         walk = False
         tools = self._setup.tools
         for call in _turn_calls(state):
@@ -96,6 +99,23 @@ class TurnSnapshots:
             _log.warning("run %s: the world could not be snapshotted: %s", recorder.run_id, error)
             recorder.reset()
             return []
+
+    async def _keep_history(self, state: SessionState) -> None:
+        """Keep the world's fold snapshots current, each time the log passes a snapshot point.
+
+        So that forking this run at a late turn costs the events since a recent point:
+        the fold reads from the last world snapshot kept to the log's head, keeping one
+        at each point it passes (derived data: a failure only costs a later fold time).
+        """
+        setup = self._setup
+        every = setup.store.snapshot_every
+        if setup.objects is None or every <= 0 or state.head // every <= self._kept // every:
+            return
+        self._kept = state.head
+        try:
+            await folded_world(setup.store, setup.objects, setup.run_id)
+        except (OSError, HelixError) as error:
+            _log.warning("run %s: no world snapshot kept: %s", setup.run_id, error)
 
 
 def _turn_calls(state: SessionState) -> list[str]:

@@ -8,9 +8,11 @@ from ._browse import file_diff as file_diff
 from ._history import Point as Point
 from ._history import WorldFold as WorldFold
 from ._history import fold_world as fold_world
+from ._history import folded_world as folded_world
 from ._history import parse_point as parse_point
 from ._history import world_and_seq_at as world_and_seq_at
 from ._history import world_at as world_at
+from ._history import world_fold_version as world_fold_version
 from ._ignore import IgnoreRules as IgnoreRules
 from ._manifest import Delta as Delta
 from ._manifest import Entry as Entry
@@ -52,6 +54,7 @@ __all__ = [
     "delta",
     "file_diff",
     "fold_world",
+    "folded_world",
     "load_manifest",
     "materialize",
     "parse_point",
@@ -59,5 +62,6 @@ __all__ = [
     "save_manifest",
     "world_and_seq_at",
     "world_at",
+    "world_fold_version",
     "world_root",
 ]

@@ -16,7 +16,7 @@ from pathlib import Path
 from helix.kernel.events import NewEvent, Payload, WorldFileSkipped, WorldSnapshotted
 from helix.kernel.log import EventStore
 
-from ._history import WorldFold
+from ._history import WorldFold, folded_world
 from ._manifest import Delta, Manifest, apply_delta, delta, save_manifest
 from ._objects import ObjectStore
 from ._scan import DEFAULT_MAX_FILE_BYTES, Scanner, ScanResult
@@ -135,12 +135,7 @@ class WorldRecorder:
 
     async def _loaded(self) -> WorldFold:
         if self._fold is None:
-            fold = WorldFold()
-            async for page in self.store.read_pages(self.run_id):
-                for event in page:
-                    if event.type.startswith("world."):
-                        fold.apply(event, self.objects)
-            self._fold = fold
+            self._fold, _head = await folded_world(self.store, self.objects, self.run_id)
         return self._fold
 
 

@@ -245,3 +245,33 @@ async def test_checkpoints_run_off_the_event_loop(store: SqliteEventStore) -> No
     raw.close()
     assert busy == 0
     assert done == log  # everything in the WAL is in the database
+
+
+def _wal_size(store: SqliteEventStore) -> int:
+    wal = Path(f"{store.path}-wal")
+    return wal.stat().st_size if wal.exists() else 0
+
+
+async def test_the_wal_is_cut_back_under_steady_appends(tmp_path: Path) -> None:
+    # A passive checkpoint never catches up with appends that keep coming, so the WAL
+    # would only grow; past its limit it is checkpointed and emptied while they go on.
+    limit = 256 * 1024
+    async with SqliteEventStore(tmp_path / "bounded.db", wal_limit=limit) as store:
+        (kept,) = store.connection.execute("PRAGMA journal_size_limit").fetchone()
+        assert kept == limit
+        run_id = (await store.create_run(run_created())).id
+        seq, largest = 1, 0
+        for event in session_events(400):  # one commit each: about 4 pages of WAL
+            seq = await store.append(run_id, [event], expected_seq=seq)
+            largest = max(largest, await asyncio.to_thread(_wal_size, store))
+            if store.wal_truncations:
+                break
+            await asyncio.sleep(0)
+        assert store.wal_truncations > 0
+        assert largest > limit  # it did grow past the limit before being cut back
+        for _ in range(1000):  # the checkpointer's next rounds, at most ten seconds
+            if await asyncio.to_thread(_wal_size, store) <= limit:
+                break
+            await asyncio.sleep(0.01)
+        assert await asyncio.to_thread(_wal_size, store) <= limit
+        assert len(await store.read(run_id)) == seq  # nothing lost by the truncation

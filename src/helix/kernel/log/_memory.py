@@ -13,7 +13,7 @@ from helix.errors import RunExistsError, RunNotFoundError, SeqConflictError
 from helix.kernel.events import EventRegistry, RunStatus
 
 from ._codec import DEFAULT_BLOB_THRESHOLD
-from ._records import EncodedEvent, RunDelta, RunRecord
+from ._records import EncodedEvent, FoldSnapshot, RunDelta, RunRecord
 from ._store import EventStore
 
 
@@ -30,11 +30,14 @@ class MemoryEventStore(EventStore):
         self._runs: dict[str, RunRecord] = {}
         self._rows: dict[str, list[EncodedEvent]] = {}
         self._blobs: dict[str, bytes] = {}
+        self._snapshots: dict[tuple[str, str], dict[int, FoldSnapshot]] = {}
+        self._turn_ends: dict[str, dict[int, list[int]]] = {}
 
     def view(self, registry: EventRegistry) -> MemoryEventStore:
         """Return a second store over the same memory that reads with ``registry``."""
         other = MemoryEventStore(registry=registry, blob_threshold=self.blob_threshold)
         other._runs, other._rows, other._blobs = self._runs, self._rows, self._blobs
+        other._snapshots, other._turn_ends = self._snapshots, self._turn_ends
         return other
 
     async def _insert_run(
@@ -45,6 +48,7 @@ class MemoryEventStore(EventStore):
         self._runs[record.id] = record
         self._rows[record.id] = [first]
         self._blobs.update(blobs)
+        self._index_turn_ends(record.id, [first])
 
     async def _append_rows(
         self,
@@ -62,6 +66,7 @@ class MemoryEventStore(EventStore):
             raise SeqConflictError(run_id, expected_seq, record.next_seq)
         self._rows[run_id].extend(rows)
         self._blobs.update(blobs)
+        self._index_turn_ends(run_id, rows)
         self._runs[run_id] = replace(
             record,
             next_seq=expected_seq + len(rows),
@@ -123,3 +128,27 @@ class MemoryEventStore(EventStore):
 
     async def _get_blobs(self, hashes: set[str]) -> dict[str, bytes]:
         return {h: self._blobs[h] for h in hashes if h in self._blobs}
+
+    async def _put_snapshot(self, snapshot: FoldSnapshot) -> None:
+        self._snapshots.setdefault((snapshot.run_id, snapshot.kind), {})[snapshot.seq] = snapshot
+
+    async def _get_snapshot(
+        self, run_id: str, kind: str, version: str, first: int, last: int
+    ) -> tuple[int, bytes] | None:
+        kept = self._snapshots.get((run_id, kind), {})
+        seqs = [s for s, snap in kept.items() if first <= s <= last and snap.version == version]
+        return (max(seqs), kept[max(seqs)].data) if seqs else None
+
+    async def _drop_snapshots(self, run_id: str | None) -> None:
+        for key in [k for k in self._snapshots if run_id is None or k[0] == run_id]:
+            del self._snapshots[key]
+
+    async def _turn_end(self, run_id: str, turn: int, first: int, last: int) -> int | None:
+        seqs = self._turn_ends.get(run_id, {}).get(turn, [])
+        return next((s for s in seqs if first <= s <= last), None)
+
+    def _index_turn_ends(self, run_id: str, rows: list[EncodedEvent]) -> None:
+        """Keep the index of turn boundaries current (what the databases' index does)."""
+        for row in rows:
+            if row.type == "turn.ended" and row.turn is not None:
+                self._turn_ends.setdefault(run_id, {}).setdefault(row.turn, []).append(row.seq)

@@ -38,9 +38,10 @@ from helix.errors import (
 from helix.kernel.events import EventRegistry, RunStatus
 
 from ._codec import DEFAULT_BLOB_THRESHOLD
+from ._derived_sql import PostgresDerived
 from ._postgres_dsn import cannot_open, describe, one_line
 from ._postgres_schema import migrate
-from ._records import Durability, EncodedEvent, RawRow, RunDelta, RunRecord
+from ._records import Durability, EncodedEvent, FoldSnapshot, RawRow, RunDelta, RunRecord
 from ._sql import EVENT_COLUMNS, RUN_COLUMNS, run_from_row, run_values, select_runs
 from ._store import EventStore
 
@@ -115,6 +116,7 @@ class PostgresEventStore(EventStore):
         super().__init__(registry=registry, blob_threshold=blob_threshold)
         self.durability = durability
         self._pool = pool
+        self._derived = PostgresDerived(pool)
         self._connect = connect
         self._where = where
         # Tells this store's own notices apart: its subscribers already got those events.
@@ -309,6 +311,24 @@ class PostgresEventStore(EventStore):
                 "SELECT hash, data FROM blobs WHERE hash = ANY($1::text[])", list(hashes)
             )
         return {row[0]: row[1] for row in rows}
+
+    async def _put_snapshot(self, snapshot: FoldSnapshot) -> None:
+        with self._refusals():
+            await self._derived.put(snapshot)
+
+    async def _get_snapshot(
+        self, run_id: str, kind: str, version: str, first: int, last: int
+    ) -> tuple[int, bytes] | None:
+        with self._refusals():
+            return await self._derived.get(run_id, kind, version, first, last)
+
+    async def _drop_snapshots(self, run_id: str | None) -> None:
+        with self._refusals():
+            await self._derived.drop(run_id)
+
+    async def _turn_end(self, run_id: str, turn: int, first: int, last: int) -> int | None:
+        with self._refusals():
+            return await self._derived.turn_end(run_id, turn, first, last)
 
     # -- noticing other processes' appends --------------------------------------------
 

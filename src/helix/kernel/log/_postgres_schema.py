@@ -18,6 +18,8 @@ from typing import Any
 
 from helix.errors import StoreUnavailableError
 
+from ._derived_sql import POSTGRES_DERIVED
+
 _LOCK = 0x68656C6978  # "helix"; any key works as long as every Helix uses the same one
 _SCHEMA_TABLE = """
 CREATE TABLE IF NOT EXISTS helix_schema (
@@ -109,3 +111,4 @@ async def migrate(db: Any) -> None:
         for script in MIGRATIONS[version:]:
             await db.execute(script)
         await db.execute("UPDATE helix_schema SET version = $1", len(MIGRATIONS))
+        await db.execute(POSTGRES_DERIVED)

@@ -95,3 +95,33 @@ def narrowed(workspace: str | None, workspaces: Collection[str] | None) -> froze
         return None if workspace is None else frozenset({workspace})
     chosen = frozenset(workspaces)
     return chosen if workspace is None else chosen & {workspace}
+
+
+@dataclass(frozen=True, slots=True)
+class FoldSnapshot:
+    """A fold of a run's log up to ``seq``, stored as derived data (never the truth).
+
+    ``kind`` names the fold (``session``, ``world``…), ``version`` the code that wrote
+    it: a reader asks for its own version, so another Helix's snapshot is never read.
+    ``run_id`` is the run whose own row is at ``seq``; a fork reads its ancestors'
+    snapshots for the part of its log they hold.
+    """
+
+    run_id: str
+    seq: int
+    kind: str
+    version: str
+    data: bytes
+
+
+LAST_SEQ = 2**62
+"""No log reaches this seq; SQL integers (64-bit) hold it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """A stretch of a stitched log that lives in one run's own rows."""
+
+    run_id: str
+    first: int
+    last: int | None

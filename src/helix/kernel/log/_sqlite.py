@@ -8,6 +8,10 @@ loop is never held for long.
 Durability: ``normal`` (WAL, ``synchronous=NORMAL``) keeps every returned append across
 a crash or ``SIGKILL`` of the process, but the last commits may be lost if the machine
 loses power; ``full`` (``synchronous=FULL``) fsyncs every commit, surviving power loss too.
+
+The WAL file stays near ``wal_limit`` bytes (4 MiB by default): past it, a background
+thread checkpoints it and empties it (see ``_checkpoint``). ``wal_limit=None`` leaves
+only the timed passive checkpoints, under which the file keeps its largest size.
 """
 
 from __future__ import annotations
@@ -32,9 +36,10 @@ from helix.errors import (
 )
 from helix.kernel.events import EventRegistry, RunStatus
 
-from ._checkpoint import Checkpointer
+from ._checkpoint import DEFAULT_WAL_LIMIT, Checkpointer
 from ._codec import DEFAULT_BLOB_THRESHOLD
-from ._records import Durability, EncodedEvent, RawRow, RunDelta, RunRecord
+from ._derived_sql import SQLITE_DERIVED, SqliteDerived
+from ._records import Durability, EncodedEvent, FoldSnapshot, RawRow, RunDelta, RunRecord
 from ._sql import EVENT_COLUMNS, RUN_COLUMNS, run_from_row, run_values, select_runs
 from ._sqlite_schema import MIGRATIONS
 from ._store import EventStore
@@ -60,13 +65,17 @@ class SqliteEventStore(EventStore):
         registry: EventRegistry | None = None,
         blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
         group_commit: bool = False,
+        wal_limit: int | None = DEFAULT_WAL_LIMIT,
     ) -> None:
         super().__init__(registry=registry, blob_threshold=blob_threshold)
         self.path = Path(path)
         self.durability = durability
         self._db = _connect(self.path, durability)
         self._db.execute("PRAGMA wal_autocheckpoint = 0")  # the checkpointer does it, off-loop
-        self._checkpointer = Checkpointer(self.path)
+        if wal_limit is not None:  # cut the WAL back to this when it starts over
+            self._db.execute(f"PRAGMA journal_size_limit = {int(wal_limit)}")
+        self._checkpointer = Checkpointer(self.path, limit=wal_limit)
+        self._derived = SqliteDerived(self._db)
         # A store dropped without close() must not leave its thread behind.
         weakref.finalize(self, self._checkpointer.signal_stop)
         self._watcher: asyncio.Task[None] | None = None
@@ -77,6 +86,11 @@ class SqliteEventStore(EventStore):
     def checkpoints(self) -> int:
         """How many background WAL checkpoints have run."""
         return self._checkpointer.checkpoints
+
+    @property
+    def wal_truncations(self) -> int:
+        """How many times the WAL, grown past ``wal_limit``, was checkpointed and emptied."""
+        return self._checkpointer.truncations
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -289,6 +303,28 @@ class SqliteEventStore(EventStore):
             ).fetchall()
         return {h: bytes(d) for h, d in rows}
 
+    async def _put_snapshot(self, snapshot: FoldSnapshot) -> None:
+        with self._reading():
+            try:
+                self._derived.put(snapshot)
+            except sqlite3.OperationalError as error:  # read-only, or locked for long
+                problem = f"cannot keep a snapshot in {self.path}: {error}"
+                raise StoreUnavailableError(problem) from None
+
+    async def _get_snapshot(
+        self, run_id: str, kind: str, version: str, first: int, last: int
+    ) -> tuple[int, bytes] | None:
+        with self._reading():
+            return self._derived.get(run_id, kind, version, first, last)
+
+    async def _drop_snapshots(self, run_id: str | None) -> None:
+        with self._reading():
+            self._derived.drop(run_id)
+
+    async def _turn_end(self, run_id: str, turn: int, first: int, last: int) -> int | None:
+        with self._reading():
+            return self._derived.turn_end(run_id, turn, first, last)
+
     @contextlib.contextmanager
     def _reading(self) -> Iterator[None]:
         """Turn SQLite's "malformed" and "not a database" into ``StoreDamagedError``."""
@@ -417,6 +453,8 @@ def _migrate(db: sqlite3.Connection) -> None:
             for statement in _statements(MIGRATIONS[target]):
                 db.execute(statement)
         db.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+        for statement in _statements(SQLITE_DERIVED):
+            db.execute(statement)
 
 
 def _statements(script: str) -> list[str]:

@@ -9,9 +9,8 @@ conformance suite in ``helix.testing.conformance``.
 from __future__ import annotations
 
 import uuid
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import AsyncIterator, Collection, Sequence
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
 
@@ -31,28 +30,30 @@ from helix.kernel.events import (
 )
 
 from ._codec import DEFAULT_BLOB_THRESHOLD, blob_hashes, decode_rows, encode
+from ._derived import DerivedData
 from ._projection import delta_of
-from ._records import EncodedEvent, RawRow, RunDelta, RunPage, RunRecord, narrowed
+from ._records import (
+    LAST_SEQ,
+    EncodedEvent,
+    RawRow,
+    RunDelta,
+    RunPage,
+    RunRecord,
+    Segment,
+    narrowed,
+)
 from ._subscription import DEFAULT_MAX_QUEUE, AllRunsSubscription, Broadcaster, Subscription
 
 FORK_POINT_TYPES = frozenset({"run.created", "run.forked", "turn.ended"})
 """Event types whose seq is a turn boundary, where a run may be forked."""
 
+DEFAULT_SNAPSHOT_EVERY = 500
+"""How many events apart a run's folded-state snapshots are kept, by default."""
+
 _READ_PAGE = 1000
-_LAST_SEQ = 2**62
-"""No log reaches this seq; SQL integers (64-bit) hold it."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Segment:
-    """A stretch of a stitched log that lives in one run's own rows."""
-
-    run_id: str
-    first: int
-    last: int | None
-
-
-class EventStore(ABC):
+class EventStore(DerivedData):
     """An append-only log of run events plus the registry of runs.
 
     Guarantees, whatever the backend: a run's seqs are contiguous from 0; a batch is
@@ -71,6 +72,7 @@ class EventStore(ABC):
         self.blob_threshold = blob_threshold
         self._broadcaster = Broadcaster()
         self._links: dict[str, ForkPoint | None] = {}
+        self.snapshot_every = DEFAULT_SNAPSHOT_EVERY
 
     # -- runs ---------------------------------------------------------------------
 
@@ -219,8 +221,8 @@ class EventStore(ABC):
         (keeping their ``run_id``), the rest are its own. Bounds past any seq a log can
         hold are taken as "the end" (never handed to a database as an overflowing int).
         """
-        after = min(after, _LAST_SEQ)
-        to_seq = None if to_seq is None else min(to_seq, _LAST_SEQ)
+        after = min(after, LAST_SEQ)
+        to_seq = None if to_seq is None else min(to_seq, LAST_SEQ)
         out: list[Event] = []
         for segment in await self._segments(run_id):
             lo = max(after, segment.first - 1)
@@ -344,7 +346,7 @@ class EventStore(ABC):
 
     # -- lifecycle ----------------------------------------------------------------------
 
-    async def close(self) -> None:  # noqa: B027 (a no-op unless the backend holds resources)
+    async def close(self) -> None:
         """Release connections and stop watching for other processes' appends."""
 
     async def __aenter__(self) -> Self:
@@ -376,9 +378,9 @@ class EventStore(ABC):
         if self._broadcaster.active:
             self._broadcaster.publish(record.id, await self._decode([row]))
 
-    async def _segments(self, run_id: str) -> list[_Segment]:
+    async def _segments(self, run_id: str) -> list[Segment]:
         """Split a run's stitched log into the stretches each ancestor holds."""
-        segments: list[_Segment] = []
+        segments: list[Segment] = []
         last: int | None = None
         current: str | None = run_id
         while current is not None:
@@ -386,7 +388,7 @@ class EventStore(ABC):
                 self._links[current] = (await self.get_run(current)).parent
             link = self._links[current]
             first = 0 if link is None else link.seq + 1
-            segments.append(_Segment(current, first, last))
+            segments.append(Segment(current, first, last))
             if link is None:
                 break
             last = link.seq if last is None else min(last, link.seq)
@@ -402,7 +404,7 @@ class EventStore(ABC):
     async def _read_for_subscriber(self, run_id: str, after: int, limit: int) -> list[Event]:
         return await self.read(run_id, after=after, limit=limit)
 
-    async def _start_watching(self) -> None:  # noqa: B027 (single-process stores need none)
+    async def _start_watching(self) -> None:
         """Start noticing other processes' appends; a no-op for single-process stores."""
 
     # -- backend primitives -----------------------------------------------------------

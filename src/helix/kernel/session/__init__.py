@@ -4,7 +4,13 @@ from ._replay import apply as apply
 from ._replay import fold as fold
 from ._replay import replay as replay
 from ._replay import replay_run as replay_run
+from ._replay import snapshot_run as snapshot_run
 from ._replay import turn_boundary as turn_boundary
+from ._snapshot import decode_state as decode_state
+from ._snapshot import encode_state as encode_state
+from ._snapshot import fold_version as fold_version
+from ._snapshot import load_snapshot as load_snapshot
+from ._snapshot import save_snapshot as save_snapshot
 from ._spend import SPEND_BUCKETS as SPEND_BUCKETS
 from ._spend import SPEND_GROUPS as SPEND_GROUPS
 from ._spend import SpendBucket as SpendBucket
@@ -40,9 +46,15 @@ __all__ = [
     "TraceSpan",
     "Usage",
     "apply",
+    "decode_state",
+    "encode_state",
     "fold",
+    "fold_version",
+    "load_snapshot",
     "replay",
     "replay_run",
+    "save_snapshot",
+    "snapshot_run",
     "spend",
     "trace",
     "turn_boundary",

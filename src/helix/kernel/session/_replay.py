@@ -13,6 +13,7 @@ from helix.errors import ForkError
 from helix.kernel.events import STATUS_AFTER, Budget, Event, ForkPoint
 from helix.kernel.log import EventStore
 
+from ._snapshot import load_snapshot, save_snapshot
 from ._state import (
     CallRequest,
     ChoiceMade,
@@ -40,25 +41,76 @@ def fold(
     return state
 
 
-async def replay_run(store: EventStore, run_id: str, *, to_seq: int | None = None) -> SessionState:
-    """Read a run's (stitched) log from ``store`` and fold it."""
-    state = SessionState(run_id=run_id)
-    async for page in store.read_pages(run_id, to_seq=to_seq):
+async def replay_run(
+    store: EventStore, run_id: str, *, to_seq: int | None = None, turn: int | None = None
+) -> SessionState:
+    """Fold a run's (stitched) log from ``store``, up to ``to_seq`` or the end of ``turn``.
+
+    The fold starts from the nearest session snapshot at or before the target (a
+    fork's ancestors' snapshots serve its inherited stretch), so it costs the events
+    since that snapshot rather than the whole log. When it folds past a snapshot
+    point (every ``store.snapshot_every`` events) with none kept, it keeps the last
+    one it passed, so the next replay starts there. ``ForkError`` for a ``turn`` that
+    never ended.
+    """
+    if turn is not None:
+        boundary = await turn_boundary(store, run_id, turn)
+        to_seq = boundary if to_seq is None else min(to_seq, boundary)
+    every = store.snapshot_every
+    state = await load_snapshot(store, run_id, at_most=to_seq) if every > 0 else None
+    state = state or SessionState(run_id=run_id)
+    keep_at = await _next_point(store, run_id, state.head, to_seq) if every > 0 else None
+    async for page in store.read_pages(run_id, after=state.head, to_seq=to_seq):
         for event in page:
             apply(state, event)
+            if event.seq == keep_at:
+                await save_snapshot(store, event.run_id, state)
     state.run_id = run_id
     return state
+
+
+async def snapshot_run(store: EventStore, run_id: str) -> int:
+    """Keep a session snapshot at every snapshot point of the run's log that lacks one.
+
+    Rebuilds what ``EventStore.drop_snapshots`` dropped (or what a log written outside
+    a live session never had). Returns how many snapshots were written.
+    """
+    every = store.snapshot_every
+    if every <= 0:
+        return 0
+    state = await load_snapshot(store, run_id) or SessionState(run_id=run_id)
+    written = 0
+    async for page in store.read_pages(run_id, after=state.head):
+        for event in page:
+            apply(state, event)
+            if event.seq % every == 0 and await save_snapshot(store, event.run_id, state):
+                written += 1
+    return written
+
+
+async def _next_point(store: EventStore, run_id: str, head: int, to_seq: int | None) -> int | None:
+    """The last snapshot point a replay from ``head`` to ``to_seq`` passes, if any."""
+    every = store.snapshot_every
+    end = (await store.get_run(run_id)).head
+    end = end if to_seq is None else min(end, to_seq)
+    point = end - end % every
+    return point if point > head and point > 0 else None
 
 
 async def turn_boundary(store: EventStore, run_id: str, turn: int) -> int:
     """Return the seq where ``turn`` ends in the run's log (turn 0: where the run starts).
 
-    This scans the log; forking at the seq it returns is O(1).
+    A lookup in the store's index of turn boundaries. Only when it finds nothing is
+    the log scanned (a ``turn.ended`` whose row lacks its turn number, as an imported
+    log may hold, is found by its payload), before ``ForkError`` says there is none.
     """
     if turn < 0:
         raise ForkError(f"turn must be 0 or more, not {turn}")
     if turn == 0:
         return 0
+    seq = await store.turn_end(run_id, turn)
+    if seq is not None:
+        return seq
     async for page in store.read_pages(run_id):
         for event in page:
             if event.type == "turn.ended" and event.data["turn"] == turn:
