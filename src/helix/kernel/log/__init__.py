@@ -7,6 +7,7 @@ from ._open import open_store as open_store
 from ._open import parse_store_url as parse_store_url
 from ._records import Durability as Durability
 from ._records import EncodedEvent as EncodedEvent
+from ._records import Lease as Lease
 from ._records import RunPage as RunPage
 from ._records import RunRecord as RunRecord
 from ._sqlite import SqliteEventStore as SqliteEventStore
@@ -25,6 +26,7 @@ __all__ = [
     "Durability",
     "EncodedEvent",
     "EventStore",
+    "Lease",
     "MemoryEventStore",
     "RunPage",
     "RunRecord",

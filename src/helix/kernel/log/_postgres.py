@@ -30,6 +30,8 @@ from typing import Any
 
 from helix.errors import (
     AppendOnlyError,
+    LeaseHeldError,
+    LeaseLostError,
     RunExistsError,
     RunNotFoundError,
     SeqConflictError,
@@ -40,7 +42,7 @@ from helix.kernel.events import EventRegistry, RunStatus
 from ._codec import DEFAULT_BLOB_THRESHOLD
 from ._postgres_dsn import cannot_open, describe, one_line
 from ._postgres_schema import migrate
-from ._records import Durability, EncodedEvent, RawRow, RunDelta, RunRecord
+from ._records import Durability, EncodedEvent, Lease, RawRow, RunDelta, RunRecord
 from ._sql import EVENT_COLUMNS, RUN_COLUMNS, run_from_row, run_values, select_runs
 from ._store import EventStore
 
@@ -70,7 +72,7 @@ WITH advanced AS (
     UPDATE runs SET next_seq = $1, status = coalesce($2, status), turns = greatest(turns, $3),
         input_tokens = input_tokens + $4, output_tokens = output_tokens + $5,
         cost_usd = cost_usd + $6, updated_at = $7
-    WHERE id = $8 AND next_seq = $9
+    WHERE id = $8 AND next_seq = $9 AND ($23::bigint IS NULL OR lease_epoch = $23)
     RETURNING pg_notify('{CHANNEL}', $10)
 ), stored_blobs AS (
     INSERT INTO blobs (hash, size, data)
@@ -83,7 +85,21 @@ SELECT * FROM unnest($14::text[], $15::bigint[], $16::text[], $17::integer[], $1
                      $19::bigint[], $20::text[], $21::text[], $22::text[])
 WHERE EXISTS (SELECT FROM advanced)
 """
-_NEXT_SEQ = "SELECT next_seq FROM runs WHERE id = $1"
+_NEXT_SEQ = "SELECT next_seq, lease_epoch FROM runs WHERE id = $1"
+# A taker waits on the row lock of a racing one, then sees its epoch: one of them wins.
+_TAKE = """
+UPDATE runs SET lease_holder = $2, lease_epoch = lease_epoch + 1, lease_expires = $3
+WHERE id = $1 AND (lease_holder IS NULL OR lease_expires <= $4 OR lease_epoch = $5)
+RETURNING lease_epoch
+"""
+_RENEW = """
+UPDATE runs SET lease_holder = $2, lease_expires = $3 WHERE id = $1 AND lease_epoch = $4
+RETURNING lease_epoch
+"""
+_RELEASE = """
+UPDATE runs SET lease_holder = NULL, lease_expires = 0 WHERE id = $1 AND lease_epoch = $2
+"""
+_LEASE = "SELECT lease_holder, lease_epoch, lease_expires FROM runs WHERE id = $1"
 
 _NOTHING_INSERTED = "INSERT 0 0"
 _UNIQUE_VIOLATION = "23505"
@@ -232,6 +248,7 @@ class PostgresEventStore(EventStore):
         blobs: dict[str, bytes],
         delta: RunDelta,
         ts: str,
+        epoch: int | None,
     ) -> None:
         with self._refusals():
             async with self._pool.acquire() as db:
@@ -250,6 +267,7 @@ class PostgresEventStore(EventStore):
                         self._notice(run_id, expected_seq, rows[-1].seq),
                         *_blob_columns(blobs),
                         *_columns(rows),
+                        epoch,
                     )
                 except Exception as error:
                     if _sqlstate(error) != _UNIQUE_VIOLATION:
@@ -258,10 +276,52 @@ class PostgresEventStore(EventStore):
                 if status != _NOTHING_INSERTED:
                     return
                 # A fresh statement sees the commit that beat this append.
-                actual = await db.fetchval(_NEXT_SEQ, run_id)
-        if actual is None:
+                found = await db.fetchrow(_NEXT_SEQ, run_id)
+        if found is None:
             raise RunNotFoundError(run_id)
-        raise SeqConflictError(run_id, expected_seq, actual)
+        if epoch is not None and epoch != found[1]:
+            raise LeaseLostError(run_id, epoch, found[1])
+        raise SeqConflictError(run_id, expected_seq, found[0])
+
+    async def _take_lease(
+        self, run_id: str, holder: str, now: float, expires_at: float, stale: Lease | None
+    ) -> Lease:
+        stale_epoch = -1 if stale is None else stale.epoch
+        with self._refusals():
+            async with self._pool.acquire() as db:
+                epoch = await db.fetchval(_TAKE, run_id, holder, expires_at, now, stale_epoch)
+                found = None if epoch is not None else await db.fetchrow(_LEASE, run_id)
+        if epoch is not None:
+            return Lease(run_id, holder, int(epoch), expires_at)
+        if found is None:
+            raise RunNotFoundError(run_id)
+        raise LeaseHeldError(run_id, found[0], float(found[2]))
+
+    async def _renew_lease(self, lease: Lease, expires_at: float) -> int:
+        with self._refusals():
+            async with self._pool.acquire() as db:
+                epoch = await db.fetchval(
+                    _RENEW, lease.run_id, lease.holder, expires_at, lease.epoch
+                )
+                if epoch is None:  # a fresh statement sees the take-over that beat it
+                    epoch = await db.fetchval(
+                        "SELECT lease_epoch FROM runs WHERE id = $1", lease.run_id
+                    )
+        if epoch is None:
+            raise RunNotFoundError(lease.run_id)
+        return int(epoch)
+
+    async def _release_lease(self, lease: Lease) -> None:
+        with self._refusals():
+            await self._pool.execute(_RELEASE, lease.run_id, lease.epoch)
+
+    async def _get_lease(self, run_id: str) -> Lease | None:
+        with self._refusals():
+            found = await self._pool.fetchrow(_LEASE, run_id)
+        if found is None:
+            raise RunNotFoundError(run_id)
+        holder, epoch, expires_at = found
+        return None if holder is None else Lease(run_id, holder, int(epoch), float(expires_at))
 
     async def _load_run(self, run_id: str) -> RunRecord | None:
         with self._refusals():

@@ -95,3 +95,23 @@ def narrowed(workspace: str | None, workspaces: Collection[str] | None) -> froze
         return None if workspace is None else frozenset({workspace})
     chosen = frozenset(workspaces)
     return chosen if workspace is None else chosen & {workspace}
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """The right to drive one run: who holds it, until when, and its fencing epoch.
+
+    Each take of a run's lease has an epoch one higher than the last; an append made
+    with a lease is refused (``LeaseLostError``) unless its epoch is still the run's,
+    so a driver that lost the run can never write to it again. ``expires_at`` is POSIX
+    seconds on the clocks of the drivers that share the store.
+    """
+
+    run_id: str
+    holder: str
+    epoch: int
+    expires_at: float
+
+    def live(self, now: float) -> bool:
+        """Whether the lease has not expired at ``now``."""
+        return self.expires_at > now

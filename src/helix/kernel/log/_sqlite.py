@@ -24,6 +24,8 @@ from typing import Any
 from helix.errors import (
     AppendOnlyError,
     HelixError,
+    LeaseHeldError,
+    LeaseLostError,
     RunExistsError,
     RunNotFoundError,
     SeqConflictError,
@@ -34,7 +36,7 @@ from helix.kernel.events import EventRegistry, RunStatus
 
 from ._checkpoint import Checkpointer
 from ._codec import DEFAULT_BLOB_THRESHOLD
-from ._records import Durability, EncodedEvent, RawRow, RunDelta, RunRecord
+from ._records import Durability, EncodedEvent, Lease, RawRow, RunDelta, RunRecord
 from ._sql import EVENT_COLUMNS, RUN_COLUMNS, run_from_row, run_values, select_runs
 from ._sqlite_schema import MIGRATIONS
 from ._store import EventStore
@@ -44,8 +46,14 @@ _ADVANCE = """
 UPDATE runs SET next_seq = ?, status = coalesce(?, status), turns = max(turns, ?),
     input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
     cost_usd = cost_usd + ?, updated_at = ?
-WHERE id = ? AND next_seq = ?
+WHERE id = ? AND next_seq = ? AND (? IS NULL OR lease_epoch = ?)
 """
+_TAKE = """
+UPDATE runs SET lease_holder = ?, lease_epoch = lease_epoch + 1, lease_expires = ?
+WHERE id = ? AND (lease_holder IS NULL OR lease_expires <= ? OR lease_epoch = ?)
+RETURNING lease_epoch
+"""
+_LEASE = "SELECT lease_holder, lease_epoch, lease_expires FROM runs WHERE id = ?"
 _WATCH_INTERVAL_S = 0.01
 
 
@@ -108,8 +116,9 @@ class SqliteEventStore(EventStore):
         blobs: dict[str, bytes],
         delta: RunDelta,
         ts: str,
+        epoch: int | None,
     ) -> None:
-        append = _Append(run_id, expected_seq, rows, blobs, delta, ts)
+        append = _Append(run_id, expected_seq, rows, blobs, delta, ts, epoch)
         if not self.group_commit:
             (outcome,) = self._commit([append])
             if outcome is not None:
@@ -233,14 +242,63 @@ class SqliteEventStore(EventStore):
                 append.ts,
                 append.run_id,
                 append.expected_seq,
+                append.epoch,
+                append.epoch,
             ),
         ).rowcount
         if advanced != 1:
-            found = db.execute("SELECT next_seq FROM runs WHERE id = ?", (append.run_id,))
+            found = db.execute(
+                "SELECT next_seq, lease_epoch FROM runs WHERE id = ?", (append.run_id,)
+            )
             row = found.fetchone()
             if row is None:
                 raise RunNotFoundError(append.run_id)
+            if append.epoch is not None and append.epoch != row[1]:
+                raise LeaseLostError(append.run_id, append.epoch, row[1])
             raise SeqConflictError(append.run_id, append.expected_seq, row[0])
+
+    async def _take_lease(
+        self, run_id: str, holder: str, now: float, expires_at: float, stale: Lease | None
+    ) -> Lease:
+        db = self._db
+        stale_epoch = -1 if stale is None else stale.epoch
+        with self._writing(), _transaction(db):
+            taken = db.execute(_TAKE, (holder, expires_at, run_id, now, stale_epoch)).fetchone()
+            found = None if taken is not None else db.execute(_LEASE, (run_id,)).fetchone()
+        if taken is not None:
+            return Lease(run_id, holder, int(taken[0]), expires_at)
+        if found is None:
+            raise RunNotFoundError(run_id)
+        raise LeaseHeldError(run_id, found[0], float(found[2]))
+
+    async def _renew_lease(self, lease: Lease, expires_at: float) -> int:
+        db = self._db
+        with self._writing(), _transaction(db):
+            db.execute(
+                "UPDATE runs SET lease_holder = ?, lease_expires = ?"
+                " WHERE id = ? AND lease_epoch = ?",
+                (lease.holder, expires_at, lease.run_id, lease.epoch),
+            )
+            found = db.execute(_LEASE, (lease.run_id,)).fetchone()
+        if found is None:
+            raise RunNotFoundError(lease.run_id)
+        return int(found[1])
+
+    async def _release_lease(self, lease: Lease) -> None:
+        with self._writing(), _transaction(self._db):
+            self._db.execute(
+                "UPDATE runs SET lease_holder = NULL, lease_expires = 0"
+                " WHERE id = ? AND lease_epoch = ?",
+                (lease.run_id, lease.epoch),
+            )
+
+    async def _get_lease(self, run_id: str) -> Lease | None:
+        with self._reading():
+            found = self._db.execute(_LEASE, (run_id,)).fetchone()
+        if found is None:
+            raise RunNotFoundError(run_id)
+        holder, epoch, expires_at = found
+        return None if holder is None else Lease(run_id, holder, int(epoch), float(expires_at))
 
     async def _load_run(self, run_id: str) -> RunRecord | None:
         with self._reading():
@@ -288,6 +346,16 @@ class SqliteEventStore(EventStore):
                 f"SELECT hash, data FROM blobs WHERE hash IN ({marks})", list(hashes)
             ).fetchall()
         return {h: bytes(d) for h, d in rows}
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A lease write that SQLite cannot make is the store failing, said as one."""
+        try:
+            yield
+        except sqlite3.Error as error:
+            raise StoreUnavailableError(
+                f"the SQLite store at {self.path} failed: {error}"
+            ) from None
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[None]:
@@ -371,6 +439,7 @@ class _Append:
     blobs: dict[str, bytes]
     delta: RunDelta
     ts: str
+    epoch: int | None
 
 
 def _refusal(error: BaseException) -> BaseException:

@@ -17,7 +17,7 @@ from typing import Self
 
 from pydantic_core import from_json
 
-from helix.errors import ForkError, InvalidEventError, RunNotFoundError
+from helix.errors import ForkError, InvalidEventError, LeaseLostError, RunNotFoundError
 from helix.kernel.events import (
     DEFAULT_REGISTRY,
     Event,
@@ -32,7 +32,7 @@ from helix.kernel.events import (
 
 from ._codec import DEFAULT_BLOB_THRESHOLD, blob_hashes, decode_rows, encode
 from ._projection import delta_of
-from ._records import EncodedEvent, RawRow, RunDelta, RunPage, RunRecord, narrowed
+from ._records import EncodedEvent, Lease, RawRow, RunDelta, RunPage, RunRecord, narrowed
 from ._subscription import DEFAULT_MAX_QUEUE, AllRunsSubscription, Broadcaster, Subscription
 
 FORK_POINT_TYPES = frozenset({"run.created", "run.forked", "turn.ended"})
@@ -163,45 +163,120 @@ class EventStore(ABC):
 
     # -- appending ------------------------------------------------------------------
 
-    async def append(self, run_id: str, events: Sequence[NewEvent], *, expected_seq: int) -> int:
+    async def append(
+        self,
+        run_id: str,
+        events: Sequence[NewEvent],
+        *,
+        expected_seq: int,
+        lease: Lease | None = None,
+    ) -> int:
         """Append ``events`` atomically as seqs ``expected_seq``, ``expected_seq + 1``, ….
 
         Returns the log's new next seq. Raises ``SeqConflictError`` when the log's next
         seq is not ``expected_seq`` and ``RunNotFoundError`` when the run does not
-        exist; nothing is written then.
+        exist; nothing is written then. A driver passes its ``lease``: the append is
+        refused with ``LeaseLostError`` (checked first, in the same transaction as the
+        write) unless the lease's epoch is still the run's. People's appends (approve,
+        steer, pause) pass none and need no lease.
         """
-        await self._append(run_id, events, expected_seq, keep=False)
+        await self._append(run_id, events, expected_seq, lease, keep=False)
         return expected_seq + len(events)
 
     async def append_events(
-        self, run_id: str, events: Sequence[NewEvent], *, expected_seq: int
+        self,
+        run_id: str,
+        events: Sequence[NewEvent],
+        *,
+        expected_seq: int,
+        lease: Lease | None = None,
     ) -> list[Event]:
         """``append``, returning the events as committed (seq, time and data as stored).
 
         A writer that folds what it wrote (a live session) takes them from here rather
         than serialising every payload a second time.
         """
-        return await self._append(run_id, events, expected_seq, keep=True)
+        return await self._append(run_id, events, expected_seq, lease, keep=True)
 
     async def _append(
-        self, run_id: str, events: Sequence[NewEvent], expected_seq: int, *, keep: bool
+        self,
+        run_id: str,
+        events: Sequence[NewEvent],
+        expected_seq: int,
+        lease: Lease | None,
+        *,
+        keep: bool,
     ) -> list[Event]:
         """Write ``events``; the committed events are built only if kept or subscribed to."""
         if not events:
             return []
+        if lease is not None and lease.run_id != run_id:
+            raise InvalidEventError(
+                f"the lease of run {lease.run_id!r} cannot append to {run_id!r}"
+            )
         ts = utc_now_iso()
         blobs: dict[str, bytes] = {}
         rows = [
             encode(run_id, expected_seq + i, e, ts, self.registry, self.blob_threshold, blobs)
             for i, e in enumerate(events)
         ]
-        await self._append_rows(run_id, expected_seq, rows, blobs, delta_of(events), ts)
+        epoch = None if lease is None else lease.epoch
+        await self._append_rows(run_id, expected_seq, rows, blobs, delta_of(events), ts, epoch)
         if not keep and not self._broadcaster.active:
             return []
         committed = [_committed(r, e) for r, e in zip(rows, events, strict=True)]
         if self._broadcaster.active:
             self._broadcaster.publish(run_id, committed)
         return committed
+
+    # -- the driver's lease -------------------------------------------------------------
+
+    async def take_lease(self, run_id: str, holder: str, *, ttl_s: float, now: float) -> Lease:
+        """Make ``holder`` the run's one driver until ``now + ttl_s``, with a new epoch.
+
+        Taken if nobody holds the lease or it expired by ``now`` (a driver that stopped
+        renewing loses the run); the epoch is one higher than the last, which fences off
+        the appends of every earlier holder. Concurrent takers: one wins. Raises
+        ``LeaseHeldError`` if another holder's lease is live, ``RunNotFoundError`` if
+        there is no such run. ``now`` is the caller's clock (POSIX seconds).
+        """
+        _check_lease_args(holder, ttl_s)
+        return await self._take_lease(run_id, holder, now, now + ttl_s, None)
+
+    async def take_over_lease(
+        self, stale: Lease, holder: str, *, ttl_s: float, now: float
+    ) -> Lease:
+        """Take the run's lease from ``stale``'s holder though it has not expired.
+
+        For a holder known to be dead (a process of this host that is gone): taken only
+        if ``stale`` is still the run's lease, exactly; else ``LeaseHeldError`` (someone
+        else got there first), as ``take_lease``.
+        """
+        _check_lease_args(holder, ttl_s)
+        return await self._take_lease(stale.run_id, holder, now, now + ttl_s, stale)
+
+    async def renew_lease(self, lease: Lease, *, ttl_s: float, now: float) -> Lease:
+        """Extend the lease to ``now + ttl_s``; ``LeaseLostError`` if it was taken over.
+
+        A lease that expired but that nobody took is still the run's, and renews.
+        """
+        _check_lease_args(lease.holder, ttl_s)
+        expires_at = now + ttl_s
+        current = await self._renew_lease(lease, expires_at)
+        if current != lease.epoch:
+            raise LeaseLostError(lease.run_id, lease.epoch, current)
+        return Lease(lease.run_id, lease.holder, lease.epoch, expires_at)
+
+    async def release_lease(self, lease: Lease) -> None:
+        """Give the run up: the next taker need not wait. Nothing if it was taken over."""
+        await self._release_lease(lease)
+
+    async def get_lease(self, run_id: str) -> Lease | None:
+        """Return the run's lease (live or expired), or ``None`` if nobody holds it.
+
+        ``RunNotFoundError`` if there is no such run.
+        """
+        return await self._get_lease(run_id)
 
     # -- reading ----------------------------------------------------------------------
 
@@ -422,8 +497,34 @@ class EventStore(ABC):
         blobs: dict[str, bytes],
         delta: RunDelta,
         ts: str,
+        epoch: int | None,
     ) -> None:
-        """Atomically check the next seq, insert the rows and blobs, apply the delta."""
+        """Atomically check the lease and the next seq, insert the rows and blobs, apply the delta.
+
+        ``epoch`` given: ``LeaseLostError`` unless it is the run's lease epoch (checked
+        before the seq, in the same transaction as the write).
+        """
+
+    @abstractmethod
+    async def _take_lease(
+        self, run_id: str, holder: str, now: float, expires_at: float, stale: Lease | None
+    ) -> Lease:
+        """Atomically take the lease if free or expired at ``now`` (or still ``stale``).
+
+        The new epoch is the last one plus one; ``LeaseHeldError`` or ``RunNotFoundError``.
+        """
+
+    @abstractmethod
+    async def _renew_lease(self, lease: Lease, expires_at: float) -> int:
+        """Move the expiry if ``lease``'s epoch is the run's; return the run's epoch."""
+
+    @abstractmethod
+    async def _release_lease(self, lease: Lease) -> None:
+        """Clear the holder if ``lease``'s epoch is the run's (the epoch stays)."""
+
+    @abstractmethod
+    async def _get_lease(self, run_id: str) -> Lease | None:
+        """Return the run's lease, ``None`` if nobody holds it; ``RunNotFoundError``."""
 
     @abstractmethod
     async def _load_run(self, run_id: str) -> RunRecord | None:
@@ -464,6 +565,13 @@ def _committed(row: EncodedEvent, event: NewEvent) -> Event:
     # Moved-out strings are still whole in the payload; reading it beats a blob lookup.
     data = from_json(row.data) if row.ext is None else event.payload.model_dump(mode="json")
     return Event(row.run_id, row.seq, row.type, row.v, row.ts, row.turn, row.actor, data)
+
+
+def _check_lease_args(holder: str, ttl_s: float) -> None:
+    if not holder or len(holder) > 256:
+        raise InvalidEventError("a lease holder is 1-256 characters")
+    if not ttl_s > 0:
+        raise InvalidEventError(f"a lease lasts a positive time, not {ttl_s} s")
 
 
 def new_run_id() -> str:
