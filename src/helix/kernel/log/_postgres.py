@@ -30,7 +30,6 @@ from typing import Any
 
 from helix.errors import (
     AppendOnlyError,
-    LeaseHeldError,
     LeaseLostError,
     RunExistsError,
     RunNotFoundError,
@@ -39,11 +38,20 @@ from helix.errors import (
 )
 from helix.kernel.events import EventRegistry, RunStatus
 
+from . import _postgres_lease as postgres_lease
 from ._codec import DEFAULT_BLOB_THRESHOLD
 from ._postgres_dsn import cannot_open, describe, one_line
 from ._postgres_schema import migrate
 from ._records import Durability, EncodedEvent, Lease, RawRow, RunDelta, RunRecord
-from ._sql import EVENT_COLUMNS, RUN_COLUMNS, run_from_row, run_values, select_runs
+from ._sql import (
+    EVENT_COLUMNS,
+    RUN_COLUMNS,
+    blob_columns,
+    column_arrays,
+    run_from_row,
+    run_values,
+    select_runs,
+)
 from ._store import EventStore
 
 CHANNEL = "helix_events"
@@ -86,21 +94,6 @@ SELECT * FROM unnest($14::text[], $15::bigint[], $16::text[], $17::integer[], $1
 WHERE EXISTS (SELECT FROM advanced)
 """
 _NEXT_SEQ = "SELECT next_seq, lease_epoch FROM runs WHERE id = $1"
-# A taker waits on the row lock of a racing one, then sees its epoch: one of them wins.
-_TAKE = """
-UPDATE runs SET lease_holder = $2, lease_epoch = lease_epoch + 1, lease_expires = $3
-WHERE id = $1 AND (lease_holder IS NULL OR lease_expires <= $4 OR lease_epoch = $5)
-RETURNING lease_epoch
-"""
-_RENEW = """
-UPDATE runs SET lease_holder = $2, lease_expires = $3 WHERE id = $1 AND lease_epoch = $4
-RETURNING lease_epoch
-"""
-_RELEASE = """
-UPDATE runs SET lease_holder = NULL, lease_expires = 0 WHERE id = $1 AND lease_epoch = $2
-"""
-_LEASE = "SELECT lease_holder, lease_epoch, lease_expires FROM runs WHERE id = $1"
-
 _NOTHING_INSERTED = "INSERT 0 0"
 _UNIQUE_VIOLATION = "23505"
 _RAISE_EXCEPTION = "P0001"
@@ -231,8 +224,8 @@ class PostgresEventStore(EventStore):
                     _CREATE,
                     *run_values(record),
                     self._notice(record.id, first.seq, first.seq),
-                    *_blob_columns(blobs),
-                    *_columns([first]),
+                    *blob_columns(blobs),
+                    *column_arrays([first]),
                 )
             except Exception as error:
                 key = getattr(error, "constraint_name", None)
@@ -265,8 +258,8 @@ class PostgresEventStore(EventStore):
                         run_id,
                         expected_seq,
                         self._notice(run_id, expected_seq, rows[-1].seq),
-                        *_blob_columns(blobs),
-                        *_columns(rows),
+                        *blob_columns(blobs),
+                        *column_arrays(rows),
                         epoch,
                     )
                 except Exception as error:
@@ -286,42 +279,22 @@ class PostgresEventStore(EventStore):
     async def _take_lease(
         self, run_id: str, holder: str, now: float, expires_at: float, stale: Lease | None
     ) -> Lease:
-        stale_epoch = -1 if stale is None else stale.epoch
         with self._refusals():
             async with self._pool.acquire() as db:
-                epoch = await db.fetchval(_TAKE, run_id, holder, expires_at, now, stale_epoch)
-                found = None if epoch is not None else await db.fetchrow(_LEASE, run_id)
-        if epoch is not None:
-            return Lease(run_id, holder, int(epoch), expires_at)
-        if found is None:
-            raise RunNotFoundError(run_id)
-        raise LeaseHeldError(run_id, found[0], float(found[2]))
+                return await postgres_lease.take(db, run_id, holder, now, expires_at, stale)
 
     async def _renew_lease(self, lease: Lease, expires_at: float) -> int:
         with self._refusals():
             async with self._pool.acquire() as db:
-                epoch = await db.fetchval(
-                    _RENEW, lease.run_id, lease.holder, expires_at, lease.epoch
-                )
-                if epoch is None:  # a fresh statement sees the take-over that beat it
-                    epoch = await db.fetchval(
-                        "SELECT lease_epoch FROM runs WHERE id = $1", lease.run_id
-                    )
-        if epoch is None:
-            raise RunNotFoundError(lease.run_id)
-        return int(epoch)
+                return await postgres_lease.renew(db, lease, expires_at)
 
     async def _release_lease(self, lease: Lease) -> None:
         with self._refusals():
-            await self._pool.execute(_RELEASE, lease.run_id, lease.epoch)
+            await postgres_lease.release(self._pool, lease)
 
     async def _get_lease(self, run_id: str) -> Lease | None:
         with self._refusals():
-            found = await self._pool.fetchrow(_LEASE, run_id)
-        if found is None:
-            raise RunNotFoundError(run_id)
-        holder, epoch, expires_at = found
-        return None if holder is None else Lease(run_id, holder, int(epoch), float(expires_at))
+            return await postgres_lease.get(self._pool, run_id)
 
     async def _load_run(self, run_id: str) -> RunRecord | None:
         with self._refusals():
@@ -509,18 +482,6 @@ async def _cancel(tasks: Iterable[asyncio.Task[None]]) -> None:
     for task in pending:
         task.cancel()
     await asyncio.gather(*pending, return_exceptions=True)
-
-
-def _columns(rows: list[EncodedEvent]) -> list[tuple[Any, ...]]:
-    """Transpose rows into the column arrays ``_APPEND`` unnests."""
-    return list(zip(*rows, strict=True))
-
-
-def _blob_columns(blobs: dict[str, bytes]) -> tuple[list[str], list[int], list[bytes]]:
-    # Sorted, so two appends storing the same new blobs lock their keys in the same
-    # order and cannot deadlock.
-    hashes = sorted(blobs)
-    return hashes, [len(blobs[h]) for h in hashes], [blobs[h] for h in hashes]
 
 
 async def _keep_session(connection: Any) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
+from helix._util import holder_gone
 from helix.kernel.events import ForkPoint, RunStatus
 
 
@@ -115,3 +116,7 @@ class Lease:
     def live(self, now: float) -> bool:
         """Whether the lease has not expired at ``now``."""
         return self.expires_at > now
+
+    def held(self, now: float) -> bool:
+        """Whether a driver holds it at ``now``: live, and not a process here that ended."""
+        return self.live(now) and not holder_gone(self.holder)

@@ -24,7 +24,6 @@ from typing import Any
 from helix.errors import (
     AppendOnlyError,
     HelixError,
-    LeaseHeldError,
     LeaseLostError,
     RunExistsError,
     RunNotFoundError,
@@ -34,6 +33,7 @@ from helix.errors import (
 )
 from helix.kernel.events import EventRegistry, RunStatus
 
+from . import _sqlite_lease as sqlite_lease
 from ._checkpoint import Checkpointer
 from ._codec import DEFAULT_BLOB_THRESHOLD
 from ._records import Durability, EncodedEvent, Lease, RawRow, RunDelta, RunRecord
@@ -48,12 +48,6 @@ UPDATE runs SET next_seq = ?, status = coalesce(?, status), turns = max(turns, ?
     cost_usd = cost_usd + ?, updated_at = ?
 WHERE id = ? AND next_seq = ? AND (? IS NULL OR lease_epoch = ?)
 """
-_TAKE = """
-UPDATE runs SET lease_holder = ?, lease_epoch = lease_epoch + 1, lease_expires = ?
-WHERE id = ? AND (lease_holder IS NULL OR lease_expires <= ? OR lease_epoch = ?)
-RETURNING lease_epoch
-"""
-_LEASE = "SELECT lease_holder, lease_epoch, lease_expires FROM runs WHERE id = ?"
 _WATCH_INTERVAL_S = 0.01
 
 
@@ -260,45 +254,20 @@ class SqliteEventStore(EventStore):
     async def _take_lease(
         self, run_id: str, holder: str, now: float, expires_at: float, stale: Lease | None
     ) -> Lease:
-        db = self._db
-        stale_epoch = -1 if stale is None else stale.epoch
-        with self._writing(), _transaction(db):
-            taken = db.execute(_TAKE, (holder, expires_at, run_id, now, stale_epoch)).fetchone()
-            found = None if taken is not None else db.execute(_LEASE, (run_id,)).fetchone()
-        if taken is not None:
-            return Lease(run_id, holder, int(taken[0]), expires_at)
-        if found is None:
-            raise RunNotFoundError(run_id)
-        raise LeaseHeldError(run_id, found[0], float(found[2]))
+        with self._writing(), _transaction(self._db):
+            return sqlite_lease.take(self._db, run_id, holder, now, expires_at, stale)
 
     async def _renew_lease(self, lease: Lease, expires_at: float) -> int:
-        db = self._db
-        with self._writing(), _transaction(db):
-            db.execute(
-                "UPDATE runs SET lease_holder = ?, lease_expires = ?"
-                " WHERE id = ? AND lease_epoch = ?",
-                (lease.holder, expires_at, lease.run_id, lease.epoch),
-            )
-            found = db.execute(_LEASE, (lease.run_id,)).fetchone()
-        if found is None:
-            raise RunNotFoundError(lease.run_id)
-        return int(found[1])
+        with self._writing(), _transaction(self._db):
+            return sqlite_lease.renew(self._db, lease, expires_at)
 
     async def _release_lease(self, lease: Lease) -> None:
         with self._writing(), _transaction(self._db):
-            self._db.execute(
-                "UPDATE runs SET lease_holder = NULL, lease_expires = 0"
-                " WHERE id = ? AND lease_epoch = ?",
-                (lease.run_id, lease.epoch),
-            )
+            sqlite_lease.release(self._db, lease)
 
     async def _get_lease(self, run_id: str) -> Lease | None:
         with self._reading():
-            found = self._db.execute(_LEASE, (run_id,)).fetchone()
-        if found is None:
-            raise RunNotFoundError(run_id)
-        holder, epoch, expires_at = found
-        return None if holder is None else Lease(run_id, holder, int(epoch), float(expires_at))
+            return sqlite_lease.get(self._db, run_id)
 
     async def _load_run(self, run_id: str) -> RunRecord | None:
         with self._reading():

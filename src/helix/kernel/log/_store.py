@@ -8,7 +8,6 @@ conformance suite in ``helix.testing.conformance``.
 
 from __future__ import annotations
 
-import uuid
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from typing import Self
 
 from pydantic_core import from_json
 
-from helix.errors import ForkError, InvalidEventError, LeaseLostError, RunNotFoundError
+from helix.errors import ForkError, InvalidEventError, RunNotFoundError
 from helix.kernel.events import (
     DEFAULT_REGISTRY,
     Event,
@@ -31,6 +30,8 @@ from helix.kernel.events import (
 )
 
 from ._codec import DEFAULT_BLOB_THRESHOLD, blob_hashes, decode_rows, encode
+from ._ids import check_id, decode_cursor, encode_cursor, min_opt, new_run_id
+from ._leases import LeaseStore
 from ._projection import delta_of
 from ._records import EncodedEvent, Lease, RawRow, RunDelta, RunPage, RunRecord, narrowed
 from ._subscription import DEFAULT_MAX_QUEUE, AllRunsSubscription, Broadcaster, Subscription
@@ -52,13 +53,14 @@ class _Segment:
     last: int | None
 
 
-class EventStore(ABC):
+class EventStore(LeaseStore, ABC):
     """An append-only log of run events plus the registry of runs.
 
     Guarantees, whatever the backend: a run's seqs are contiguous from 0; a batch is
     appended whole or not at all; an append names the seq it expects to write next and
     fails with ``SeqConflictError`` otherwise, so racing writers never leave a gap or a
-    duplicate; stored events are never changed or deleted.
+    duplicate; stored events are never changed or deleted; an append made with a
+    driver's lease is refused unless that lease's epoch is still the run's.
     """
 
     def __init__(
@@ -88,7 +90,7 @@ class EventStore(ABC):
         ``ts`` backdates the creation (an imported log keeps its times).
         """
         run_id = run_id or new_run_id()
-        _check_id(run_id)
+        check_id(run_id)
         ts = ts or utc_now_iso()
         first = NewEvent(created, actor=actor, turn=0, ts=ts)
         record = RunRecord(
@@ -134,7 +136,7 @@ class EventStore(ABC):
         """
         if not 1 <= limit <= 1000:
             raise InvalidEventError(f"limit must be between 1 and 1000, not {limit}")
-        after = _decode_cursor(cursor)
+        after = decode_cursor(cursor)
         within = narrowed(workspace, workspaces)
         if within is not None and not within:
             return RunPage([], None)
@@ -142,7 +144,7 @@ class EventStore(ABC):
         next_cursor = None
         if len(runs) > limit:
             runs = runs[:limit]
-            next_cursor = _encode_cursor(runs[-1])
+            next_cursor = encode_cursor(runs[-1])
         return RunPage(runs, next_cursor)
 
     async def find_runs(
@@ -229,55 +231,6 @@ class EventStore(ABC):
             self._broadcaster.publish(run_id, committed)
         return committed
 
-    # -- the driver's lease -------------------------------------------------------------
-
-    async def take_lease(self, run_id: str, holder: str, *, ttl_s: float, now: float) -> Lease:
-        """Make ``holder`` the run's one driver until ``now + ttl_s``, with a new epoch.
-
-        Taken if nobody holds the lease or it expired by ``now`` (a driver that stopped
-        renewing loses the run); the epoch is one higher than the last, which fences off
-        the appends of every earlier holder. Concurrent takers: one wins. Raises
-        ``LeaseHeldError`` if another holder's lease is live, ``RunNotFoundError`` if
-        there is no such run. ``now`` is the caller's clock (POSIX seconds).
-        """
-        _check_lease_args(holder, ttl_s)
-        return await self._take_lease(run_id, holder, now, now + ttl_s, None)
-
-    async def take_over_lease(
-        self, stale: Lease, holder: str, *, ttl_s: float, now: float
-    ) -> Lease:
-        """Take the run's lease from ``stale``'s holder though it has not expired.
-
-        For a holder known to be dead (a process of this host that is gone): taken only
-        if ``stale`` is still the run's lease, exactly; else ``LeaseHeldError`` (someone
-        else got there first), as ``take_lease``.
-        """
-        _check_lease_args(holder, ttl_s)
-        return await self._take_lease(stale.run_id, holder, now, now + ttl_s, stale)
-
-    async def renew_lease(self, lease: Lease, *, ttl_s: float, now: float) -> Lease:
-        """Extend the lease to ``now + ttl_s``; ``LeaseLostError`` if it was taken over.
-
-        A lease that expired but that nobody took is still the run's, and renews.
-        """
-        _check_lease_args(lease.holder, ttl_s)
-        expires_at = now + ttl_s
-        current = await self._renew_lease(lease, expires_at)
-        if current != lease.epoch:
-            raise LeaseLostError(lease.run_id, lease.epoch, current)
-        return Lease(lease.run_id, lease.holder, lease.epoch, expires_at)
-
-    async def release_lease(self, lease: Lease) -> None:
-        """Give the run up: the next taker need not wait. Nothing if it was taken over."""
-        await self._release_lease(lease)
-
-    async def get_lease(self, run_id: str) -> Lease | None:
-        """Return the run's lease (live or expired), or ``None`` if nobody holds it.
-
-        ``RunNotFoundError`` if there is no such run.
-        """
-        return await self._get_lease(run_id)
-
     # -- reading ----------------------------------------------------------------------
 
     async def read(
@@ -299,7 +252,7 @@ class EventStore(ABC):
         out: list[Event] = []
         for segment in await self._segments(run_id):
             lo = max(after, segment.first - 1)
-            hi = _min_opt(to_seq, segment.last)
+            hi = min_opt(to_seq, segment.last)
             if hi is not None and lo >= hi:
                 continue
             want = None if limit is None else limit - len(out)
@@ -368,7 +321,7 @@ class EventStore(ABC):
             )
         turn = boundary.turn or 0
         fork_id = fork_id or new_run_id()
-        _check_id(fork_id)
+        check_id(fork_id)
         point = ForkPoint(run_id=run_id, seq=at_seq)
         forked = RunForked(parent=point, turn=turn, message=message, model=model, world=world)
         ts = utc_now_iso()
@@ -419,7 +372,7 @@ class EventStore(ABC):
 
     # -- lifecycle ----------------------------------------------------------------------
 
-    async def close(self) -> None:  # noqa: B027 (a no-op unless the backend holds resources)
+    async def close(self) -> None:
         """Release connections and stop watching for other processes' appends."""
 
     async def __aenter__(self) -> Self:
@@ -477,7 +430,7 @@ class EventStore(ABC):
     async def _read_for_subscriber(self, run_id: str, after: int, limit: int) -> list[Event]:
         return await self.read(run_id, after=after, limit=limit)
 
-    async def _start_watching(self) -> None:  # noqa: B027 (single-process stores need none)
+    async def _start_watching(self) -> None:
         """Start noticing other processes' appends; a no-op for single-process stores."""
 
     # -- backend primitives -----------------------------------------------------------
@@ -504,27 +457,6 @@ class EventStore(ABC):
         ``epoch`` given: ``LeaseLostError`` unless it is the run's lease epoch (checked
         before the seq, in the same transaction as the write).
         """
-
-    @abstractmethod
-    async def _take_lease(
-        self, run_id: str, holder: str, now: float, expires_at: float, stale: Lease | None
-    ) -> Lease:
-        """Atomically take the lease if free or expired at ``now`` (or still ``stale``).
-
-        The new epoch is the last one plus one; ``LeaseHeldError`` or ``RunNotFoundError``.
-        """
-
-    @abstractmethod
-    async def _renew_lease(self, lease: Lease, expires_at: float) -> int:
-        """Move the expiry if ``lease``'s epoch is the run's; return the run's epoch."""
-
-    @abstractmethod
-    async def _release_lease(self, lease: Lease) -> None:
-        """Clear the holder if ``lease``'s epoch is the run's (the epoch stays)."""
-
-    @abstractmethod
-    async def _get_lease(self, run_id: str) -> Lease | None:
-        """Return the run's lease, ``None`` if nobody holds it; ``RunNotFoundError``."""
 
     @abstractmethod
     async def _load_run(self, run_id: str) -> RunRecord | None:
@@ -565,41 +497,3 @@ def _committed(row: EncodedEvent, event: NewEvent) -> Event:
     # Moved-out strings are still whole in the payload; reading it beats a blob lookup.
     data = from_json(row.data) if row.ext is None else event.payload.model_dump(mode="json")
     return Event(row.run_id, row.seq, row.type, row.v, row.ts, row.turn, row.actor, data)
-
-
-def _check_lease_args(holder: str, ttl_s: float) -> None:
-    if not holder or len(holder) > 256:
-        raise InvalidEventError("a lease holder is 1-256 characters")
-    if not ttl_s > 0:
-        raise InvalidEventError(f"a lease lasts a positive time, not {ttl_s} s")
-
-
-def new_run_id() -> str:
-    """Return a fresh run id: ``run_`` and 20 hex digits."""
-    return f"run_{uuid.uuid4().hex[:20]}"
-
-
-def _check_id(run_id: str) -> None:
-    if not run_id or len(run_id) > 128 or not run_id.replace("-", "").replace("_", "").isalnum():
-        raise InvalidEventError(f"invalid run id {run_id!r}: use 1-128 letters, digits, '-' or '_'")
-
-
-def _min_opt(a: int | None, b: int | None) -> int | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return min(a, b)
-
-
-def _encode_cursor(record: RunRecord) -> str:
-    return f"{record.created_at}|{record.id}"
-
-
-def _decode_cursor(cursor: str | None) -> tuple[str, str] | None:
-    if cursor is None:
-        return None
-    created_at, sep, run_id = cursor.partition("|")
-    if not sep or not created_at or not run_id:
-        raise InvalidEventError(f"invalid cursor {cursor!r}")
-    return created_at, run_id
