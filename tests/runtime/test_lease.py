@@ -207,7 +207,7 @@ async def test_a_cancelled_drive_releases_its_lease(
 def test_a_bad_lease_ttl_is_refused(tmp_path: Path, setting: str) -> None:
     from helix.kernel.log import MemoryEventStore
 
-    with pytest.raises(ConfigError, match="lease|HELIX_LEASE_TTL_S"):
+    with pytest.raises(ConfigError, match=r"lease|HELIX_LEASE_TTL_S"):
         Engine(MemoryEventStore(), home=tmp_path, env={"HELIX_LEASE_TTL_S": setting})
 
 
