@@ -73,9 +73,9 @@ class Run(_Out):
     updated_at: str
     driven: bool | None = None
     """Whether a process is driving the run now (holds its live lease in the store the
-    answer comes from: any process, on any machine, sharing that store); ``None`` once it has ended (nothing is left to drive). A
-    ``queued``, ``running`` or ``waiting`` run with ``driven`` false moves only when
-    someone resumes it (``helix resume ID``)."""
+    answer comes from: any process, on any machine, sharing that store); ``None`` once
+    it has ended (nothing is left to drive). A ``queued``, ``running`` or ``waiting``
+    run with ``driven`` false moves only when someone resumes it (``helix resume ID``)."""
 
     @property
     def head(self) -> int:
