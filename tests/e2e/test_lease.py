@@ -58,6 +58,9 @@ def test_a_frozen_driver_loses_the_run_and_its_late_append_is_refused(helix: Hel
     assert [e["seq"] for e in log] == list(range(len(log)))  # 0 lost, no gap
     assert types(log)[-1] == "run.completed"
     assert "supervisor.restarted" not in types(log)
+    (taken,) = of_type(log, "lease.taken_over")  # the new driver said why it drives
+    assert taken["data"]["reason"] == "expired"
+    assert (taken["data"]["previous_epoch"], taken["data"]["epoch"]) == (1, 2)
     assert "run.failed" not in types(log)
     replies = [e["data"]["text"] for e in of_type(log, "model.responded")]
     assert replies == ["Writing.", "Wrote a.txt."]  # the frozen driver's answer never landed

@@ -128,6 +128,8 @@ async def test_a_second_driver_is_refused_while_the_first_renews(
     assert state.status == "completed"
     assert await b.engine.store.get_lease(run_id) is None  # released at the end
     assert not await b.engine.is_driven(run_id)
+    types = [e.type for e in await b.engine.store.read(run_id)]
+    assert "lease.taken_over" not in types  # one driver from start to end
 
 
 async def test_a_hung_driver_loses_the_run_and_its_late_append_is_refused(
@@ -154,6 +156,10 @@ async def test_a_hung_driver_loses_the_run_and_its_late_append_is_refused(
     assert "supervisor.restarted" not in types  # a stopped cleanly, no crash loop
     assert "run.failed" not in types
     assert types.count("model.responded") == 1  # b's: a's answer never landed
+    (taken,) = [e for e in log if e.type == "lease.taken_over"]
+    assert taken.data["reason"] == "expired"
+    assert (taken.data["previous_epoch"], taken.data["epoch"]) == (1, 2)
+    assert taken.data["previous_holder"] != taken.data["holder"]
     assert [e.seq for e in log] == list(range(len(log)))
 
 
@@ -201,6 +207,8 @@ async def test_a_cancelled_drive_releases_its_lease(
         driving.cancel()
     assert await a.engine.store.get_lease(run_id) is None
     assert (await b.engine.drive(run_id)).status == "completed"  # at once, no TTL to wait
+    types = [e.type for e in await b.engine.store.read(run_id)]
+    assert "lease.taken_over" not in types  # released: taken, not taken over
 
 
 @pytest.mark.parametrize("setting", ["0", "-1", "soon", "1e9"])

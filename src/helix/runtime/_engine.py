@@ -382,14 +382,23 @@ class Engine:
     async def lock(self, run_id: str) -> AsyncIterator[Lease]:
         """Hold the run's lease for the block: its one driver, on any machine.
 
+        Taking it over from a driver that neither finished nor released it (expired, or
+        an ended process of this host) logs ``lease.taken_over`` first, with the lease.
+
         Renewed every third of ``lease_ttl_s`` on this engine's clock, released after.
         ``RunStateError`` (``LeaseHeldError``) if another live driver holds it;
         ``LeaseLostError`` in place of the block's end if another driver took it over
         meanwhile (the block is cancelled then: its appends would be refused anyway).
         """
-        async with holding_lease(
-            self.store, run_id, ttl_s=self.lease_ttl_s, clock=self.clock
-        ) as lease:
+        async with holding_lease(self.store, run_id, ttl_s=self.lease_ttl_s, clock=self.clock) as (
+            lease,
+            taken,
+        ):
+            if taken is not None:
+                logged = [NewEvent(taken)]
+                await append_checked(
+                    self.store, run_id, lambda s: None if finished(s) else logged, lease=lease
+                )
             yield lease
 
     async def is_driven(self, run_id: str) -> bool:

@@ -13,9 +13,11 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Literal
 
 from helix._util import holder_gone, new_holder
 from helix.errors import ConfigError, LeaseHeldError, LeaseLostError, StoreUnavailableError
+from helix.kernel.events import LeaseTakenOver
 from helix.kernel.log import EventStore, Lease
 
 from ._clock import Clock
@@ -42,22 +44,39 @@ def lease_ttl(env: dict[str, str], given: float | None) -> float:
     return given
 
 
-async def take_lease(store: EventStore, run_id: str, *, ttl_s: float, clock: Clock) -> Lease:
+async def take_lease(
+    store: EventStore, run_id: str, *, ttl_s: float, clock: Clock
+) -> tuple[Lease, LeaseTakenOver | None]:
     """Take the run's lease for a new holder; ``LeaseHeldError`` if a live driver has it.
 
     A lease whose holder is a process of this host that has ended is taken over at
-    once, without waiting for it to expire.
+    once, without waiting for it to expire. Returns the lease and, when it was taken
+    from a holder that had not released it, the ``lease.taken_over`` to log.
     """
     holder = new_holder()
+    previous = await store.get_lease(run_id)
+    reason: Literal["expired", "holder_gone"] = "expired"
     try:
-        return await store.take_lease(run_id, holder, ttl_s=ttl_s, now=clock.now())
+        lease = await store.take_lease(run_id, holder, ttl_s=ttl_s, now=clock.now())
     except LeaseHeldError:
-        current = await store.get_lease(run_id)
-        if current is None:  # released meanwhile
-            return await store.take_lease(run_id, holder, ttl_s=ttl_s, now=clock.now())
-        if not holder_gone(current.holder):
+        previous = await store.get_lease(run_id)
+        if previous is None:  # released meanwhile
+            lease = await store.take_lease(run_id, holder, ttl_s=ttl_s, now=clock.now())
+        elif holder_gone(previous.holder):
+            lease = await store.take_over_lease(previous, holder, ttl_s=ttl_s, now=clock.now())
+            reason = "holder_gone"
+        else:
             raise
-        return await store.take_over_lease(current, holder, ttl_s=ttl_s, now=clock.now())
+    if previous is None or previous.epoch != lease.epoch - 1:
+        return lease, None  # a free run, or one released after we looked
+    taken = LeaseTakenOver(
+        holder=holder,
+        epoch=lease.epoch,
+        previous_holder=previous.holder,
+        previous_epoch=previous.epoch,
+        reason=reason,
+    )
+    return lease, taken
 
 
 async def driving(store: EventStore, run_id: str, now: float) -> bool:
@@ -102,14 +121,17 @@ class _Keeper:
 @asynccontextmanager
 async def holding_lease(
     store: EventStore, run_id: str, *, ttl_s: float, clock: Clock
-) -> AsyncIterator[Lease]:
+) -> AsyncIterator[tuple[Lease, LeaseTakenOver | None]]:
     """Hold the run's lease for the block, renewed under a supervisor; released after.
+
+    Yields the lease and, if it was taken over from a holder that had not released it,
+    the ``lease.taken_over`` for the new driver to log.
 
     ``LeaseHeldError`` (a ``RunStateError``) if another live driver holds it. If the
     lease is lost meanwhile (another driver took it after a renewal failed), the block
     is cancelled and ``LeaseLostError`` raised in its place.
     """
-    lease = await take_lease(store, run_id, ttl_s=ttl_s, clock=clock)
+    lease, taken = await take_lease(store, run_id, ttl_s=ttl_s, clock=clock)
     driver = asyncio.current_task()
     assert driver is not None
     keeper = _Keeper(store, lease, ttl_s, clock, driver)
@@ -122,7 +144,7 @@ async def holding_lease(
             renewer = ChildSpec(id=f"lease:{run_id}", start=keeper.renew, restart="temporary")
             supervisor.start_child(renewer)
             try:
-                yield lease
+                yield lease, taken
             except BaseException as error:
                 failure = error
             finally:
