@@ -1,4 +1,6 @@
-"""One live driver per run: two engines on one SQLite file, as two machines would be.
+"""One live driver per run: two engines on one store, as two machines would be.
+
+The store is one SQLite file, or one PostgreSQL database.
 
 Each engine has a store of its own (its own connection) and a ``ManualClock`` of its own,
 so a driver that stops renewing is a clock that does not move: no test waits for a
@@ -15,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from helix.errors import ConfigError, LeaseLostError, RunStateError
-from helix.kernel.log import SqliteEventStore
+from helix.kernel.log import EventStore, SqliteEventStore
+from helix.kernel.log._postgres import PostgresEventStore
 from helix.kernel.session import SessionState
 from helix.providers import ModelAdapter, ModelRequest, ModelResponse, Scenario, ScriptedModel
 from helix.runtime import Blueprint, Engine, RunSetup
@@ -53,8 +56,14 @@ class Driver:
     model: HeldModel
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def postgres(request: pytest.FixtureRequest) -> str | None:
+    """The PostgreSQL database the engines share, or ``None`` for one SQLite file."""
+    return request.getfixturevalue("postgres_url") if request.param == "postgres" else None
+
+
 @pytest.fixture
-async def machines(tmp_path: Path) -> AsyncIterator[tuple[Driver, Driver]]:
+async def machines(postgres: str | None, tmp_path: Path) -> AsyncIterator[tuple[Driver, Driver]]:
     made: list[Driver] = []
     for name, start, hold in (("a", T0, True), ("b", T0, False)):
         clock = ManualClock(start=start)
@@ -63,7 +72,11 @@ async def machines(tmp_path: Path) -> AsyncIterator[tuple[Driver, Driver]]:
         def factory(_setup: RunSetup, model: ModelAdapter = model) -> ModelAdapter:
             return model
 
-        store = SqliteEventStore(tmp_path / "events.db")
+        store: EventStore
+        if postgres is None:
+            store = SqliteEventStore(tmp_path / "events.db")
+        else:
+            store = await PostgresEventStore.open(postgres)
         engine = Engine(
             store,
             home=tmp_path / name,
@@ -142,15 +155,16 @@ async def test_a_hung_driver_loses_the_run_and_its_late_append_is_refused(
         await a.model.entered.wait()  # a hangs in its model call and renews no more
         b.clock.advance(TTL + 0.5)  # a's lease has expired by b's clock
         assert not await b.engine.is_driven(run_id)
-        state = await b.engine.drive(run_id)
-        assert state.status == "completed"
-        head = (await b.engine.store.get_run(run_id)).next_seq
-        a.model.go.set()  # a wakes and appends its model's answer, with its old lease
-        lost = await stale
+        async with b.engine.lock(run_id):  # b takes the run over (logs lease.taken_over)
+            head = (await b.engine.store.get_run(run_id)).next_seq
+            a.model.go.set()  # a wakes and appends its model's answer, with its old lease
+            lost = await stale
+            assert (await b.engine.store.get_run(run_id)).next_seq == head  # nothing written
+        state = await b.engine.drive(run_id)  # and b finishes the run
+    assert state.status == "completed"
     assert isinstance(lost, LeaseLostError)
     assert (lost.epoch, lost.current) == (1, 2)
     log = await b.engine.store.read(run_id)
-    assert len(log) == head  # a wrote nothing after b took over
     types = [e.type for e in log]
     assert types[-1] == "run.completed"
     assert "supervisor.restarted" not in types  # a stopped cleanly, no crash loop
@@ -172,10 +186,11 @@ async def test_a_driver_that_finds_its_lease_taken_stops_at_once(
         stale = group.create_task(_outcome(a.engine.drive(run_id)))
         await a.model.entered.wait()
         b.clock.advance(TTL + 0.5)
+        async with b.engine.lock(run_id):
+            await a.clock.sleeping()
+            a.clock.advance(TTL / 3)  # a's renewal finds the lease taken: its drive stops
+            assert isinstance(await stale, LeaseLostError)
         await b.engine.drive(run_id)
-        await a.clock.sleeping()
-        a.clock.advance(TTL / 3)  # a's renewal finds the lease taken: its drive stops
-        assert isinstance(await stale, LeaseLostError)
     assert a.model.calls == 1  # stopped in its (cancelled) model call, never answered
     types = [e.type for e in await b.engine.store.read(run_id)]
     assert types[-1] == "run.completed"
