@@ -314,7 +314,8 @@ class LeaseHeldError(RunStateError):
     code = "lease_held"
 
     def __init__(self, run_id: str, holder: str, expires_at: float) -> None:
-        super().__init__(f"run {run_id!r} is being driven by another process ({holder})")
+        # The holder (host/pid) stays an attribute: the message may reach API clients.
+        super().__init__(f"run {run_id!r} is being driven by another process")
         self.run_id = run_id
         self.holder = holder
         self.expires_at = expires_at
