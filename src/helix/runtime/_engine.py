@@ -303,7 +303,9 @@ class Engine:
         left as its log says, neither restarted nor failed). ``ModelNameError``, before
         anything is logged, if this process cannot open the run's model (a provider
         registered in another process). ``RunStateError`` if another process is
-        driving it.
+        driving it (it holds the run's lease); ``LeaseLostError`` (a ``RunStateError``)
+        if another driver took the run over meanwhile: this drive stops, having written
+        nothing since, and the run is the other driver's.
         """
         return await self._drive(run_id, until, None)
 
