@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 
 from helix.errors import ConfigError, LeaseLostError, RunStateError
-from helix.kernel.log import EventStore, SqliteEventStore
-from helix.kernel.log._postgres import PostgresEventStore
+from helix.kernel.log import EventStore, SqliteEventStore, open_store
 from helix.kernel.session import SessionState
 from helix.providers import ModelAdapter, ModelRequest, ModelResponse, Scenario, ScriptedModel
 from helix.runtime import Blueprint, Engine, RunSetup
@@ -76,7 +75,7 @@ async def machines(postgres: str | None, tmp_path: Path) -> AsyncIterator[tuple[
         if postgres is None:
             store = SqliteEventStore(tmp_path / "events.db")
         else:
-            store = await PostgresEventStore.open(postgres)
+            store = await open_store(postgres)
         engine = Engine(
             store,
             home=tmp_path / name,
