@@ -27,7 +27,9 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     ├── ForkError                the fork point is past the head or not a turn boundary
     ├── RunStateError            the run cannot do that now (steer a finished run, …)
     │   ├── ApprovalClosedError  the approval was already decided, or expired
-    │   └── ChoiceClosedError    the options card was already answered, or waits for nothing
+    │   ├── ChoiceClosedError    the options card was already answered, or waits for nothing
+    │   ├── LeaseHeldError       another driver holds the run's lease
+    │   └── LeaseLostError       a driver's lease was taken over: its appends are refused
     ├── UnknownToolError         a blueprint or a model named a tool that does not exist
     ├── InvalidToolArgumentsError  a tool call's arguments fail the tool's schema
     ├── ToolSourceError          a run's tool source (MCP server, plugin) cannot start
@@ -334,6 +336,38 @@ class RunStateError(ConflictError):
     """The run is in a state where this cannot be done (e.g. steering a finished run)."""
 
     code = "invalid_run_state"
+
+
+class LeaseHeldError(RunStateError):
+    """Another driver holds the run's lease, and it has not expired."""
+
+    code = "lease_held"
+
+    def __init__(self, run_id: str, holder: str, expires_at: float) -> None:
+        # The holder (host/pid) stays an attribute: the message may reach API clients.
+        super().__init__(f"run {run_id!r} is being driven by another process")
+        self.run_id = run_id
+        self.holder = holder
+        self.expires_at = expires_at
+
+
+class LeaseLostError(RunStateError):
+    """A driver's lease is no longer the run's: another driver took it over (fencing).
+
+    Raised by an append or a renewal made with a stale lease; nothing is written. The
+    driver that gets it must stop: the run is someone else's now.
+    """
+
+    code = "lease_lost"
+
+    def __init__(self, run_id: str, epoch: int, current: int) -> None:
+        super().__init__(
+            f"run {run_id!r}: this driver's lease (epoch {epoch}) was taken over (epoch"
+            f" {current}): another process drives the run now"
+        )
+        self.run_id = run_id
+        self.epoch = epoch
+        self.current = current
 
 
 class ApprovalClosedError(RunStateError):

@@ -88,6 +88,12 @@ def test_a_process_killed_after_a_tool_result_resumes_without_rerunning_it(
     assert len(of_type(log, "tool.started")) == 2
     assert len(of_type(log, "run.resumed")) == 1
     assert not of_type(log, "tool.interrupted")
+    # The killed process never released its lease: resume took it over at once (a dead
+    # process of this host), and said so first.
+    (taken,) = of_type(log, "lease.taken_over")
+    assert taken["data"]["reason"] == "holder_gone"
+    assert taken["seq"] == completed[0]["seq"] + 1
+    assert (taken["data"]["previous_epoch"], taken["data"]["epoch"]) == (1, 2)
     assert len(helix.model_requests) == 2
     assert len(set(_bodies(helix))) == 2
     printed = [json.loads(line) for line in resumed.stdout.splitlines()]

@@ -25,7 +25,7 @@ from helix.kernel.events import (
     SteerReceived,
     ToolRequested,
 )
-from helix.kernel.log import MemoryEventStore
+from helix.kernel.log import Lease, MemoryEventStore
 from helix.providers import ModelAdapter, ModelRequest, ModelResponse, Scenario, ScriptedModel
 from helix.runtime import Blueprint, Engine, RunSetup, cancel, decide, steer
 from helix.testing import run_created
@@ -40,7 +40,12 @@ class Interloper(MemoryEventStore):
         self.conflicts = 0
 
     async def append_events(
-        self, run_id: str, events: Sequence[NewEvent], *, expected_seq: int
+        self,
+        run_id: str,
+        events: Sequence[NewEvent],
+        *,
+        expected_seq: int,
+        lease: Lease | None = None,
     ) -> list[Event]:
         if self.cut_in is not None:
             theirs, self.cut_in = self.cut_in, None
@@ -48,7 +53,7 @@ class Interloper(MemoryEventStore):
             await super().append_events(theirs[0], theirs[1], expected_seq=head)
             if head == expected_seq:
                 self.conflicts += 1
-        return await super().append_events(run_id, events, expected_seq=expected_seq)
+        return await super().append_events(run_id, events, expected_seq=expected_seq, lease=lease)
 
 
 async def _run_waiting_for_approval(store: MemoryEventStore) -> str:

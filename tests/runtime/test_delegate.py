@@ -136,7 +136,7 @@ async def test_a_child_someone_else_drives_is_waited_for(tmp_path: Path) -> None
         # As a server resuming every unfinished run would: the child has a driver.
         group.create_task(engine.drive(child.id))
         for _ in range(500):
-            if engine.is_driven(child.id):
+            if await engine.is_driven(child.id):
                 break
             await asyncio.sleep(0.01)
         done = await children.delegate(SUBTASK, None, call_id="d1")
@@ -224,7 +224,7 @@ async def test_cancelling_the_parent_cancels_its_working_child(tmp_path: Path) -
 async def _child_asking_its_model(engine: Engine, parent: str) -> str:
     for _ in range(500):
         children = (await replay_run(engine.store, parent)).children
-        if children and engine.is_driven(children[0]):
+        if children and await engine.is_driven(children[0]):
             log = await engine.store.read(children[0])
             if _of(log, "model.requested"):
                 return children[0]

@@ -136,7 +136,7 @@ async def test_bad_points_and_paths_change_nothing(harness: Harness) -> None:
 async def test_a_running_run_cannot_be_rolled_back(harness: Harness) -> None:
     h = harness
     run_id = await _the_run(h)
-    with h.engine.lock(run_id):  # as if another process drove it
+    async with h.engine.lock(run_id):  # as if another process drove it
         await h.engine.store.append(
             run_id, [_resumed()], expected_seq=(await h.engine.store.get_run(run_id)).next_seq
         )

@@ -1,7 +1,7 @@
 """Private, domain-free helpers shared by every layer."""
 
-from ._driver_locks import DriverLocks as DriverLocks
-from ._driver_locks import LockHeld as LockHeld
+from ._drivers import holder_gone as holder_gone
+from ._drivers import new_holder as new_holder
 from ._files import FileProblem as FileProblem
 from ._files import first_problem as first_problem
 from ._files import parse_structured as parse_structured
@@ -12,10 +12,10 @@ from ._redact import secret_values as secret_values
 
 __all__ = [
     "MASK",
-    "DriverLocks",
     "FileProblem",
-    "LockHeld",
     "first_problem",
+    "holder_gone",
+    "new_holder",
     "parse_structured",
     "read_structured",
     "redact",

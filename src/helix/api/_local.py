@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Iterable
 from contextlib import AsyncExitStack
 from functools import partial
@@ -18,7 +19,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
-from helix._util import DriverLocks
 from helix.errors import NotFoundError, RunStateError
 from helix.kernel.events import TERMINAL_EVENTS, TERMINAL_STATUSES, Budget, RunStatus
 from helix.kernel.log import EventStore, RunRecord, export_lines
@@ -109,7 +109,6 @@ class LocalApi:
         self._blueprints = blueprints
         self._drive = drive
         self.visible = None if workspaces is None else frozenset(workspaces)
-        self._locks = DriverLocks(home)
         self._stack: AsyncExitStack | None = None
         self._supervisor: Supervisor | None = None
 
@@ -251,8 +250,9 @@ class LocalApi:
 
     async def _run(self, record: RunRecord) -> Run:
         """The wire model: whether a driver holds the run (if it is live), a fork's turn."""
-        live = record.status not in TERMINAL_STATUSES
-        driven = self._locks.held(record.id) if live else None
+        now = time.time() if self._engine is None else self._engine.clock.now()
+        lease = await self.store.get_lease(record.id)  # Run.of says None for an ended run
+        driven = lease is not None and lease.held(now)
         turn = None
         if record.parent is not None:  # its run.forked says at the end of which turn
             forked = await self.store.event_at(record.id, record.parent.seq + 1)

@@ -76,11 +76,10 @@ class Run(_Out):
     created_at: str
     updated_at: str
     driven: bool | None = None
-    """Whether a process is driving the run now (holds its driver lock where the answer
-    comes from: a server's own drivers, or any process on this machine sharing its
-    ``HELIX_HOME``); ``None`` once it has ended (nothing is left to drive). A
-    ``queued``, ``running`` or ``waiting`` run with ``driven`` false moves only when
-    someone resumes it (``helix resume ID``)."""
+    """Whether a process is driving the run now (holds its live lease in the store the
+    answer comes from: any process, on any machine, sharing that store); ``None`` once
+    it has ended (nothing is left to drive). A ``queued``, ``running`` or ``waiting``
+    run with ``driven`` false moves only when someone resumes it (``helix resume ID``)."""
 
     @property
     def head(self) -> int:

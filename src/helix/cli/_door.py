@@ -76,9 +76,9 @@ class Door:
             budget_usd=budget_usd, auto_approve=auto_approve, attended=not unattended,
         )  # fmt: skip
 
-    def driven_elsewhere(self, run_id: str) -> bool:
-        """Whether another process here drives the run (a server always drives its own)."""
-        return self.local is not None and self.local.engine.is_driven(run_id)
+    async def driven_elsewhere(self, run_id: str) -> bool:
+        """Whether another process drives the run (a server always drives its own)."""
+        return self.local is not None and await self.local.engine.is_driven(run_id)
 
     def detach(self, run_id: str) -> None:
         """Leave the run to be driven: by the server, or by a background process here."""

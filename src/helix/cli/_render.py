@@ -42,6 +42,7 @@ _SUMMARIES: dict[str, str] = {
     "plugin.reloaded": "{name} {previous} → {version}: {reason}",
     "plugin.failed": "{name}: {error}",
     "supervisor.restarted": "{component} (attempt {attempt}): {reason}",
+    "lease.taken_over": "{holder} (epoch {epoch}) after {previous_holder}: {reason}",
     "world.file_skipped": "{path}: {reason} ({size} bytes)",
     "world.rolled_back": "to turn {to_turn} by {by}",
     "world.kept": "{branch} into {target}",

@@ -120,7 +120,7 @@ def resume(
             if budget is None and "budget cap" in str(error):
                 raise RunStateError(f"{error} (helix resume RUN --budget USD)") from None
             raise
-        if door.driven_elsewhere(run_id):
+        if await door.driven_elsewhere(run_id):
             typer.echo("resumed: another process is driving it")
             return 0
         return await door.watch(run_id, json=json, after=head)

@@ -70,6 +70,9 @@ def _kept(data: dict[str, Any]) -> Note:
     return Note("kept", text, "warn" if conflicts else "good")
 
 
+_LOST = {"expired": "its driver stopped renewing", "holder_gone": "its driver's process ended"}
+"""Why a run's driver was replaced (``lease.taken_over``'s ``reason``), as said to a person."""
+
 NOTES: dict[str, Callable[[dict[str, Any]], Note]] = {
     "run.resumed": _resumed,
     "run.paused": lambda d: Note("paused", f"paused ({d['reason']})", "warn"),
@@ -81,6 +84,11 @@ NOTES: dict[str, Callable[[dict[str, Any]], Note]] = {
     ),
     "supervisor.restarted": lambda d: Note(
         "restart", f"{d['component']} restarted (attempt {d['attempt']}): {d['reason']}", "warn"
+    ),
+    "lease.taken_over": lambda d: Note(
+        "takeover",
+        f"another process took the run over ({_LOST[d['reason']]}): {d['holder']}",
+        "warn",
     ),
     "world.rolled_back": _rolled_back,
     "world.kept": _kept,

@@ -1,10 +1,11 @@
 """The engine: creates runs, resumes them from their logs, and supervises their loops.
 
-A run is driven by at most one process at a time: the engine holds a lock per run
-(``fcntl.flock`` on a file under ``HELIX_HOME/locks``), which the operating system
-releases when the process dies, ``kill -9`` included. Everything else people do to a
-run (approve, steer, pause, cancel) is an append to its log and reaches the driving
-process through the log's subscriptions, whichever process it comes from.
+A run is driven by at most one process at a time, on any machine that shares its store:
+the driver holds the run's lease in the log (``_lease.py``), renews it while it drives,
+and appends with it, so the store refuses the appends of a driver that lost the run.
+Everything else people do to a run (approve, steer, pause, cancel) is an append to its
+log, needing no lease, and reaches the driving process through the log's subscriptions,
+whichever process it comes from.
 """
 
 from __future__ import annotations
@@ -12,15 +13,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 
-from helix._util import DriverLocks, LockHeld
-from helix.errors import ConfigError, ModelNameError, RunStateError
+from helix.errors import ConfigError, LeaseLostError, ModelNameError, RunStateError
 from helix.gates import Gate, GatePipeline, Policy, build_gate_pipeline
 from helix.kernel.events import NewEvent, RunCreated, RunFailed, RunSettings, SupervisorRestarted
-from helix.kernel.log import EventStore, RunRecord, new_run_id
+from helix.kernel.log import EventStore, Lease, RunRecord, new_run_id
 from helix.kernel.session import SessionState, replay_run
 from helix.mcp.client import McpSource
 from helix.plugins import Plugins, PluginSource
@@ -38,6 +38,7 @@ from helix.world import ObjectStore, world_root
 
 from ._blueprint import Blueprint, blueprint_of
 from ._clock import SYSTEM_CLOCK, Clock
+from ._lease import driving, holding_lease, lease_ttl
 from ._loop import TERMINAL, RunLoop
 from ._session import append_checked, finished
 from ._setup import RunSetup
@@ -76,6 +77,7 @@ class Engine:
         snapshots: bool = True,
         sources: SourceFactory | None = None,
         plugins: Plugins | None = None,
+        lease_ttl_s: float | None = None,
     ) -> None:
         """Hold what every run driven here shares.
 
@@ -88,6 +90,9 @@ class Engine:
         rollback, and forks share their parent's folder. ``plugins`` are the plugins
         runs may name in their blueprint (default: those ``HELIX_PLUGINS``, ``home``
         and the installed entry points offer, loaded when a blueprint first names one).
+        ``lease_ttl_s``: how long a driver's lease on a run lasts unrenewed (default:
+        ``HELIX_LEASE_TTL_S``, else 10 s), the bound on how long a run whose driver
+        stopped answering waits for another.
         """
         self.snapshots = snapshots
         self.store = store
@@ -105,7 +110,8 @@ class Engine:
         """What every run's deadlines, time budget and durations are read on."""
         self.objects = ObjectStore(home / "objects")
         """The content of every run's world snapshots (shared: identical files cost once)."""
-        self._locks = DriverLocks(home)
+        self.lease_ttl_s = lease_ttl(self.env, lease_ttl_s)
+        """How long a driver's lease lasts unrenewed (renewed every third of it)."""
         if gates and pipeline is not None:
             raise ConfigError("give extra gates or a whole pipeline, not both")
         self.gates = tuple(gates)
@@ -299,7 +305,9 @@ class Engine:
         left as its log says, neither restarted nor failed). ``ModelNameError``, before
         anything is logged, if this process cannot open the run's model (a provider
         registered in another process). ``RunStateError`` if another process is
-        driving it.
+        driving it (it holds the run's lease); ``LeaseLostError`` (a ``RunStateError``)
+        if another driver took the run over meanwhile: this drive stops, having written
+        nothing since, and the run is the other driver's.
         """
         return await self._drive(run_id, until, None)
 
@@ -315,10 +323,11 @@ class Engine:
         return await self._drive(run_id, None, 1)
 
     async def _drive(self, run_id: str, until: Until | None, steps: int | None) -> SessionState:
-        with self.lock(run_id):
+        async with self.lock(run_id) as lease:
             if (await self.store.get_run(run_id)).status == "paused":
                 return await replay_run(self.store, run_id)
             setup = await self.setup(run_id)
+            setup.lease = lease
             model = self._model_factory(setup) if self._model_factory is not None else None
             if model is None and setup.blueprint.model is not None:
                 self.check_model(setup.blueprint.model)  # an unknown name fails no run
@@ -331,9 +340,17 @@ class Engine:
                     result[:] = [await loop.run(until, steps=steps)]
                 except* UntilFailed as failed:  # the caller's error, not the run's
                     refused.extend(e.__cause__ or e for e in failed.exceptions)
+                except* LeaseLostError as lost:  # the run is another driver's: stop here
+                    refused.extend(lost.exceptions)
+
+            async def restarted(child: str, error: BaseException, attempt: int) -> None:
+                await self._restarted(lease, error, attempt)
+
+            async def gave_up(child: str, error: BaseException) -> None:
+                await self._gave_up(lease, error)
 
             async with open_supervisor(
-                on_restart=self._restarted, on_give_up=self._gave_up, clock=self.clock
+                on_restart=restarted, on_give_up=gave_up, clock=self.clock
             ) as supervisor:
                 # A configuration error (no SDK, no key) is not a crash: no restart helps.
                 spec = ChildSpec(id=run_id, start=incarnation, fatal=(ConfigError,))
@@ -365,33 +382,50 @@ class Engine:
         except ModelNameError as error:  # its provider was registered in another process
             _log.warning("run %s is not resumed here: %s", run_id, error)
 
-    @contextmanager
-    def lock(self, run_id: str) -> Iterator[None]:
-        """Hold the run's driver lock; ``RunStateError`` if another process holds it."""
-        with ExitStack() as held:
-            try:
-                held.enter_context(self._locks.hold(run_id))
-            except LockHeld:
-                raise RunStateError(f"run {run_id!r} is being driven by another process") from None
-            yield
+    @asynccontextmanager
+    async def lock(self, run_id: str) -> AsyncIterator[Lease]:
+        """Hold the run's lease for the block: its one driver, on any machine.
 
-    def is_driven(self, run_id: str) -> bool:
-        """Whether some process holds the run's driver lock right now."""
-        return self._locks.held(run_id)
+        Taking it over from a driver that neither finished nor released it (expired, or
+        an ended process of this host) logs ``lease.taken_over`` first, with the lease.
 
-    async def _restarted(self, run_id: str, error: BaseException, attempt: int) -> None:
+        Renewed every third of ``lease_ttl_s`` on this engine's clock, released after.
+        ``RunStateError`` (``LeaseHeldError``) if another live driver holds it;
+        ``LeaseLostError`` in place of the block's end if another driver took it over
+        meanwhile (the block is cancelled then: its appends would be refused anyway).
+        """
+        async with holding_lease(self.store, run_id, ttl_s=self.lease_ttl_s, clock=self.clock) as (
+            lease,
+            taken,
+        ):
+            if taken is not None:
+                logged = [NewEvent(taken)]
+                await append_checked(
+                    self.store, run_id, lambda s: None if finished(s) else logged, lease=lease
+                )
+            yield lease
+
+    async def is_driven(self, run_id: str) -> bool:
+        """Whether a live driver (any process, any machine) holds the run's lease now."""
+        return await driving(self.store, run_id, self.clock.now())
+
+    async def _restarted(self, lease: Lease, error: BaseException, attempt: int) -> None:
         reason = _describe(error)
         event = NewEvent(SupervisorRestarted(component="run loop", reason=reason, attempt=attempt))
-        await append_checked(self.store, run_id, lambda s: None if finished(s) else [event])
+        await append_checked(
+            self.store, lease.run_id, lambda s: None if finished(s) else [event], lease=lease
+        )
 
-    async def _gave_up(self, run_id: str, error: BaseException) -> None:
+    async def _gave_up(self, lease: Lease, error: BaseException) -> None:
         cause = _unwrap(error)
         if isinstance(cause, ConfigError):  # said once, whole: it names its fix
             message = str(cause)
         else:
             message = f"the run loop kept crashing: {_describe(error)}"
         failed = [NewEvent(RunFailed(error=message))]
-        await append_checked(self.store, run_id, lambda s: None if finished(s) else failed)
+        await append_checked(
+            self.store, lease.run_id, lambda s: None if finished(s) else failed, lease=lease
+        )
 
 
 def _unwrap(error: BaseException) -> BaseException:

@@ -84,6 +84,7 @@ class RunLoop:
             self.setup.run_id,
             on_append=faults.after if faults.armed else None,
             clock=self.setup.clock,
+            lease=self.setup.lease,
         )
         self._session = session
         self._world.reset()

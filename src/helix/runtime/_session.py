@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from helix.errors import SeqConflictError
 from helix.kernel.events import TERMINAL_STATUSES, Event, NewEvent
-from helix.kernel.log import EventStore, Subscription
+from helix.kernel.log import EventStore, Lease, Subscription
 from helix.kernel.session import SessionState, apply, replay_run, save_snapshot
 
 from ._clock import SYSTEM_CLOCK, Clock
@@ -37,12 +37,15 @@ class LiveSession:
         state: SessionState,
         on_append: Callable[[list[str]], None] | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        lease: Lease | None = None,
     ) -> None:
         self.store = store
         self.run_id = run_id
         self.state = state
         self.clock = clock
         """What ``wait_until`` measures its time limit on."""
+        self.lease = lease
+        """The driver's lease, every append is made with (``None``: not a driver's)."""
         self._changed = asyncio.Event()
         self._stoppers: set[Stopper] = set()
         self._on_append = on_append
@@ -56,9 +59,10 @@ class LiveSession:
         run_id: str,
         on_append: Callable[[list[str]], None] | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        lease: Lease | None = None,
     ) -> LiveSession:
         """Replay the run's log."""
-        return cls(store, run_id, await replay_run(store, run_id), on_append, clock)
+        return cls(store, run_id, await replay_run(store, run_id), on_append, clock, lease)
 
     def offer(self, event: Event) -> bool:
         """Fold ``event`` if it is the next one; return False if something is missing."""
@@ -92,6 +96,8 @@ class LiveSession:
         On a conflict (someone appended first), what they wrote is folded and ``build``
         asked again: it returns ``None`` when the append became pointless (then False),
         or raises when the state refuses it. The one optimistic append of the runtime.
+        Made with the session's lease if it has one: ``LeaseLostError`` (nothing written)
+        once another driver took the run over.
         """
         while True:
             events = build(self.state)
@@ -103,7 +109,9 @@ class LiveSession:
             if self._watching is not None:  # our own events need not wake our watcher
                 self._watching.skip_through(first + len(events) - 1)
             try:
-                committed = await self.store.append_events(self.run_id, events, expected_seq=first)
+                committed = await self.store.append_events(
+                    self.run_id, events, expected_seq=first, lease=self.lease
+                )
             except SeqConflictError:
                 await self.catch_up()
                 continue
@@ -197,12 +205,15 @@ class LiveSession:
                 stopper.fire()
 
 
-async def append_checked(store: EventStore, run_id: str, build: Build) -> SessionState:
-    """Append to a run this process does not drive: folded from its log, then ``append_built``.
+async def append_checked(
+    store: EventStore, run_id: str, build: Build, *, lease: Lease | None = None
+) -> SessionState:
+    """Append to a run without its live session: folded from its log, then ``append_built``.
 
-    Returns the run's state after the append (or after finding it pointless).
+    Returns the run's state after the append (or after finding it pointless). A person's
+    act passes no ``lease``; the driver's supervisor passes its own.
     """
-    session = await LiveSession.load(store, run_id)
+    session = await LiveSession.load(store, run_id, lease=lease)
     await session.append_built(build)
     return session.state
 

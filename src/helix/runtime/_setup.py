@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from helix.gates import EgressPolicy, GatePipeline, Policy, build_gate_pipeline
-from helix.kernel.log import EventStore
+from helix.kernel.log import EventStore, Lease
 from helix.providers import PriceBook, ScriptAccess
 from helix.sandbox import Sandbox
 from helix.tools import ToolRegistry, ToolSource
@@ -56,6 +56,9 @@ class RunSetup:
     sources: tuple[ToolSource, ...] = ()
     """Where the run's other tools come from (MCP servers, plugins): opened with its
     loop, their tools added to ``tools`` (``runtime/_sources.py``)."""
+    lease: Lease | None = None
+    """The driver's lease on the run: every append of its loop is made with it, so the
+    store refuses them once another driver took the run (``None``: no driver's)."""
 
     @functools.cached_property
     def egress(self) -> EgressPolicy:

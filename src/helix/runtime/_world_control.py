@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,10 +55,10 @@ class _Effects:
     settled: list[EffectSettled] = field(default_factory=list[EffectSettled])
 
 
-@contextlib.contextmanager
-def _quiet_run(engine: Engine, record: RunRecord, action: str) -> Iterator[None]:
-    """Hold the run still: locked if nobody drives it, else it must be paused."""
-    if engine.is_driven(record.id):
+@contextlib.asynccontextmanager
+async def _quiet_run(engine: Engine, record: RunRecord, action: str) -> AsyncIterator[None]:
+    """Hold the run still: its lease held if nobody drives it, else it must be paused."""
+    if await engine.is_driven(record.id):
         if record.status != "paused":
             raise RunStateError(
                 f"run {record.id!r} is {record.status}: it cannot be {action} while it runs;"
@@ -66,7 +66,7 @@ def _quiet_run(engine: Engine, record: RunRecord, action: str) -> Iterator[None]
             )
         yield
         return
-    with engine.lock(record.id):
+    async with engine.lock(record.id):
         yield
 
 
@@ -76,7 +76,7 @@ async def rollback(engine: Engine, run_id: str, to: Point, *, by: str) -> WorldR
         raise ConfigError("roll back to start or to a turn number")
     store, objects = engine.store, engine.objects
     record = await store.get_run(run_id)
-    with _quiet_run(engine, record, "rolled back"):
+    async with _quiet_run(engine, record, "rolled back"):
         target, seq = await world_and_seq_at(store, objects, run_id, to)
         recorder = WorldRecorder(store, run_id, Path(record.world), objects)
         turn = record.turns
@@ -179,7 +179,7 @@ async def keep(engine: Engine, run_id: str, *, by: str) -> KeepOutcome:
         raise RunStateError(
             f"run {run_id!r} already works in {branch.world}: there is nothing to keep"
         )
-    with _quiet_run(engine, branch, "kept"), _quiet_run(engine, original, "changed"):
+    async with _quiet_run(engine, branch, "kept"), _quiet_run(engine, original, "changed"):
         ours = WorldRecorder(store, run_id, Path(branch.world), objects)
         ours_before = await ours.snapshot(branch.turns)
         wanted = await ours.manifest()

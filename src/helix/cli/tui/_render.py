@@ -93,7 +93,7 @@ def head_text(run: Run, *, driven_here: bool) -> Text:
     out.append("  ")
     out.append(run.status, style=STATUS_STYLES.get(run.status, ""))
     out.append(f"  turn {run.turns}  ${run.cost_usd:.4f}  {run.model}")
-    if driven_here:
+    if driven_here and run.driven is not None:  # an ended run's driver is only finishing
         out.append("  (driven here)", style="dim")
     if run.parent is not None:
         out.append(f"  fork of {run.parent.run_id}", style="dim")

@@ -88,7 +88,7 @@ class RunsScreen(Screen[None]):
 
     def _cells(self, run: Run) -> list[Any]:
         status = Text(run.status, style=STATUS_STYLES.get(run.status, ""))
-        if self.tui.driven_here(run.id):
+        if self.tui.driven_here(run.id) and run.driven is not None:  # not once it ended
             status.append(" ●", style="green")
         fork = "⑂ " if run.parent is not None else ""
         created = run.created_at[11:19] if len(run.created_at) >= 19 else run.created_at

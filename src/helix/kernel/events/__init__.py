@@ -7,6 +7,7 @@ from ._checks import path_problem as path_problem
 from ._control import AgentReported as AgentReported
 from ._control import AgentSpawned as AgentSpawned
 from ._control import BudgetExceeded as BudgetExceeded
+from ._control import LeaseTakenOver as LeaseTakenOver
 from ._control import SteerReceived as SteerReceived
 from ._control import SupervisorRestarted as SupervisorRestarted
 from ._control import UiAsked as UiAsked
@@ -105,6 +106,7 @@ __all__ = [
     "FileChanged",
     "ForkPoint",
     "GateDecided",
+    "LeaseTakenOver",
     "McpEgressDecided",
     "McpSampleRefused",
     "McpSampled",

@@ -1,8 +1,8 @@
-"""Events of steering, budgets, delegation, generative UI and supervision."""
+"""Events of steering, budgets, delegation, generative UI, supervision and driving."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, JsonValue
 
@@ -110,3 +110,19 @@ class SupervisorRestarted(Payload):
     component: str
     reason: str
     attempt: int = Field(ge=1)
+
+
+class LeaseTakenOver(Payload):
+    """A driver took the run over from one that neither finished nor released it.
+
+    Appended by the new driver, first thing, when the lease it took was still held: its
+    holder let it expire (hung, partitioned) or is a process of this host that ended.
+    """
+
+    TYPE: ClassVar[str] = "lease.taken_over"
+
+    holder: str
+    epoch: int = Field(ge=1)
+    previous_holder: str
+    previous_epoch: int = Field(ge=0)
+    reason: Literal["expired", "holder_gone"]

@@ -145,3 +145,10 @@ def _escape(key: str) -> str:
 
 def _unescape(part: str) -> str:
     return part.replace("~1", "/").replace("~0", "~")
+
+
+def committed(row: EncodedEvent, event: NewEvent) -> Event:
+    """The event as stored, from its encoded row (no second decode of what was sent)."""
+    # Moved-out strings are still whole in the payload; reading it beats a blob lookup.
+    data = from_json(row.data) if row.ext is None else event.payload.model_dump(mode="json")
+    return Event(row.run_id, row.seq, row.type, row.v, row.ts, row.turn, row.actor, data)

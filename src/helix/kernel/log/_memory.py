@@ -9,11 +9,17 @@ from __future__ import annotations
 import bisect
 from dataclasses import replace
 
-from helix.errors import RunExistsError, RunNotFoundError, SeqConflictError
+from helix.errors import (
+    LeaseHeldError,
+    LeaseLostError,
+    RunExistsError,
+    RunNotFoundError,
+    SeqConflictError,
+)
 from helix.kernel.events import EventRegistry, RunStatus
 
 from ._codec import DEFAULT_BLOB_THRESHOLD
-from ._records import EncodedEvent, FoldSnapshot, RunDelta, RunRecord
+from ._records import EncodedEvent, FoldSnapshot, Lease, RunDelta, RunRecord
 from ._store import EventStore
 
 
@@ -32,12 +38,15 @@ class MemoryEventStore(EventStore):
         self._blobs: dict[str, bytes] = {}
         self._snapshots: dict[tuple[str, str], dict[int, FoldSnapshot]] = {}
         self._turn_ends: dict[str, dict[int, list[int]]] = {}
+        self._leases: dict[str, Lease] = {}
+        """Each leased run's last lease (``holder`` empty once released)."""
 
     def view(self, registry: EventRegistry) -> MemoryEventStore:
         """Return a second store over the same memory that reads with ``registry``."""
         other = MemoryEventStore(registry=registry, blob_threshold=self.blob_threshold)
         other._runs, other._rows, other._blobs = self._runs, self._rows, self._blobs
         other._snapshots, other._turn_ends = self._snapshots, self._turn_ends
+        other._leases = self._leases
         return other
 
     async def _insert_run(
@@ -58,10 +67,13 @@ class MemoryEventStore(EventStore):
         blobs: dict[str, bytes],
         delta: RunDelta,
         ts: str,
+        epoch: int | None,
     ) -> None:
         record = self._runs.get(run_id)
         if record is None:
             raise RunNotFoundError(run_id)
+        if epoch is not None and epoch != self._epoch(run_id):
+            raise LeaseLostError(run_id, epoch, self._epoch(run_id))
         if record.next_seq != expected_seq:
             raise SeqConflictError(run_id, expected_seq, record.next_seq)
         self._rows[run_id].extend(rows)
@@ -77,6 +89,39 @@ class MemoryEventStore(EventStore):
             cost_usd=record.cost_usd + delta.cost_usd,
             updated_at=ts,
         )
+
+    async def _take_lease(
+        self, run_id: str, holder: str, now: float, expires_at: float, stale: Lease | None
+    ) -> Lease:
+        if run_id not in self._runs:
+            raise RunNotFoundError(run_id)
+        current = self._leases.get(run_id)
+        taken_over = stale is not None and current is not None and stale.epoch == current.epoch
+        if current is not None and current.holder and current.live(now) and not taken_over:
+            raise LeaseHeldError(run_id, current.holder, current.expires_at)
+        lease = Lease(run_id, holder, self._epoch(run_id) + 1, expires_at)
+        self._leases[run_id] = lease
+        return lease
+
+    async def _renew_lease(self, lease: Lease, expires_at: float) -> int:
+        epoch = self._epoch(lease.run_id)
+        if epoch == lease.epoch:
+            self._leases[lease.run_id] = Lease(lease.run_id, lease.holder, epoch, expires_at)
+        return epoch
+
+    async def _release_lease(self, lease: Lease) -> None:
+        if self._epoch(lease.run_id) == lease.epoch:
+            self._leases[lease.run_id] = Lease(lease.run_id, "", lease.epoch, 0.0)
+
+    async def _get_lease(self, run_id: str) -> Lease | None:
+        if run_id not in self._runs:
+            raise RunNotFoundError(run_id)
+        lease = self._leases.get(run_id)
+        return lease if lease is not None and lease.holder else None
+
+    def _epoch(self, run_id: str) -> int:
+        lease = self._leases.get(run_id)
+        return 0 if lease is None else lease.epoch
 
     async def _load_run(self, run_id: str) -> RunRecord | None:
         return self._runs.get(run_id)

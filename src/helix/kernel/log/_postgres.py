@@ -30,6 +30,7 @@ from typing import Any
 
 from helix.errors import (
     AppendOnlyError,
+    LeaseLostError,
     RunExistsError,
     RunNotFoundError,
     SeqConflictError,
@@ -37,54 +38,23 @@ from helix.errors import (
 )
 from helix.kernel.events import EventRegistry, RunStatus
 
+from . import _postgres_lease as postgres_lease
 from ._codec import DEFAULT_BLOB_THRESHOLD
 from ._derived_sql import PostgresDerived
 from ._postgres_dsn import cannot_open, describe, one_line
 from ._postgres_schema import migrate
-from ._records import Durability, EncodedEvent, FoldSnapshot, RawRow, RunDelta, RunRecord
-from ._sql import EVENT_COLUMNS, RUN_COLUMNS, run_from_row, run_values, select_runs
+from ._postgres_sql import APPEND, CHANNEL, CREATE, NEXT_SEQ
+from ._records import Durability, EncodedEvent, FoldSnapshot, Lease, RawRow, RunDelta, RunRecord
+from ._sql import (
+    EVENT_COLUMNS,
+    RUN_COLUMNS,
+    blob_columns,
+    column_arrays,
+    run_from_row,
+    run_values,
+    select_runs,
+)
 from ._store import EventStore
-
-CHANNEL = "helix_events"
-"""The channel every commit is announced on, as ``TOKEN RUN_ID FIRST_SEQ LAST_SEQ``."""
-
-# The inserts are gated on the UPDATE's (or run INSERT's) RETURNING, which also sends
-# the NOTIFY: queued only if the run advanced, delivered only if the statement commits.
-_CREATE = f"""
-WITH created AS (
-    INSERT INTO runs ({RUN_COLUMNS})
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-    RETURNING pg_notify('{CHANNEL}', $17)
-), stored_blobs AS (
-    INSERT INTO blobs (hash, size, data)
-    SELECT * FROM unnest($18::text[], $19::bigint[], $20::bytea[])
-    WHERE EXISTS (SELECT FROM created)
-    ON CONFLICT DO NOTHING
-)
-INSERT INTO events ({EVENT_COLUMNS})
-SELECT * FROM unnest($21::text[], $22::bigint[], $23::text[], $24::integer[], $25::text[],
-                     $26::bigint[], $27::text[], $28::text[], $29::text[])
-WHERE EXISTS (SELECT FROM created)
-"""
-_APPEND = f"""
-WITH advanced AS (
-    UPDATE runs SET next_seq = $1, status = coalesce($2, status), turns = greatest(turns, $3),
-        input_tokens = input_tokens + $4, output_tokens = output_tokens + $5,
-        cost_usd = cost_usd + $6, updated_at = $7
-    WHERE id = $8 AND next_seq = $9
-    RETURNING pg_notify('{CHANNEL}', $10)
-), stored_blobs AS (
-    INSERT INTO blobs (hash, size, data)
-    SELECT * FROM unnest($11::text[], $12::bigint[], $13::bytea[])
-    WHERE EXISTS (SELECT FROM advanced)
-    ON CONFLICT DO NOTHING
-)
-INSERT INTO events ({EVENT_COLUMNS})
-SELECT * FROM unnest($14::text[], $15::bigint[], $16::text[], $17::integer[], $18::text[],
-                     $19::bigint[], $20::text[], $21::text[], $22::text[])
-WHERE EXISTS (SELECT FROM advanced)
-"""
-_NEXT_SEQ = "SELECT next_seq FROM runs WHERE id = $1"
 
 _NOTHING_INSERTED = "INSERT 0 0"
 _UNIQUE_VIOLATION = "23505"
@@ -214,11 +184,11 @@ class PostgresEventStore(EventStore):
         with self._refusals():
             try:
                 await self._pool.execute(
-                    _CREATE,
+                    CREATE,
                     *run_values(record),
                     self._notice(record.id, first.seq, first.seq),
-                    *_blob_columns(blobs),
-                    *_columns([first]),
+                    *blob_columns(blobs),
+                    *column_arrays([first]),
                 )
             except Exception as error:
                 key = getattr(error, "constraint_name", None)
@@ -234,12 +204,13 @@ class PostgresEventStore(EventStore):
         blobs: dict[str, bytes],
         delta: RunDelta,
         ts: str,
+        epoch: int | None,
     ) -> None:
         with self._refusals():
             async with self._pool.acquire() as db:
                 try:
                     status = await db.execute(
-                        _APPEND,
+                        APPEND,
                         expected_seq + len(rows),
                         delta.status,
                         delta.turns or 0,
@@ -250,8 +221,9 @@ class PostgresEventStore(EventStore):
                         run_id,
                         expected_seq,
                         self._notice(run_id, expected_seq, rows[-1].seq),
-                        *_blob_columns(blobs),
-                        *_columns(rows),
+                        *blob_columns(blobs),
+                        *column_arrays(rows),
+                        epoch,
                     )
                 except Exception as error:
                     if _sqlstate(error) != _UNIQUE_VIOLATION:
@@ -260,10 +232,32 @@ class PostgresEventStore(EventStore):
                 if status != _NOTHING_INSERTED:
                     return
                 # A fresh statement sees the commit that beat this append.
-                actual = await db.fetchval(_NEXT_SEQ, run_id)
-        if actual is None:
+                found = await db.fetchrow(NEXT_SEQ, run_id)
+        if found is None:
             raise RunNotFoundError(run_id)
-        raise SeqConflictError(run_id, expected_seq, actual)
+        if epoch is not None and epoch != found[1]:
+            raise LeaseLostError(run_id, epoch, found[1])
+        raise SeqConflictError(run_id, expected_seq, found[0])
+
+    async def _take_lease(
+        self, run_id: str, holder: str, now: float, expires_at: float, stale: Lease | None
+    ) -> Lease:
+        with self._refusals():
+            async with self._pool.acquire() as db:
+                return await postgres_lease.take(db, run_id, holder, now, expires_at, stale)
+
+    async def _renew_lease(self, lease: Lease, expires_at: float) -> int:
+        with self._refusals():
+            async with self._pool.acquire() as db:
+                return await postgres_lease.renew(db, lease, expires_at)
+
+    async def _release_lease(self, lease: Lease) -> None:
+        with self._refusals():
+            await postgres_lease.release(self._pool, lease)
+
+    async def _get_lease(self, run_id: str) -> Lease | None:
+        with self._refusals():
+            return await postgres_lease.get(self._pool, run_id)
 
     async def _load_run(self, run_id: str) -> RunRecord | None:
         with self._refusals():
@@ -469,18 +463,6 @@ async def _cancel(tasks: Iterable[asyncio.Task[None]]) -> None:
     for task in pending:
         task.cancel()
     await asyncio.gather(*pending, return_exceptions=True)
-
-
-def _columns(rows: list[EncodedEvent]) -> list[tuple[Any, ...]]:
-    """Transpose rows into the column arrays ``_APPEND`` unnests."""
-    return list(zip(*rows, strict=True))
-
-
-def _blob_columns(blobs: dict[str, bytes]) -> tuple[list[str], list[int], list[bytes]]:
-    # Sorted, so two appends storing the same new blobs lock their keys in the same
-    # order and cannot deadlock.
-    hashes = sorted(blobs)
-    return hashes, [len(blobs[h]) for h in hashes], [blobs[h] for h in hashes]
 
 
 async def _keep_session(connection: Any) -> None:

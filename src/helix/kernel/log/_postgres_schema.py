@@ -6,7 +6,9 @@ delete or truncate an event or a blob. Timestamps stay ``TEXT`` in the log's own
 format, and the text columns that runs are ordered or looked up by are ``COLLATE "C"``:
 byte order, as SQLite compares, whatever the database's locale (under ``en_US``,
 ``'run-b' < 'run_a'`` is false), so listings and their cursors match the other backends
-and index comparisons skip the locale's rules.
+and index comparisons skip the locale's rules. A run's driver lease (holder, expiry,
+fencing epoch) lives in its registry row, so the append that checks the next seq checks
+the epoch in the same statement (and waits on the same row lock as a take-over).
 
 Each script runs whole through the simple query protocol, so it may hold several
 statements and dollar-quoted function bodies.
@@ -88,6 +90,12 @@ MIGRATIONS: list[str] = [
         FOR EACH ROW EXECUTE FUNCTION helix_blobs_are_immutable();
     CREATE TRIGGER blobs_are_immutable_truncate BEFORE TRUNCATE ON blobs
         FOR EACH STATEMENT EXECUTE FUNCTION helix_blobs_are_immutable();
+    """,
+    # 1 -> 2: the driver's lease
+    """
+    ALTER TABLE runs ADD COLUMN lease_holder TEXT;
+    ALTER TABLE runs ADD COLUMN lease_epoch BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN lease_expires DOUBLE PRECISION NOT NULL DEFAULT 0;
     """,
 ]
 

@@ -6,6 +6,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
+from helix._util import holder_gone
 from helix.kernel.events import ForkPoint, RunStatus
 
 
@@ -125,3 +126,27 @@ class Segment:
     run_id: str
     first: int
     last: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """The right to drive one run: who holds it, until when, and its fencing epoch.
+
+    Each take of a run's lease has an epoch one higher than the last; an append made
+    with a lease is refused (``LeaseLostError``) unless its epoch is still the run's,
+    so a driver that lost the run can never write to it again. ``expires_at`` is POSIX
+    seconds on the clocks of the drivers that share the store.
+    """
+
+    run_id: str
+    holder: str
+    epoch: int
+    expires_at: float
+
+    def live(self, now: float) -> bool:
+        """Whether the lease has not expired at ``now``."""
+        return self.expires_at > now
+
+    def held(self, now: float) -> bool:
+        """Whether a driver holds it at ``now``: live, and not a process here that ended."""
+        return self.live(now) and not holder_gone(self.holder)

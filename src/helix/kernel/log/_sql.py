@@ -8,7 +8,7 @@ from typing import Any, cast
 from helix.errors import StoreDamagedError
 from helix.kernel.events import ForkPoint, RunStatus
 
-from ._records import RunRecord
+from ._records import EncodedEvent, RunRecord
 
 PREFIX_END = "\U0010ffff"
 """Sorts after every character an id may hold, in byte order (both SQL stores compare
@@ -124,3 +124,15 @@ def run_filters(
         clauses.append(f"id >= {param(prefix)} AND id < {param(prefix + PREFIX_END)}")
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
     return where, args
+
+
+def column_arrays(rows: list[EncodedEvent]) -> list[tuple[Any, ...]]:
+    """Transpose rows into the column arrays the PostgreSQL store's ``unnest`` takes."""
+    return list(zip(*rows, strict=True))
+
+
+def blob_columns(blobs: dict[str, bytes]) -> tuple[list[str], list[int], list[bytes]]:
+    # Sorted, so two appends storing the same new blobs lock their keys in the same
+    # order and cannot deadlock.
+    hashes = sorted(blobs)
+    return hashes, [len(blobs[h]) for h in hashes], [blobs[h] for h in hashes]

@@ -28,6 +28,7 @@ from typing import Any
 from helix.errors import (
     AppendOnlyError,
     HelixError,
+    LeaseLostError,
     RunExistsError,
     RunNotFoundError,
     SeqConflictError,
@@ -36,12 +37,21 @@ from helix.errors import (
 )
 from helix.kernel.events import EventRegistry, RunStatus
 
+from . import _sqlite_lease as sqlite_lease
 from ._checkpoint import DEFAULT_WAL_LIMIT, Checkpointer
 from ._codec import DEFAULT_BLOB_THRESHOLD
-from ._derived_sql import SQLITE_DERIVED, SqliteDerived
-from ._records import Durability, EncodedEvent, FoldSnapshot, RawRow, RunDelta, RunRecord
+from ._derived_sql import SqliteDerived
+from ._records import (
+    Durability,
+    EncodedEvent,
+    FoldSnapshot,
+    Lease,
+    RawRow,
+    RunDelta,
+    RunRecord,
+)
 from ._sql import EVENT_COLUMNS, RUN_COLUMNS, run_from_row, run_values, select_runs
-from ._sqlite_schema import MIGRATIONS
+from ._sqlite_file import connect, damage, transaction
 from ._store import EventStore
 
 _APPEND = f"INSERT INTO events ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -49,7 +59,7 @@ _ADVANCE = """
 UPDATE runs SET next_seq = ?, status = coalesce(?, status), turns = max(turns, ?),
     input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
     cost_usd = cost_usd + ?, updated_at = ?
-WHERE id = ? AND next_seq = ?
+WHERE id = ? AND next_seq = ? AND (? IS NULL OR lease_epoch = ?)
 """
 _WATCH_INTERVAL_S = 0.01
 
@@ -70,7 +80,7 @@ class SqliteEventStore(EventStore):
         super().__init__(registry=registry, blob_threshold=blob_threshold)
         self.path = Path(path)
         self.durability = durability
-        self._db = _connect(self.path, durability)
+        self._db = connect(self.path, durability)
         self._db.execute("PRAGMA wal_autocheckpoint = 0")  # the checkpointer does it, off-loop
         if wal_limit is not None:  # cut the WAL back to this when it starts over
             self._db.execute(f"PRAGMA journal_size_limit = {int(wal_limit)}")
@@ -101,7 +111,7 @@ class SqliteEventStore(EventStore):
         self, record: RunRecord, first: EncodedEvent, blobs: dict[str, bytes]
     ) -> None:
         db = self._db
-        with _transaction(db):
+        with transaction(db):
             try:
                 db.execute(
                     f"INSERT INTO runs ({RUN_COLUMNS}) VALUES ({', '.join('?' * 16)})",
@@ -122,8 +132,9 @@ class SqliteEventStore(EventStore):
         blobs: dict[str, bytes],
         delta: RunDelta,
         ts: str,
+        epoch: int | None,
     ) -> None:
-        append = _Append(run_id, expected_seq, rows, blobs, delta, ts)
+        append = _Append(run_id, expected_seq, rows, blobs, delta, ts, epoch)
         if not self.group_commit:
             (outcome,) = self._commit([append])
             if outcome is not None:
@@ -247,14 +258,38 @@ class SqliteEventStore(EventStore):
                 append.ts,
                 append.run_id,
                 append.expected_seq,
+                append.epoch,
+                append.epoch,
             ),
         ).rowcount
         if advanced != 1:
-            found = db.execute("SELECT next_seq FROM runs WHERE id = ?", (append.run_id,))
+            found = db.execute(
+                "SELECT next_seq, lease_epoch FROM runs WHERE id = ?", (append.run_id,)
+            )
             row = found.fetchone()
             if row is None:
                 raise RunNotFoundError(append.run_id)
+            if append.epoch is not None and append.epoch != row[1]:
+                raise LeaseLostError(append.run_id, append.epoch, row[1])
             raise SeqConflictError(append.run_id, append.expected_seq, row[0])
+
+    async def _take_lease(
+        self, run_id: str, holder: str, now: float, expires_at: float, stale: Lease | None
+    ) -> Lease:
+        with self._writing(), transaction(self._db):
+            return sqlite_lease.take(self._db, run_id, holder, now, expires_at, stale)
+
+    async def _renew_lease(self, lease: Lease, expires_at: float) -> int:
+        with self._writing(), transaction(self._db):
+            return sqlite_lease.renew(self._db, lease, expires_at)
+
+    async def _release_lease(self, lease: Lease) -> None:
+        with self._writing(), transaction(self._db):
+            sqlite_lease.release(self._db, lease)
+
+    async def _get_lease(self, run_id: str) -> Lease | None:
+        with self._reading():
+            return sqlite_lease.get(self._db, run_id)
 
     async def _load_run(self, run_id: str) -> RunRecord | None:
         with self._reading():
@@ -326,12 +361,22 @@ class SqliteEventStore(EventStore):
             return self._derived.turn_end(run_id, turn, first, last)
 
     @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A lease write that SQLite cannot make is the store failing, said as one."""
+        try:
+            yield
+        except sqlite3.Error as error:
+            raise StoreUnavailableError(
+                f"the SQLite store at {self.path} failed: {error}"
+            ) from None
+
+    @contextlib.contextmanager
     def _reading(self) -> Iterator[None]:
         """Turn SQLite's "malformed" and "not a database" into ``StoreDamagedError``."""
         try:
             yield
         except sqlite3.DatabaseError as error:
-            if _damage(error):
+            if damage(error):
                 raise StoreDamagedError(
                     f"the SQLite store at {self.path} is damaged: {error} (restore it from a"
                     " backup, or recover it with sqlite3's .recover)"
@@ -407,6 +452,7 @@ class _Append:
     blobs: dict[str, bytes]
     delta: RunDelta
     ts: str
+    epoch: int | None
 
 
 def _refusal(error: BaseException) -> BaseException:
@@ -417,84 +463,9 @@ def _refusal(error: BaseException) -> BaseException:
     return error
 
 
-def _damage(error: sqlite3.DatabaseError) -> bool:
-    """Whether SQLite says the file itself is damaged (``SQLITE_CORRUPT``, ``SQLITE_NOTADB``)."""
-    code = getattr(error, "sqlite_errorcode", None)
-    if code is None:
-        return "malformed" in str(error) or "not a database" in str(error)
-    return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
-
-
-def _connect(path: Path, durability: Durability) -> sqlite3.Connection:
-    if durability not in ("normal", "full"):
-        raise StoreUnavailableError(f"unknown durability {durability!r}: use 'normal' or 'full'")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA busy_timeout = 10000")
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute(f"PRAGMA synchronous = {durability.upper()}")
-        db.execute("PRAGMA foreign_keys = ON")
-        _migrate(db)
-    except (OSError, sqlite3.Error) as error:
-        raise StoreUnavailableError(f"cannot open the SQLite store at {path}: {error}") from None
-    return db
-
-
-def _migrate(db: sqlite3.Connection) -> None:
-    with _transaction(db):
-        version = db.execute("PRAGMA user_version").fetchone()[0]
-        if version > len(MIGRATIONS):
-            raise StoreUnavailableError(
-                f"the store's schema (version {version}) is newer than this Helix understands"
-                f" ({len(MIGRATIONS)}): upgrade Helix"
-            )
-        for target in range(version, len(MIGRATIONS)):
-            for statement in _statements(MIGRATIONS[target]):
-                db.execute(statement)
-        db.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
-        for statement in _statements(SQLITE_DERIVED):
-            db.execute(statement)
-
-
-def _statements(script: str) -> list[str]:
-    """Split a migration script into statements, keeping trigger bodies whole."""
-    out: list[str] = []
-    buffer = ""
-    for line in script.splitlines(keepends=True):
-        buffer += line
-        if sqlite3.complete_statement(buffer):
-            out.append(buffer.strip())
-            buffer = ""
-    if buffer.strip():
-        out.append(buffer.strip())
-    return out
-
-
 def _put_blobs(db: sqlite3.Connection, blobs: dict[str, bytes]) -> None:
     if blobs:
         db.executemany(
             "INSERT OR IGNORE INTO blobs (hash, size, data) VALUES (?, ?, ?)",
             [(h, len(d), d) for h, d in blobs.items()],
         )
-
-
-@contextlib.contextmanager
-def _transaction(db: sqlite3.Connection) -> Any:
-    """Run the block in ``BEGIN IMMEDIATE`` … ``COMMIT``.
-
-    Taking the write lock up front makes the seq check and the insert see the same
-    state, even with other processes writing.
-    """
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except sqlite3.IntegrityError as error:
-        db.execute("ROLLBACK")
-        if "append-only" in str(error) or "immutable" in str(error):
-            raise AppendOnlyError(str(error)) from None
-        raise
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")

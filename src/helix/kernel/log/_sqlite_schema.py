@@ -3,7 +3,9 @@
 The log's invariants live here, not in Python: ``UNIQUE (run_id, seq)`` makes a
 duplicate seq impossible, and triggers make the database itself refuse to change or
 delete an event or a blob. ``pos`` orders rows by commit (SQLite has one writer at a
-time), which is how another process's subscribers find what is new.
+time), which is how another process's subscribers find what is new. A run's driver
+lease (holder, expiry, fencing epoch) lives in its registry row, so the append that
+checks the next seq checks the epoch in the same ``UPDATE``.
 """
 
 from __future__ import annotations
@@ -59,5 +61,11 @@ MIGRATIONS: list[str] = [
     BEGIN SELECT RAISE(ABORT, 'helix: blobs are immutable'); END;
     CREATE TRIGGER blobs_are_immutable_delete BEFORE DELETE ON blobs
     BEGIN SELECT RAISE(ABORT, 'helix: blobs are immutable'); END;
+    """,
+    # 1 -> 2: the driver's lease
+    """
+    ALTER TABLE runs ADD COLUMN lease_holder TEXT;
+    ALTER TABLE runs ADD COLUMN lease_epoch INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN lease_expires REAL NOT NULL DEFAULT 0;
     """,
 ]

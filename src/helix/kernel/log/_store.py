@@ -8,13 +8,10 @@ conformance suite in ``helix.testing.conformance``.
 
 from __future__ import annotations
 
-import uuid
-from abc import abstractmethod
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Collection, Sequence
 from types import TracebackType
 from typing import Self
-
-from pydantic_core import from_json
 
 from helix.errors import ForkError, InvalidEventError, RunNotFoundError
 from helix.kernel.events import (
@@ -29,12 +26,15 @@ from helix.kernel.events import (
     utc_now_iso,
 )
 
-from ._codec import DEFAULT_BLOB_THRESHOLD, blob_hashes, decode_rows, encode
+from ._codec import DEFAULT_BLOB_THRESHOLD, blob_hashes, committed, decode_rows, encode
 from ._derived import DerivedData
+from ._ids import check_id, decode_cursor, encode_cursor, min_opt, new_run_id
+from ._leases import LeaseStore
 from ._projection import delta_of
 from ._records import (
     LAST_SEQ,
     EncodedEvent,
+    Lease,
     RawRow,
     RunDelta,
     RunPage,
@@ -53,13 +53,14 @@ DEFAULT_SNAPSHOT_EVERY = 500
 _READ_PAGE = 1000
 
 
-class EventStore(DerivedData):
+class EventStore(DerivedData, LeaseStore, ABC):
     """An append-only log of run events plus the registry of runs.
 
     Guarantees, whatever the backend: a run's seqs are contiguous from 0; a batch is
     appended whole or not at all; an append names the seq it expects to write next and
     fails with ``SeqConflictError`` otherwise, so racing writers never leave a gap or a
-    duplicate; stored events are never changed or deleted.
+    duplicate; stored events are never changed or deleted; an append made with a
+    driver's lease is refused unless that lease's epoch is still the run's.
     """
 
     def __init__(
@@ -90,7 +91,7 @@ class EventStore(DerivedData):
         ``ts`` backdates the creation (an imported log keeps its times).
         """
         run_id = run_id or new_run_id()
-        _check_id(run_id)
+        check_id(run_id)
         ts = ts or utc_now_iso()
         first = NewEvent(created, actor=actor, turn=0, ts=ts)
         record = RunRecord(
@@ -136,7 +137,7 @@ class EventStore(DerivedData):
         """
         if not 1 <= limit <= 1000:
             raise InvalidEventError(f"limit must be between 1 and 1000, not {limit}")
-        after = _decode_cursor(cursor)
+        after = decode_cursor(cursor)
         within = narrowed(workspace, workspaces)
         if within is not None and not within:
             return RunPage([], None)
@@ -144,7 +145,7 @@ class EventStore(DerivedData):
         next_cursor = None
         if len(runs) > limit:
             runs = runs[:limit]
-            next_cursor = _encode_cursor(runs[-1])
+            next_cursor = encode_cursor(runs[-1])
         return RunPage(runs, next_cursor)
 
     async def find_runs(
@@ -165,45 +166,71 @@ class EventStore(DerivedData):
 
     # -- appending ------------------------------------------------------------------
 
-    async def append(self, run_id: str, events: Sequence[NewEvent], *, expected_seq: int) -> int:
+    async def append(
+        self,
+        run_id: str,
+        events: Sequence[NewEvent],
+        *,
+        expected_seq: int,
+        lease: Lease | None = None,
+    ) -> int:
         """Append ``events`` atomically as seqs ``expected_seq``, ``expected_seq + 1``, ….
 
         Returns the log's new next seq. Raises ``SeqConflictError`` when the log's next
         seq is not ``expected_seq`` and ``RunNotFoundError`` when the run does not
-        exist; nothing is written then.
+        exist; nothing is written then. A driver passes its ``lease``: the append is
+        refused with ``LeaseLostError`` (checked first, in the same transaction as the
+        write) unless the lease's epoch is still the run's. People's appends (approve,
+        steer, pause) pass none and need no lease.
         """
-        await self._append(run_id, events, expected_seq, keep=False)
+        await self._append(run_id, events, expected_seq, lease, keep=False)
         return expected_seq + len(events)
 
     async def append_events(
-        self, run_id: str, events: Sequence[NewEvent], *, expected_seq: int
+        self,
+        run_id: str,
+        events: Sequence[NewEvent],
+        *,
+        expected_seq: int,
+        lease: Lease | None = None,
     ) -> list[Event]:
         """``append``, returning the events as committed (seq, time and data as stored).
 
         A writer that folds what it wrote (a live session) takes them from here rather
         than serialising every payload a second time.
         """
-        return await self._append(run_id, events, expected_seq, keep=True)
+        return await self._append(run_id, events, expected_seq, lease, keep=True)
 
     async def _append(
-        self, run_id: str, events: Sequence[NewEvent], expected_seq: int, *, keep: bool
+        self,
+        run_id: str,
+        events: Sequence[NewEvent],
+        expected_seq: int,
+        lease: Lease | None,
+        *,
+        keep: bool,
     ) -> list[Event]:
         """Write ``events``; the committed events are built only if kept or subscribed to."""
         if not events:
             return []
+        if lease is not None and lease.run_id != run_id:
+            raise InvalidEventError(
+                f"the lease of run {lease.run_id!r} cannot append to {run_id!r}"
+            )
         ts = utc_now_iso()
         blobs: dict[str, bytes] = {}
         rows = [
             encode(run_id, expected_seq + i, e, ts, self.registry, self.blob_threshold, blobs)
             for i, e in enumerate(events)
         ]
-        await self._append_rows(run_id, expected_seq, rows, blobs, delta_of(events), ts)
+        epoch = None if lease is None else lease.epoch
+        await self._append_rows(run_id, expected_seq, rows, blobs, delta_of(events), ts, epoch)
         if not keep and not self._broadcaster.active:
             return []
-        committed = [_committed(r, e) for r, e in zip(rows, events, strict=True)]
+        stored = [committed(r, e) for r, e in zip(rows, events, strict=True)]
         if self._broadcaster.active:
-            self._broadcaster.publish(run_id, committed)
-        return committed
+            self._broadcaster.publish(run_id, stored)
+        return stored
 
     # -- reading ----------------------------------------------------------------------
 
@@ -226,7 +253,7 @@ class EventStore(DerivedData):
         out: list[Event] = []
         for segment in await self._segments(run_id):
             lo = max(after, segment.first - 1)
-            hi = _min_opt(to_seq, segment.last)
+            hi = min_opt(to_seq, segment.last)
             if hi is not None and lo >= hi:
                 continue
             want = None if limit is None else limit - len(out)
@@ -295,7 +322,7 @@ class EventStore(DerivedData):
             )
         turn = boundary.turn or 0
         fork_id = fork_id or new_run_id()
-        _check_id(fork_id)
+        check_id(fork_id)
         point = ForkPoint(run_id=run_id, seq=at_seq)
         forked = RunForked(parent=point, turn=turn, message=message, model=model, world=world)
         ts = utc_now_iso()
@@ -424,8 +451,13 @@ class EventStore(DerivedData):
         blobs: dict[str, bytes],
         delta: RunDelta,
         ts: str,
+        epoch: int | None,
     ) -> None:
-        """Atomically check the next seq, insert the rows and blobs, apply the delta."""
+        """Atomically check the lease and the next seq, insert the rows and blobs, apply the delta.
+
+        ``epoch`` given: ``LeaseLostError`` unless it is the run's lease epoch (checked
+        before the seq, in the same transaction as the write).
+        """
 
     @abstractmethod
     async def _load_run(self, run_id: str) -> RunRecord | None:
@@ -460,40 +492,3 @@ class EventStore(DerivedData):
     @abstractmethod
     async def _get_blobs(self, hashes: set[str]) -> dict[str, bytes]:
         """Return the blobs with these hashes."""
-
-
-def _committed(row: EncodedEvent, event: NewEvent) -> Event:
-    # Moved-out strings are still whole in the payload; reading it beats a blob lookup.
-    data = from_json(row.data) if row.ext is None else event.payload.model_dump(mode="json")
-    return Event(row.run_id, row.seq, row.type, row.v, row.ts, row.turn, row.actor, data)
-
-
-def new_run_id() -> str:
-    """Return a fresh run id: ``run_`` and 20 hex digits."""
-    return f"run_{uuid.uuid4().hex[:20]}"
-
-
-def _check_id(run_id: str) -> None:
-    if not run_id or len(run_id) > 128 or not run_id.replace("-", "").replace("_", "").isalnum():
-        raise InvalidEventError(f"invalid run id {run_id!r}: use 1-128 letters, digits, '-' or '_'")
-
-
-def _min_opt(a: int | None, b: int | None) -> int | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return min(a, b)
-
-
-def _encode_cursor(record: RunRecord) -> str:
-    return f"{record.created_at}|{record.id}"
-
-
-def _decode_cursor(cursor: str | None) -> tuple[str, str] | None:
-    if cursor is None:
-        return None
-    created_at, sep, run_id = cursor.partition("|")
-    if not sep or not created_at or not run_id:
-        raise InvalidEventError(f"invalid cursor {cursor!r}")
-    return created_at, run_id

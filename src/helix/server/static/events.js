@@ -25,6 +25,7 @@ function describe(event) {
     case "run.resumed": return [d.by ? `by ${d.by}` : "after a restart"];
     case "model.failed": return [`attempt ${d.attempt}: ${d.error}` + (d.retry_in_s != null ? `; again in ${d.retry_in_s}s` : "")];
     case "supervisor.restarted": return [`${d.component} restarted (attempt ${d.attempt}): ${d.reason}`];
+    case "lease.taken_over": return [`driven now by ${d.holder} (epoch ${d.epoch}): ${d.previous_holder} ${d.reason === "expired" ? "stopped renewing" : "ended"}`];
     case "tool.interrupted": return [d.reason || ""];
     case "budget.exceeded": return [`spent ${money(d.spent_usd)} of ${money(d.cap_usd)}`];
     case "agent.spawned": return [`child run ${d.child_run_id}: ${d.objective}`];

@@ -25,6 +25,8 @@ const NOTES = {
   "run.failed": (d) => ["failed", String(d.error), "bad"],
   "run.cancelled": (d) => ["cancelled", `cancelled by ${d.by}`, "bad"],
   "budget.exceeded": (d) => ["budget", `budget reached: ${usd(d.spent_usd)} spent of ${usd(d.cap_usd)}`, "warn"],
+  "lease.taken_over": (d) => ["takeover", `another process took the run over (${d.reason === "expired"
+    ? "its driver stopped renewing" : "its driver's process ended"}): ${d.holder}`, "warn"],
   "supervisor.restarted": (d) => ["restart",
     `${d.component} restarted (attempt ${d.attempt}): ${d.reason}`, "warn"],
   "world.rolled_back": (d) => ["rollback", `the world rolled back to turn ${d.to_turn} by ${d.by}` +

@@ -42,6 +42,7 @@ from helix.kernel.session import fold, replay, replay_run
 from helix.testing._sessions import run_created, session_events, turn_events
 
 from ._derived_data import DerivedDataConformance
+from ._lease import LeaseConformance
 from ._run_lookup import RunLookupConformance
 
 Reopen = Callable[[EventStore, EventRegistry], Awaitable[EventStore]]
@@ -65,7 +66,7 @@ async def _collect(iterator: AsyncIterator[Event], count: int) -> list[Event]:
     return out
 
 
-class EventStoreConformance(RunLookupConformance, DerivedDataConformance):
+class EventStoreConformance(RunLookupConformance, DerivedDataConformance, LeaseConformance):
     """Behaviour every event store backend shares. Subclass and provide fixtures."""
 
     @pytest.fixture
