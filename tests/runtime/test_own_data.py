@@ -29,7 +29,7 @@ async def test_a_world_holding_the_store_file_is_refused(tmp_path: Path) -> None
     store = SqliteEventStore(tmp_path / "project" / "helix.db")
     try:
         engine = Engine(store, home=tmp_path / "home", env={})
-        with pytest.raises(ConfigError, match="helix.db"):
+        with pytest.raises(ConfigError, match=r"helix\.db"):
             await engine.create(
                 "x", blueprint=Blueprint(model="scripted:t"), world=tmp_path / "project"
             )
