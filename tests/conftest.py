@@ -8,6 +8,7 @@ import threading
 import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -47,6 +48,16 @@ def postgres_url() -> Iterator[str]:
     base = POSTGRES_ADMIN_URL.rsplit("/", 1)[0]
     yield f"{base}/{name}"
     asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture
+def helix_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Helix home beside the test's ``tmp_path``, never inside it.
+
+    Tests often make ``tmp_path`` a run's world, and ``Engine.create`` refuses a world
+    that holds Helix's own data (its home, its SQLite store): the home lives apart.
+    """
+    return tmp_path_factory.mktemp("home")
 
 
 @pytest.fixture(scope="session")

@@ -21,9 +21,8 @@ from tests.runtime._asking_sources import ASK_CALL, AskingSource
 
 
 @pytest.mark.parametrize("kind", ["async", "sync"])
-async def test_the_sdk_answers_a_question(tmp_path: Path, kind: str) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
+async def test_the_sdk_answers_a_question(tmp_path: Path, helix_home: Path, kind: str) -> None:
+    home = helix_home
     env = {"HELIX_HOME": str(home), "HELIX_DB": f"sqlite:///{home / 'helix.db'}"}
     store = await open_store(env["HELIX_DB"])
     source = AskingSource()

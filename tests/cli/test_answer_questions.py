@@ -48,9 +48,7 @@ async def _asked(store: EventStore, run_id: str) -> str:
     raise AssertionError("the run asked nothing")
 
 
-async def _run(tmp_path: Path, answer: object) -> tuple[AskingSource, EventStore, str]:
-    home = tmp_path / "home"
-    home.mkdir()
+async def _run(tmp_path: Path, home: Path, answer: object) -> tuple[AskingSource, EventStore, str]:
     store = await open_store(f"sqlite:///{home / 'helix.db'}")
     source = AskingSource()
 
@@ -70,6 +68,7 @@ async def _run(tmp_path: Path, answer: object) -> tuple[AskingSource, EventStore
 
 async def test_a_question_is_answered_by_helix_approve_in_another_process(
     tmp_path: Path,
+    helix_home: Path,
 ) -> None:
     async def answer(home: Path, store: EventStore, run_id: str, request: str) -> None:
         done = await _helix(
@@ -86,7 +85,7 @@ async def test_a_question_is_answered_by_helix_approve_in_another_process(
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == f"answered {request}"
 
-    source, store, run_id = await _run(tmp_path, answer)
+    source, store, run_id = await _run(tmp_path, helix_home, answer)
     content = {"name": "Ada Lovelace", "age": 36, "tea": True, "colour": "red"}
     assert source.answers == [ElicitationAnswer("accept", content)]
     decided = [e for e in await store.read(run_id) if e.type == "approval.decided"]
@@ -95,18 +94,20 @@ async def test_a_question_is_answered_by_helix_approve_in_another_process(
     await store.close()
 
 
-async def test_helix_deny_declines_a_question(tmp_path: Path) -> None:
+async def test_helix_deny_declines_a_question(tmp_path: Path, helix_home: Path) -> None:
     async def answer(home: Path, store: EventStore, run_id: str, request: str) -> None:
         done = await _helix(home, "deny", run_id, "--reason", "not now")
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == f"denied {request}"
 
-    source, store, _ = await _run(tmp_path, answer)
+    source, store, _ = await _run(tmp_path, helix_home, answer)
     assert source.answers == [ElicitationAnswer("decline")]
     await store.close()
 
 
-async def test_bad_answers_are_usage_errors_and_write_nothing(tmp_path: Path) -> None:
+async def test_bad_answers_are_usage_errors_and_write_nothing(
+    tmp_path: Path, helix_home: Path
+) -> None:
     async def answer(home: Path, store: EventStore, run_id: str, request: str) -> None:
         head = (await store.get_run(run_id)).head
         refused = [
@@ -130,6 +131,6 @@ async def test_bad_answers_are_usage_errors_and_write_nothing(tmp_path: Path) ->
         # Answered here, on the driving process's own store (see the module's note).
         await decide(store, run_id, request, "allow", by="user:ann", answer={"name": "Ada"})
 
-    source, store, _ = await _run(tmp_path, answer)
+    source, store, _ = await _run(tmp_path, helix_home, answer)
     assert source.answers == [ElicitationAnswer("accept", {"name": "Ada"})]
     await store.close()

@@ -36,8 +36,8 @@ def _no_runs(home: Path) -> bool:
     return [json.loads(line) for line in listed.stdout.splitlines()] == []
 
 
-def test_a_missing_key_names_the_variable_once(tmp_path: Path) -> None:
-    home = tmp_path / "home"
+def test_a_missing_key_names_the_variable_once(tmp_path: Path, helix_home: Path) -> None:
+    home = helix_home  # apart from the world (tmp_path), which may not hold it
     result = _helix(home, "run", "hello", "--model", MODEL, "--dir", str(tmp_path))
     assert result.returncode == 2
     assert result.stderr == "error: anthropic needs an API key: set ANTHROPIC_API_KEY\n"
@@ -45,8 +45,8 @@ def test_a_missing_key_names_the_variable_once(tmp_path: Path) -> None:
     assert _no_runs(home)
 
 
-def test_a_missing_extra_names_the_install_command(tmp_path: Path) -> None:
-    home = tmp_path / "home"
+def test_a_missing_extra_names_the_install_command(tmp_path: Path, helix_home: Path) -> None:
+    home = helix_home  # apart from the world (tmp_path), which may not hold it
     result = _helix(
         home, "run", "hello", "--model", MODEL, "--dir", str(tmp_path),
         prelude="import sys; sys.modules['anthropic'] = None  # the extra is not installed",

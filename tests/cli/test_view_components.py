@@ -38,11 +38,11 @@ CARD = {
 }
 
 
-def _engine(tmp_path: Path, scenario: Scenario) -> Engine:
+def _engine(home: Path, scenario: Scenario) -> Engine:
     def model(_setup: RunSetup) -> ModelAdapter:
         return ScriptedModel(scenario, label="t")
 
-    return Engine(MemoryEventStore(), home=tmp_path / "home", model_factory=model, env={})
+    return Engine(MemoryEventStore(), home=home, model_factory=model, env={})
 
 
 def _shows() -> dict[str, Any]:
@@ -51,9 +51,9 @@ def _shows() -> dict[str, Any]:
 
 
 async def test_each_kind_is_drawn_as_text(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, helix_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    engine = _engine(tmp_path, Scenario.of(_shows(), {"text": "Done."}))
+    engine = _engine(helix_home, Scenario.of(_shows(), {"text": "Done."}))
     record = await engine.create("report", blueprint=Blueprint(model="scripted:t"), world=tmp_path)
     state = await drive_and_show(engine, record.id, json=False, interactive=False)
     assert state.status == "completed"
@@ -79,10 +79,10 @@ async def test_each_kind_is_drawn_as_text(
 
 
 async def test_a_waiting_card_says_how_to_choose_and_then_what_was_chosen(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, helix_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ask = {"text": "Which?", "tool_calls": [{"name": "ask_choice", "args": CARD}]}
-    engine = _engine(tmp_path, Scenario.of(ask, {"text": "PostgreSQL then."}))
+    engine = _engine(helix_home, Scenario.of(ask, {"text": "PostgreSQL then."}))
     record = await engine.create("ask", blueprint=Blueprint(model="scripted:t"), world=tmp_path)
     async with asyncio.TaskGroup() as group:
         driving = group.create_task(
@@ -145,10 +145,10 @@ def test_a_plugin_kind_unknown_here_is_shown_as_json_and_a_waiting_card_is_a_nex
 
 
 async def test_a_person_at_the_terminal_answers_the_card_by_its_number(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, helix_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ask = {"text": "Which?", "tool_calls": [{"name": "ask_choice", "args": CARD}]}
-    engine = _engine(tmp_path, Scenario.of(ask, {"text": "PostgreSQL then."}))
+    engine = _engine(helix_home, Scenario.of(ask, {"text": "PostgreSQL then."}))
     record = await engine.create("ask", blueprint=Blueprint(model="scripted:t"), world=tmp_path)
     typed = io.StringIO("mysql\n2\n")  # not an option: asked again; then the second
     state = await drive_and_show(engine, record.id, json=False, interactive=True, stdin=typed)
@@ -161,9 +161,11 @@ async def test_a_person_at_the_terminal_answers_the_card_by_its_number(
     assert chosen["choice"] == "postgres"
 
 
-async def test_the_end_of_input_leaves_the_card_waiting_and_pauses_the_run(tmp_path: Path) -> None:
+async def test_the_end_of_input_leaves_the_card_waiting_and_pauses_the_run(
+    tmp_path: Path, helix_home: Path
+) -> None:
     ask = {"text": "Which?", "tool_calls": [{"name": "ask_choice", "args": CARD}]}
-    engine = _engine(tmp_path, Scenario.of(ask, {"text": "never"}))
+    engine = _engine(helix_home, Scenario.of(ask, {"text": "never"}))
     record = await engine.create("ask", blueprint=Blueprint(model="scripted:t"), world=tmp_path)
     state = await drive_and_show(
         engine, record.id, json=False, interactive=True, stdin=io.StringIO("")

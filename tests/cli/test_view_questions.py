@@ -18,13 +18,13 @@ from helix.tools import ElicitationAnswer
 from tests.runtime._asking_sources import ASK_CALL, SAMPLE_CALL, AskingSource
 
 
-def _engine(tmp_path: Path, source: AskingSource, first: dict[str, Any]) -> Engine:
+def _engine(home: Path, source: AskingSource, first: dict[str, Any]) -> Engine:
     def model(_setup: RunSetup) -> ModelAdapter:
         return ScriptedModel(Scenario.of(first, {"text": "done"}), label="t")
 
     return Engine(
         MemoryEventStore(),
-        home=tmp_path / "home",
+        home=home,
         model_factory=model,
         env={},
         sources=lambda setup: [source],
@@ -38,10 +38,10 @@ async def _created(engine: Engine, tmp_path: Path, **options: object) -> str:
 
 
 async def test_a_question_is_asked_field_by_field_until_each_fits(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, helix_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = AskingSource()
-    engine = _engine(tmp_path, source, ASK_CALL)
+    engine = _engine(helix_home, source, ASK_CALL)
     run_id = await _created(engine, tmp_path)
     typed = "maybe\ny\n\nAda\nold\n36\n\npurple\ngreen\n"
     state = await drive_and_show(
@@ -65,10 +65,10 @@ async def test_a_question_is_asked_field_by_field_until_each_fits(
 
 
 async def test_the_end_of_input_mid_question_sends_nothing_and_pauses(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, helix_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = AskingSource()
-    engine = _engine(tmp_path, source, ASK_CALL)
+    engine = _engine(helix_home, source, ASK_CALL)
     run_id = await _created(engine, tmp_path)
     state = await drive_and_show(
         engine, run_id, json=False, interactive=True, stdin=io.StringIO("y\nAda\n")
@@ -83,9 +83,11 @@ async def test_the_end_of_input_mid_question_sends_nothing_and_pauses(
     assert f"no answer (the input ended): run {run_id} is paused." in capsys.readouterr().out
 
 
-async def test_a_declined_question_and_a_sampling_read_in_the_transcript(tmp_path: Path) -> None:
+async def test_a_declined_question_and_a_sampling_read_in_the_transcript(
+    tmp_path: Path, helix_home: Path
+) -> None:
     source = AskingSource()
-    engine = _engine(tmp_path, source, ASK_CALL)
+    engine = _engine(helix_home, source, ASK_CALL)
     run_id = await _created(engine, tmp_path)
     state = await drive_and_show(
         engine, run_id, json=False, interactive=True, stdin=io.StringIO("n\n")
@@ -104,7 +106,7 @@ async def test_a_declined_question_and_a_sampling_read_in_the_transcript(tmp_pat
     assert asked.endswith(": declined by user:" + asked.rsplit("user:", 1)[1])
 
     sampler = AskingSource()
-    engine = _engine(tmp_path, sampler, SAMPLE_CALL)
+    engine = _engine(helix_home, sampler, SAMPLE_CALL)
     run_id = await _created(engine, tmp_path, sampling={"allow": "allow"})
     await drive_and_show(engine, run_id, json=False, interactive=False)
     transcript = Transcript(run_id)
@@ -116,10 +118,10 @@ async def test_a_declined_question_and_a_sampling_read_in_the_transcript(tmp_pat
 
 
 async def test_a_sampling_request_is_asked_with_its_prompt_and_allowed(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, helix_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = AskingSource()
-    engine = _engine(tmp_path, source, SAMPLE_CALL)
+    engine = _engine(helix_home, source, SAMPLE_CALL)
     run_id = await _created(engine, tmp_path)  # sampling.allow: ask, the default
     state = await drive_and_show(
         engine, run_id, json=False, interactive=True, stdin=io.StringIO("y\n")

@@ -20,13 +20,13 @@ ASK = {"name": "run_command", "args": {"command": "echo hi > a.txt"}}
 
 
 def _engine(
-    tmp_path: Path, scenario: Scenario, clock: ManualClock, tools: ToolRegistry | None = None
+    home: Path, scenario: Scenario, clock: ManualClock, tools: ToolRegistry | None = None
 ) -> Engine:
     def model(_setup: RunSetup) -> ModelAdapter:
         return ScriptedModel(scenario, label="test")
 
     store = MemoryEventStore()
-    return Engine(store, home=tmp_path, tools=tools, model_factory=model, env={}, clock=clock)
+    return Engine(store, home=home, tools=tools, model_factory=model, env={}, clock=clock)
 
 
 async def _first(store: EventStore, run_id: str, event_type: str) -> Event:
@@ -40,10 +40,11 @@ async def _first(store: EventStore, run_id: str, event_type: str) -> Event:
 
 async def test_an_unanswered_approval_is_denied_when_the_clock_passes_its_deadline(
     tmp_path: Path,
+    helix_home: Path,
 ) -> None:
     clock = ManualClock()
     scenario = Scenario.of({"text": "running", "tool_calls": [ASK]}, {"text": "done"})
-    engine = _engine(tmp_path, scenario, clock)
+    engine = _engine(helix_home, scenario, clock)
     blueprint = Blueprint(model="scripted:t").model_copy(
         update={"approvals": Blueprint().approvals.model_copy(update={"timeout_s": 600})}
     )
@@ -68,10 +69,12 @@ async def test_an_unanswered_approval_is_denied_when_the_clock_passes_its_deadli
     assert not (tmp_path / "a.txt").exists()
 
 
-async def test_a_decision_after_the_deadline_on_the_clock_is_refused(tmp_path: Path) -> None:
+async def test_a_decision_after_the_deadline_on_the_clock_is_refused(
+    tmp_path: Path, helix_home: Path
+) -> None:
     clock = ManualClock()
     scenario = Scenario.of({"text": "running", "tool_calls": [ASK]}, {"text": "done"})
-    engine = _engine(tmp_path, scenario, clock)
+    engine = _engine(helix_home, scenario, clock)
     record = await engine.create("run it", blueprint=Blueprint(model="scripted:t"), world=tmp_path)
     async with asyncio.TaskGroup() as group:
         driving = group.create_task(engine.drive(record.id))
@@ -97,11 +100,13 @@ def _ticking(clock: ManualClock, seconds: float) -> ToolRegistry:
     return registry
 
 
-async def test_a_time_budget_runs_out_when_the_clock_passes_it(tmp_path: Path) -> None:
+async def test_a_time_budget_runs_out_when_the_clock_passes_it(
+    tmp_path: Path, helix_home: Path
+) -> None:
     clock = ManualClock()
     calls = [{"name": "tick", "args": {}}, {"name": "list_files", "args": {}}]
     scenario = Scenario.of({"text": "ticking", "tool_calls": calls}, {"text": "never"})
-    engine = _engine(tmp_path, scenario, clock, tools=_ticking(clock, 61))
+    engine = _engine(helix_home, scenario, clock, tools=_ticking(clock, 61))
     blueprint = Blueprint(model="scripted:t").model_copy(
         update={"budget": Blueprint().budget.model_copy(update={"max_seconds": 60})}
     )

@@ -25,10 +25,12 @@ async def _runs(store: EventStore) -> list[str]:
     return [r.id for r in (await store.list_runs(limit=100)).runs]
 
 
-async def test_a_missing_key_is_refused_before_the_run_exists(tmp_path: Path) -> None:
-    store = await open_store(f"sqlite:///{tmp_path / 'h.db'}")
+async def test_a_missing_key_is_refused_before_the_run_exists(
+    tmp_path: Path, helix_home: Path
+) -> None:
+    store = await open_store(f"sqlite:///{helix_home / 'h.db'}")
     try:
-        engine = Engine(store, home=tmp_path, env={})
+        engine = Engine(store, home=helix_home, env={})
         with pytest.raises(MissingKeyError, match="set ANTHROPIC_API_KEY"):
             await engine.create("hello", model=ANTHROPIC, world=tmp_path)
         async with LocalApi(engine) as api:
@@ -43,12 +45,12 @@ async def test_a_missing_key_is_refused_before_the_run_exists(tmp_path: Path) ->
 
 
 async def test_a_missing_sdk_names_the_install_command(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, helix_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "anthropic", None)  # as if the extra were not installed
-    store = await open_store(f"sqlite:///{tmp_path / 'h.db'}")
+    store = await open_store(f"sqlite:///{helix_home / 'h.db'}")
     try:
-        engine = Engine(store, home=tmp_path, env={"ANTHROPIC_API_KEY": "k"})
+        engine = Engine(store, home=helix_home, env={"ANTHROPIC_API_KEY": "k"})
         with pytest.raises(ConfigError) as caught:
             await engine.create("hello", model=ANTHROPIC, world=tmp_path)
         assert "pip install 'helix-harness[anthropic]'" in str(caught.value)
@@ -57,10 +59,10 @@ async def test_a_missing_sdk_names_the_install_command(
         await store.close()
 
 
-async def test_keyless_local_servers_need_no_key(tmp_path: Path) -> None:
-    store = await open_store(f"sqlite:///{tmp_path / 'h.db'}")
+async def test_keyless_local_servers_need_no_key(tmp_path: Path, helix_home: Path) -> None:
+    store = await open_store(f"sqlite:///{helix_home / 'h.db'}")
     try:
-        engine = Engine(store, home=tmp_path, env={})
+        engine = Engine(store, home=helix_home, env={})
         record = await engine.create("hello", model="ollama:qwen2.5-coder:7b", world=tmp_path)
         assert record.status == "queued"
     finally:
@@ -69,12 +71,13 @@ async def test_keyless_local_servers_need_no_key(tmp_path: Path) -> None:
 
 async def test_a_key_gone_by_the_drive_fails_the_run_once_with_the_whole_message(
     tmp_path: Path,
+    helix_home: Path,
 ) -> None:
-    store = await open_store(f"sqlite:///{tmp_path / 'h.db'}")
+    store = await open_store(f"sqlite:///{helix_home / 'h.db'}")
     try:
-        with_key = Engine(store, home=tmp_path, env={"ANTHROPIC_API_KEY": "k"})
+        with_key = Engine(store, home=helix_home, env={"ANTHROPIC_API_KEY": "k"})
         record = await with_key.create("hello", model=ANTHROPIC, world=tmp_path)
-        without = Engine(store, home=tmp_path, env={})
+        without = Engine(store, home=helix_home, env={})
         state = await without.drive(record.id)
         assert state.status == "failed"
         events = await store.read(record.id)
@@ -90,13 +93,14 @@ async def test_a_key_gone_by_the_drive_fails_the_run_once_with_the_whole_message
 
 async def test_resuming_without_the_key_is_refused_and_leaves_the_run_as_it_was(
     tmp_path: Path,
+    helix_home: Path,
 ) -> None:
-    store = await open_store(f"sqlite:///{tmp_path / 'h.db'}")
+    store = await open_store(f"sqlite:///{helix_home / 'h.db'}")
     try:
-        with_key = Engine(store, home=tmp_path, env={"ANTHROPIC_API_KEY": "k"})
+        with_key = Engine(store, home=helix_home, env={"ANTHROPIC_API_KEY": "k"})
         record = await with_key.create("hello", model=ANTHROPIC, world=tmp_path)
         before = (await store.get_run(record.id)).next_seq
-        async with LocalApi(Engine(store, home=tmp_path, env={})) as api:
+        async with LocalApi(Engine(store, home=helix_home, env={})) as api:
             with pytest.raises(MissingKeyError, match="ANTHROPIC_API_KEY"):
                 await api.resume(record.id)
         after = await store.get_run(record.id)
@@ -105,13 +109,15 @@ async def test_resuming_without_the_key_is_refused_and_leaves_the_run_as_it_was(
         await store.close()
 
 
-async def test_the_demo_model_is_usable_with_its_mock_server(tmp_path: Path) -> None:
+async def test_the_demo_model_is_usable_with_its_mock_server(
+    tmp_path: Path, helix_home: Path
+) -> None:
     """What ``helix demo`` does: the OpenAI dialect, a key and a base URL of its own."""
     with MockModelServer() as server:
-        store = await open_store(f"sqlite:///{tmp_path / 'h.db'}")
+        store = await open_store(f"sqlite:///{helix_home / 'h.db'}")
         try:
             env = {"OPENAI_API_KEY": "demo", "OPENAI_BASE_URL": server.openai_base_url}
-            engine = Engine(store, home=tmp_path, env=env)
+            engine = Engine(store, home=helix_home, env=env)
             record = await engine.create("hello", model="openai:scripted-demo", world=tmp_path)
             assert record.status == "queued"
         finally:

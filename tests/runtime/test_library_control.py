@@ -21,8 +21,10 @@ from helix.tools import ToolRegistry
 from ._library import BLUEPRINT, Ticker, inproc_provider, library_engine
 
 
-async def test_step_takes_one_step_at_a_time_until_the_run_ends(tmp_path: Path) -> None:
-    with inproc_provider(turns=3), library_engine(tmp_path) as engine:
+async def test_step_takes_one_step_at_a_time_until_the_run_ends(
+    tmp_path: Path, helix_home: Path
+) -> None:
+    with inproc_provider(turns=3), library_engine(helix_home) as engine:
         run = await engine.create("step", blueprint=BLUEPRINT, model="inproc:a", world=tmp_path)
         states = []
         for _ in range(20):
@@ -39,9 +41,11 @@ async def test_step_takes_one_step_at_a_time_until_the_run_ends(tmp_path: Path) 
     assert again.head == states[-1][2]
 
 
-async def test_drive_until_stops_at_a_turn_and_drive_goes_on_from_there(tmp_path: Path) -> None:
-    store = SqliteEventStore(tmp_path / "events.db")
-    with inproc_provider(turns=5), library_engine(tmp_path, store) as engine:
+async def test_drive_until_stops_at_a_turn_and_drive_goes_on_from_there(
+    tmp_path: Path, helix_home: Path
+) -> None:
+    store = SqliteEventStore(helix_home / "events.db")
+    with inproc_provider(turns=5), library_engine(helix_home, store) as engine:
         run = await engine.create("until", blueprint=BLUEPRINT, model="inproc:a", world=tmp_path)
         state = await engine.drive(run.id, until=lambda s: s.turn == 2 and not s.in_turn)
         assert (state.status, state.turn, state.in_turn) == ("running", 2, False)
@@ -51,8 +55,10 @@ async def test_drive_until_stops_at_a_turn_and_drive_goes_on_from_there(tmp_path
     assert (state.status, state.turn) == ("completed", 5)
 
 
-async def test_a_paused_runs_drive_returns_its_state_at_once(tmp_path: Path) -> None:
-    with inproc_provider(turns=3), library_engine(tmp_path) as engine:
+async def test_a_paused_runs_drive_returns_its_state_at_once(
+    tmp_path: Path, helix_home: Path
+) -> None:
+    with inproc_provider(turns=3), library_engine(helix_home) as engine:
         run = await engine.create("pause", blueprint=BLUEPRINT, model="inproc:a", world=tmp_path)
         await engine.step(run.id)
         await pause(engine.store, run.id, by="user:test")
@@ -66,11 +72,13 @@ async def test_a_paused_runs_drive_returns_its_state_at_once(tmp_path: Path) -> 
     assert state.status == "completed"
 
 
-async def test_drive_until_paused_returns_at_a_pause_taken_while_driving(tmp_path: Path) -> None:
+async def test_drive_until_paused_returns_at_a_pause_taken_while_driving(
+    tmp_path: Path, helix_home: Path
+) -> None:
     blueprint = BLUEPRINT.model_copy(
         update={"budget": BLUEPRINT.budget.model_copy(update={"max_turns": 2})}
     )
-    with inproc_provider(turns=5), library_engine(tmp_path) as engine:
+    with inproc_provider(turns=5), library_engine(helix_home) as engine:
         run = await engine.create("cap", blueprint=blueprint, model="inproc:a", world=tmp_path)
         state = await engine.drive(run.id, until=lambda s: s.status == "paused")
     assert (state.status, state.pause_reason, state.turn) == ("paused", "max_turns", 2)
@@ -86,8 +94,10 @@ class NoTicks:
         return Decision("deny", "no ticks in this test")
 
 
-async def test_the_engines_own_gates_decide_every_runs_calls(tmp_path: Path) -> None:
-    with inproc_provider(turns=2), library_engine(tmp_path, gates=[NoTicks()]) as engine:
+async def test_the_engines_own_gates_decide_every_runs_calls(
+    tmp_path: Path, helix_home: Path
+) -> None:
+    with inproc_provider(turns=2), library_engine(helix_home, gates=[NoTicks()]) as engine:
         run = await engine.create("gated", blueprint=BLUEPRINT, model="inproc:a", world=tmp_path)
         state = await engine.drive(run.id)
         log = await engine.store.read(run.id)
@@ -99,14 +109,14 @@ async def test_the_engines_own_gates_decide_every_runs_calls(tmp_path: Path) -> 
     assert [e for e in log if e.type == "tool.started"] == []
 
 
-async def test_a_whole_pipeline_replaces_helixs_own(tmp_path: Path) -> None:
+async def test_a_whole_pipeline_replaces_helixs_own(tmp_path: Path, helix_home: Path) -> None:
     made: list[list[str]] = []
 
     def pipeline(tools: ToolRegistry) -> GatePipeline:
         made.append(sorted(tools.names))
         return GatePipeline([NoTicks()])
 
-    with inproc_provider(turns=2), library_engine(tmp_path, pipeline=pipeline) as engine:
+    with inproc_provider(turns=2), library_engine(helix_home, pipeline=pipeline) as engine:
         run = await engine.create("own", blueprint=BLUEPRINT, model="inproc:a", world=tmp_path)
         await engine.drive(run.id)
         log = await engine.store.read(run.id)
@@ -137,11 +147,13 @@ def test_an_in_process_provider_is_known_while_registered_only() -> None:
         register_provider("Bad:Name", lambda name: None)  # type: ignore[arg-type,return-value]
 
 
-async def test_an_until_that_raises_stops_the_drive_not_the_run(tmp_path: Path) -> None:
+async def test_an_until_that_raises_stops_the_drive_not_the_run(
+    tmp_path: Path, helix_home: Path
+) -> None:
     def broken(state: object) -> bool:
         raise ValueError("my predicate is wrong")
 
-    with inproc_provider(turns=3), library_engine(tmp_path) as engine:
+    with inproc_provider(turns=3), library_engine(helix_home) as engine:
         run = await engine.create("until", blueprint=BLUEPRINT, model="inproc:a", world=tmp_path)
         await engine.step(run.id)
         with pytest.raises(ValueError, match="my predicate is wrong"):

@@ -41,9 +41,11 @@ async def test_a_run_finishes_beside_a_never_awaiting_run_that_never_ends(tmp_pa
     assert "a" in ORDER
 
 
-async def test_a_subscriber_sees_a_never_awaiting_run_while_it_runs(tmp_path: Path) -> None:
-    store = SqliteEventStore(tmp_path / "events.db")
-    with inproc_provider(turns=None), library_engine(tmp_path, store) as engine:
+async def test_a_subscriber_sees_a_never_awaiting_run_while_it_runs(
+    tmp_path: Path, helix_home: Path
+) -> None:
+    store = SqliteEventStore(helix_home / "events.db")
+    with inproc_provider(turns=None), library_engine(helix_home, store) as engine:
         run = await engine.create("a", blueprint=BLUEPRINT, model="inproc:a", world=tmp_path)
         seen: list[str] = []
         async with asyncio.TaskGroup() as group:
@@ -60,8 +62,10 @@ async def test_a_subscriber_sees_a_never_awaiting_run_while_it_runs(tmp_path: Pa
     assert seen[0] == "run.created"
 
 
-async def test_a_never_awaiting_run_is_cancelled_by_another_task(tmp_path: Path) -> None:
-    with inproc_provider(turns=None), library_engine(tmp_path) as engine:
+async def test_a_never_awaiting_run_is_cancelled_by_another_task(
+    tmp_path: Path, helix_home: Path
+) -> None:
+    with inproc_provider(turns=None), library_engine(helix_home) as engine:
         run = await engine.create("forever", blueprint=BLUEPRINT, model="inproc:a", world=tmp_path)
         seen = asyncio.Event()
 
@@ -84,8 +88,8 @@ async def test_a_never_awaiting_run_is_cancelled_by_another_task(tmp_path: Path)
     assert state.turn > 3
 
 
-async def test_wait_for_times_out_a_never_awaiting_drive(tmp_path: Path) -> None:
-    with inproc_provider(turns=None), library_engine(tmp_path) as engine:
+async def test_wait_for_times_out_a_never_awaiting_drive(tmp_path: Path, helix_home: Path) -> None:
+    with inproc_provider(turns=None), library_engine(helix_home) as engine:
         run = await engine.create("forever", blueprint=BLUEPRINT, model="inproc:a", world=tmp_path)
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(engine.drive(run.id), timeout=0.2)

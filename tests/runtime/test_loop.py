@@ -13,11 +13,11 @@ from helix.tools import ToolContext, ToolRegistry, ToolResult, builtin_registry,
 CALL = {"name": "wait", "args": {"path": "a.txt"}}
 
 
-def _engine(tmp_path: Path, scenario: Scenario, registry: ToolRegistry) -> Engine:
+def _engine(home: Path, scenario: Scenario, registry: ToolRegistry) -> Engine:
     def model(_setup: RunSetup) -> ModelAdapter:
         return ScriptedModel(scenario, label="test")
 
-    return Engine(MemoryEventStore(), home=tmp_path, tools=registry, model_factory=model, env={})
+    return Engine(MemoryEventStore(), home=home, tools=registry, model_factory=model, env={})
 
 
 def _registry(gate: asyncio.Event, started: asyncio.Event) -> ToolRegistry:
@@ -34,12 +34,12 @@ def _registry(gate: asyncio.Event, started: asyncio.Event) -> ToolRegistry:
 
 
 async def test_a_turns_last_result_is_recorded_with_its_end_and_the_next_request(
-    tmp_path: Path,
+    tmp_path: Path, helix_home: Path
 ) -> None:
     go, started = asyncio.Event(), asyncio.Event()
     go.set()
     scenario = Scenario.of({"text": "reading", "tool_calls": [CALL]}, {"text": "done"})
-    engine = _engine(tmp_path, scenario, _registry(go, started))
+    engine = _engine(helix_home, scenario, _registry(go, started))
     record = await engine.create("read", blueprint=Blueprint(model="scripted:t"), world=tmp_path)
     state = await engine.drive(record.id)
     assert state.status == "completed"
@@ -53,10 +53,12 @@ async def test_a_turns_last_result_is_recorded_with_its_end_and_the_next_request
     assert len({e.ts for e in log[at : at + 4]}) == 1
 
 
-async def test_a_cancel_during_an_allowed_call_still_records_its_result(tmp_path: Path) -> None:
+async def test_a_cancel_during_an_allowed_call_still_records_its_result(
+    tmp_path: Path, helix_home: Path
+) -> None:
     go, started = asyncio.Event(), asyncio.Event()
     scenario = Scenario.of({"text": "reading", "tool_calls": [CALL]}, {"text": "never"})
-    engine = _engine(tmp_path, scenario, _registry(go, started))
+    engine = _engine(helix_home, scenario, _registry(go, started))
     record = await engine.create("read", blueprint=Blueprint(model="scripted:t"), world=tmp_path)
     async with asyncio.TaskGroup() as group:
         driving = group.create_task(engine.drive(record.id))

@@ -17,12 +17,12 @@ UNPRICED = "openai:house-model-nobody-prices"
 
 
 @pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
+def engine(helix_home: Path) -> Iterator[Engine]:
     """An engine whose OpenAI-dialect models answer from a mock server over HTTP."""
     reply = {"text": "done", "usage": {"input_tokens": 1_000_000, "output_tokens": 0}}
     with MockModelServer(Scenario.of(reply)) as server:
         env = {"OPENAI_API_KEY": "test-no-key", "OPENAI_BASE_URL": server.openai_base_url}
-        yield Engine(MemoryEventStore(), home=tmp_path, env=env)
+        yield Engine(MemoryEventStore(), home=helix_home, env=env)
 
 
 async def test_a_usd_cap_on_a_model_without_a_price_is_refused(

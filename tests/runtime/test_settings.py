@@ -82,8 +82,8 @@ async def test_a_run_created_by_an_older_helix_resumes_and_completes(
     assert types[-1] == "run.completed"
 
 
-async def test_settings_round_trip(tmp_path: Path) -> None:
-    engine = _engine(MemoryEventStore(), tmp_path, Scenario.of({"text": "done"}))
+async def test_settings_round_trip(tmp_path: Path, helix_home: Path) -> None:
+    engine = _engine(MemoryEventStore(), helix_home, Scenario.of({"text": "done"}))
     blueprint = Blueprint(name="b", model="scripted:t", max_tokens=99)
     record = await engine.create(
         "go", blueprint=blueprint, world=tmp_path, auto_approve=True, attended=False, depth=2

@@ -22,7 +22,7 @@ from helix.tools import ElicitationAnswer
 from ._asking_sources import ASK_CALL, HOSTILE, AskingSource
 
 
-def _engine(tmp_path: Path, source: AskingSource, clock: Clock = SYSTEM_CLOCK) -> Engine:
+def _engine(home: Path, source: AskingSource, clock: Clock = SYSTEM_CLOCK) -> Engine:
     scenario = Scenario.of(ASK_CALL, {"text": "done"})
 
     def model(_setup: RunSetup) -> ModelAdapter:
@@ -30,7 +30,7 @@ def _engine(tmp_path: Path, source: AskingSource, clock: Clock = SYSTEM_CLOCK) -
 
     return Engine(
         MemoryEventStore(),
-        home=tmp_path,
+        home=home,
         model_factory=model,
         env={},
         sources=lambda setup: [source],
@@ -62,9 +62,11 @@ async def _asked_and(engine: Engine, answer: Any, **create: Any) -> tuple[str, E
     return record.id, asked, await engine.store.read(record.id)
 
 
-async def test_a_question_is_an_approval_answered_with_its_fields(tmp_path: Path) -> None:
+async def test_a_question_is_an_approval_answered_with_its_fields(
+    tmp_path: Path, helix_home: Path
+) -> None:
     source = AskingSource()
-    engine = _engine(tmp_path, source)
+    engine = _engine(helix_home, source)
 
     async def answer(run_id: str, request_id: str) -> None:
         state = await replay_run(engine.store, run_id)
@@ -96,9 +98,9 @@ async def test_a_question_is_an_approval_answered_with_its_fields(tmp_path: Path
     assert completed.data["ok"] is True
 
 
-async def test_a_denied_question_is_declined(tmp_path: Path) -> None:
+async def test_a_denied_question_is_declined(tmp_path: Path, helix_home: Path) -> None:
     source = AskingSource()
-    engine = _engine(tmp_path, source)
+    engine = _engine(helix_home, source)
 
     async def answer(run_id: str, request_id: str) -> None:
         await decide(engine.store, run_id, request_id, "deny", by="user:ann", reason="no")
@@ -107,9 +109,11 @@ async def test_a_denied_question_is_declined(tmp_path: Path) -> None:
     assert source.answers == [ElicitationAnswer("decline")]
 
 
-async def test_answers_that_do_not_fit_are_refused_and_nothing_is_written(tmp_path: Path) -> None:
+async def test_answers_that_do_not_fit_are_refused_and_nothing_is_written(
+    tmp_path: Path, helix_home: Path
+) -> None:
     source = AskingSource()
-    engine = _engine(tmp_path, source)
+    engine = _engine(helix_home, source)
     bad: list[tuple[str, dict[str, Any] | None, str]] = [
         ("allow", {}, "missing required field\\(s\\): name"),
         ("allow", {"name": "Ada", "shoe": 3}, "unknown field\\(s\\): shoe"),
@@ -136,10 +140,12 @@ async def test_answers_that_do_not_fit_are_refused_and_nothing_is_written(tmp_pa
     assert source.answers == [ElicitationAnswer("accept", {"name": "A"})]
 
 
-async def test_an_unanswered_question_is_cancelled_at_its_deadline(tmp_path: Path) -> None:
+async def test_an_unanswered_question_is_cancelled_at_its_deadline(
+    tmp_path: Path, helix_home: Path
+) -> None:
     clock = ManualClock()
     source = AskingSource()
-    engine = _engine(tmp_path, source, clock)
+    engine = _engine(helix_home, source, clock)
 
     async def answer(run_id: str, request_id: str) -> None:
         await clock.sleeping()
@@ -154,9 +160,11 @@ async def test_an_unanswered_question_is_cancelled_at_its_deadline(tmp_path: Pat
         await decide(engine.store, run_id, asked.data["request_id"], "allow", by="user:ann")
 
 
-async def test_an_unattended_run_declines_at_once_and_says_why(tmp_path: Path) -> None:
+async def test_an_unattended_run_declines_at_once_and_says_why(
+    tmp_path: Path, helix_home: Path
+) -> None:
     source = AskingSource()
-    engine = _engine(tmp_path, source)
+    engine = _engine(helix_home, source)
     record = await engine.create(
         "ask", blueprint=Blueprint(model="scripted:t"), world=tmp_path, attended=False
     )
@@ -172,9 +180,10 @@ async def test_an_unattended_run_declines_at_once_and_says_why(tmp_path: Path) -
 
 async def test_auto_approve_accepts_a_plain_yes_but_asks_a_person_for_fields(
     tmp_path: Path,
+    helix_home: Path,
 ) -> None:
     plain = AskingSource(schema={})
-    engine = _engine(tmp_path, plain)
+    engine = _engine(helix_home, plain)
     record = await engine.create(
         "ask", blueprint=Blueprint(model="scripted:t"), world=tmp_path, auto_approve=True
     )
@@ -184,7 +193,7 @@ async def test_auto_approve_accepts_a_plain_yes_but_asks_a_person_for_fields(
     assert decided.data["reason"] == "auto-approve"
 
     fields = AskingSource()
-    engine = _engine(tmp_path, fields)
+    engine = _engine(helix_home, fields)
 
     async def answer(run_id: str, request_id: str) -> None:
         await decide(engine.store, run_id, request_id, "allow", by="user:b", answer={"name": "B"})
@@ -193,7 +202,7 @@ async def test_auto_approve_accepts_a_plain_yes_but_asks_a_person_for_fields(
     assert fields.answers == [ElicitationAnswer("accept", {"name": "B"})]
 
     unattended = AskingSource()
-    engine = _engine(tmp_path, unattended)
+    engine = _engine(helix_home, unattended)
     record = await engine.create(
         "ask",
         blueprint=Blueprint(model="scripted:t"),
@@ -207,10 +216,12 @@ async def test_auto_approve_accepts_a_plain_yes_but_asks_a_person_for_fields(
     assert "auto-approve gives no answers with content" in decided.data["reason"]
 
 
-async def test_a_schema_that_is_not_flat_is_refused_to_the_source(tmp_path: Path) -> None:
+async def test_a_schema_that_is_not_flat_is_refused_to_the_source(
+    tmp_path: Path, helix_home: Path
+) -> None:
     nested = {"type": "object", "properties": {"x": {"type": "object", "properties": {}}}}
     source = AskingSource(schema=nested)
-    engine = _engine(tmp_path, source)
+    engine = _engine(helix_home, source)
     record = await engine.create(
         "ask", blueprint=Blueprint(model="scripted:t"), world=tmp_path, attended=False
     )
@@ -221,7 +232,9 @@ async def test_a_schema_that_is_not_flat_is_refused_to_the_source(tmp_path: Path
     assert "cannot ask a person: field 'x': type must be one of" in completed.data["output"]
 
 
-async def test_a_source_cannot_flood_a_person_with_questions(tmp_path: Path) -> None:
+async def test_a_source_cannot_flood_a_person_with_questions(
+    tmp_path: Path, helix_home: Path
+) -> None:
     source = AskingSource(schema={})
     calls = [{"name": "ask_person", "args": {}, "id": f"q{n}"} for n in range(6)]
     scenario = Scenario.of({"text": "", "tool_calls": calls}, {"text": "done"})
@@ -230,7 +243,7 @@ async def test_a_source_cannot_flood_a_person_with_questions(tmp_path: Path) -> 
         return ScriptedModel(scenario, label="test")
 
     engine = Engine(
-        MemoryEventStore(), home=tmp_path, model_factory=model, env={},
+        MemoryEventStore(), home=helix_home, model_factory=model, env={},
         sources=lambda setup: [source],
     )  # fmt: skip
     record = await engine.create("ask", blueprint=Blueprint(model="scripted:t"), world=tmp_path)

@@ -41,9 +41,9 @@ def server() -> Iterator[MockModelServer]:
         yield mock
 
 
-def _engine(tmp_path: Path, server: MockModelServer, source: AskingSource) -> Engine:
+def _engine(home: Path, server: MockModelServer, source: AskingSource) -> Engine:
     env = {"OPENAI_API_KEY": "test-no-key", "OPENAI_BASE_URL": server.openai_base_url}
-    return Engine(MemoryEventStore(), home=tmp_path, env=env, sources=lambda setup: [source])
+    return Engine(MemoryEventStore(), home=home, env=env, sources=lambda setup: [source])
 
 
 def _blueprint(allow: str, usd: float | None = None, max_tokens: int = 1024) -> Blueprint:
@@ -62,10 +62,10 @@ async def _events(store: EventStore, run_id: str, event_type: str) -> list[Event
 
 
 async def test_sampling_within_budget_is_served_recorded_and_counted(
-    tmp_path: Path, server: MockModelServer
+    tmp_path: Path, helix_home: Path, server: MockModelServer
 ) -> None:
     source = AskingSource(max_tokens=4000)
-    engine = _engine(tmp_path, server, source)
+    engine = _engine(helix_home, server, source)
     blueprint = _blueprint("allow", usd=1.0, max_tokens=500)
     record = await engine.create("sample", blueprint=blueprint, world=tmp_path, attended=False)
     state = await engine.drive(record.id)
@@ -98,10 +98,10 @@ async def test_sampling_within_budget_is_served_recorded_and_counted(
 
 
 async def test_sampling_that_could_pass_the_cap_is_refused(
-    tmp_path: Path, server: MockModelServer
+    tmp_path: Path, helix_home: Path, server: MockModelServer
 ) -> None:
     source = AskingSource(max_tokens=1_000_000)
-    engine = _engine(tmp_path, server, source)
+    engine = _engine(helix_home, server, source)
     blueprint = _blueprint("allow", usd=0.5, max_tokens=1_000_000)  # $2 of output at most
     record = await engine.create("sample", blueprint=blueprint, world=tmp_path, attended=False)
     await engine.drive(record.id)
@@ -123,10 +123,10 @@ async def test_sampling_that_could_pass_the_cap_is_refused(
     ],
 )
 async def test_sampling_denied_by_the_blueprint_or_unattended_is_refused(
-    tmp_path: Path, server: MockModelServer, allow: str, reason: str
+    tmp_path: Path, helix_home: Path, server: MockModelServer, allow: str, reason: str
 ) -> None:
     source = AskingSource()
-    engine = _engine(tmp_path, server, source)
+    engine = _engine(helix_home, server, source)
     record = await engine.create(
         "sample", blueprint=_blueprint(allow), world=tmp_path, attended=False
     )
@@ -149,10 +149,10 @@ async def _first(store: EventStore, run_id: str, event_type: str) -> Event:
 
 @pytest.mark.parametrize("decision", ["allow", "deny"])
 async def test_sampling_asks_a_person_by_default(
-    tmp_path: Path, server: MockModelServer, decision: str
+    tmp_path: Path, helix_home: Path, server: MockModelServer, decision: str
 ) -> None:
     source = AskingSource()
-    engine = _engine(tmp_path, server, source)
+    engine = _engine(helix_home, server, source)
     blueprint = Blueprint.model_validate({"model": MODEL, "prices": PRICE})
     assert blueprint.sampling.allow == "ask"
     record = await engine.create("sample", blueprint=blueprint, world=tmp_path)

@@ -35,7 +35,9 @@ async def send(ctx: ToolContext, text: Counted) -> ToolResult:
     return ToolResult(ok=True, output=f"sent {text}")
 
 
-async def test_each_call_is_validated_once_whether_allowed_or_approved(tmp_path: Path) -> None:
+async def test_each_call_is_validated_once_whether_allowed_or_approved(
+    tmp_path: Path, helix_home: Path
+) -> None:
     SEEN.clear()
     registry = builtin_registry()
     registry.register(note)
@@ -50,7 +52,9 @@ async def test_each_call_is_validated_once_whether_allowed_or_approved(tmp_path:
     def model(_setup: RunSetup) -> ModelAdapter:
         return ScriptedModel(scenario, label="test")
 
-    engine = Engine(MemoryEventStore(), home=tmp_path, tools=registry, model_factory=model, env={})
+    engine = Engine(
+        MemoryEventStore(), home=helix_home, tools=registry, model_factory=model, env={}
+    )
     record = await engine.create(
         "note", blueprint=Blueprint(model="scripted:t"), world=tmp_path, auto_approve=True
     )

@@ -54,7 +54,7 @@ def _tools() -> ToolRegistry:
 
 
 def _engine(
-    tmp_path: Path,
+    home: Path,
     scenario: Scenario,
     *,
     clock: ManualClock | None = None,
@@ -65,7 +65,7 @@ def _engine(
 
     return Engine(
         store or MemoryEventStore(),
-        home=tmp_path,
+        home=home,
         tools=_tools(),
         model_factory=model,
         env={"HELIX_TEST_TOKEN": "sk-secret-123456789"},
@@ -88,9 +88,11 @@ async def _first(store: EventStore, run_id: str, event_type: str) -> Event:
     raise AssertionError(f"the log ended without {event_type}")
 
 
-async def test_a_tool_returns_each_kind_and_each_is_a_ui_component_event(tmp_path: Path) -> None:
+async def test_a_tool_returns_each_kind_and_each_is_a_ui_component_event(
+    tmp_path: Path, helix_home: Path
+) -> None:
     calls = [("report", {"kind": k}) for k in PROPS]
-    engine = _engine(tmp_path, Scenario.of(_calls(*calls), {"text": "done"}))
+    engine = _engine(helix_home, Scenario.of(_calls(*calls), {"text": "done"}))
     record = await engine.create("report", blueprint=Blueprint(model="scripted:t"), world=tmp_path)
     state = await engine.drive(record.id)
     assert state.status == "completed"
@@ -111,12 +113,14 @@ async def test_a_tool_returns_each_kind_and_each_is_a_ui_component_event(tmp_pat
     assert state.cards == {options.data["id"]: PROPS["options"]}
 
 
-async def test_show_with_invalid_props_fails_precisely_and_shows_nothing(tmp_path: Path) -> None:
+async def test_show_with_invalid_props_fails_precisely_and_shows_nothing(
+    tmp_path: Path, helix_home: Path
+) -> None:
     bad = {"component": "table", "props": {"columns": ["a"], "rows": [["1", "2"]]}}
     unknown = {"component": "gauge", "props": {}}
     secret = {"component": "markdown", "props": {"text": "key sk-secret-123456789"}}
     calls = _calls(("show_component", bad), ("show_component", unknown), ("show_component", secret))
-    engine = _engine(tmp_path, Scenario.of(calls, {"text": "done"}))
+    engine = _engine(helix_home, Scenario.of(calls, {"text": "done"}))
     record = await engine.create("show", blueprint=Blueprint(model="scripted:t"), world=tmp_path)
     await engine.drive(record.id)
     log = await engine.store.read(record.id)
@@ -134,9 +138,11 @@ async def test_show_with_invalid_props_fails_precisely_and_shows_nothing(tmp_pat
     assert "sk-secret" not in json.dumps(shown)  # secrets never reach events
 
 
-async def test_ask_choice_waits_for_a_choice_from_another_writer(tmp_path: Path) -> None:
+async def test_ask_choice_waits_for_a_choice_from_another_writer(
+    tmp_path: Path, helix_home: Path
+) -> None:
     scenario = Scenario.of(_calls(("ask_choice", CARD)), {"text": "done"})
-    engine = _engine(tmp_path, scenario)
+    engine = _engine(helix_home, scenario)
     record = await engine.create("ask", blueprint=Blueprint(model="scripted:t"), world=tmp_path)
     async with asyncio.TaskGroup() as group:
         driving = group.create_task(engine.drive(record.id))
@@ -178,9 +184,11 @@ async def test_ask_choice_waits_for_a_choice_from_another_writer(tmp_path: Path)
         await choose(engine.store, record.id, card, "sqlite", by="user:ann")
 
 
-async def test_ask_choice_fails_at_once_when_nobody_attends(tmp_path: Path) -> None:
+async def test_ask_choice_fails_at_once_when_nobody_attends(
+    tmp_path: Path, helix_home: Path
+) -> None:
     scenario = Scenario.of(_calls(("ask_choice", CARD)), {"text": "done"})
-    engine = _engine(tmp_path, scenario)
+    engine = _engine(helix_home, scenario)
     blueprint = Blueprint(model="scripted:t")
     record = await engine.create("ask", blueprint=blueprint, world=tmp_path, attended=False)
     state = await engine.drive(record.id)
@@ -192,9 +200,11 @@ async def test_ask_choice_fails_at_once_when_nobody_attends(tmp_path: Path) -> N
     assert not [e for e in log if e.type.startswith("ui.")]
 
 
-async def test_ask_choice_with_invalid_choices_fails_and_shows_nothing(tmp_path: Path) -> None:
+async def test_ask_choice_with_invalid_choices_fails_and_shows_nothing(
+    tmp_path: Path, helix_home: Path
+) -> None:
     twice = {"question": "?", "choices": [{"id": "a", "label": "A"}, {"id": "a", "label": "B"}]}
-    engine = _engine(tmp_path, Scenario.of(_calls(("ask_choice", twice)), {"text": "done"}))
+    engine = _engine(helix_home, Scenario.of(_calls(("ask_choice", twice)), {"text": "done"}))
     record = await engine.create("ask", blueprint=Blueprint(model="scripted:t"), world=tmp_path)
     await engine.drive(record.id)
     log = await engine.store.read(record.id)
@@ -206,10 +216,12 @@ async def test_ask_choice_with_invalid_choices_fails_and_shows_nothing(tmp_path:
     assert not [e for e in log if e.type.startswith("ui.")]
 
 
-async def test_an_unanswered_card_closes_at_the_approvals_deadline(tmp_path: Path) -> None:
+async def test_an_unanswered_card_closes_at_the_approvals_deadline(
+    tmp_path: Path, helix_home: Path
+) -> None:
     clock = ManualClock()
     scenario = Scenario.of(_calls(("ask_choice", CARD)), {"text": "done"})
-    engine = _engine(tmp_path, scenario, clock=clock)
+    engine = _engine(helix_home, scenario, clock=clock)
     record = await engine.create("ask", blueprint=Blueprint(model="scripted:t"), world=tmp_path)
     async with asyncio.TaskGroup() as group:
         driving = group.create_task(engine.drive(record.id))
@@ -225,10 +237,12 @@ async def test_an_unanswered_card_closes_at_the_approvals_deadline(tmp_path: Pat
     assert result["output"] == "no choice was made: no decision before the deadline"
 
 
-async def test_a_run_restarted_while_waiting_takes_the_choice_from_the_log(tmp_path: Path) -> None:
+async def test_a_run_restarted_while_waiting_takes_the_choice_from_the_log(
+    tmp_path: Path, helix_home: Path
+) -> None:
     store = MemoryEventStore()
     scenario = Scenario.of(_calls(("ask_choice", CARD)), {"text": "done"})
-    first = _engine(tmp_path, scenario, store=store)
+    first = _engine(helix_home, scenario, store=store)
     record = await first.create("ask", blueprint=Blueprint(model="scripted:t"), world=tmp_path)
     driving = asyncio.create_task(first.drive(record.id))
     asked = await _first(store, record.id, "ui.asked")
@@ -236,7 +250,7 @@ async def test_a_run_restarted_while_waiting_takes_the_choice_from_the_log(tmp_p
     with pytest.raises(asyncio.CancelledError):
         await driving
     await choose(store, record.id, asked.data["component_id"], "sqlite", by="user:ann")
-    second = _engine(tmp_path, scenario, store=store)
+    second = _engine(helix_home, scenario, store=store)
     state = await second.drive(record.id)
     assert state.status == "completed", state.error
     log = await store.read(record.id)

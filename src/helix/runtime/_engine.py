@@ -20,7 +20,7 @@ from pathlib import Path
 from helix.errors import ConfigError, LeaseLostError, ModelNameError, RunStateError
 from helix.gates import Gate, GatePipeline, Policy, build_gate_pipeline
 from helix.kernel.events import NewEvent, RunCreated, RunFailed, RunSettings, SupervisorRestarted
-from helix.kernel.log import EventStore, Lease, RunRecord, new_run_id
+from helix.kernel.log import EventStore, Lease, RunRecord, SqliteEventStore, new_run_id
 from helix.kernel.session import SessionState, replay_run
 from helix.mcp.client import McpSource
 from helix.plugins import Plugins, PluginSource
@@ -195,6 +195,7 @@ class Engine:
             run_id, world = run_id or fresh, self.home / "worlds" / fresh
             world.mkdir(parents=True)
         world = world_root(world)  # a folder, never /
+        self._refuse_own_data(world)
         settings = RunSettings(
             blueprint=blueprint.model_dump(mode="json"),
             auto_approve=auto_approve,
@@ -210,6 +211,25 @@ class Engine:
             settings=settings,
         )
         return await self.store.create_run(created, workspace=workspace, run_id=run_id, actor=actor)
+
+    def _refuse_own_data(self, world: Path) -> None:
+        """``ConfigError`` if ``world`` holds Helix's own data (its home, its SQLite store).
+
+        A run's snapshots, tools and file views read and write its world: they would
+        copy the store into the object store, let the agent rewrite it, and (by opening
+        and closing the database file in the process holding it) drop SQLite's locks,
+        so that another process's connection may reset the write-ahead log under it.
+        """
+        own = [self.home.resolve()]
+        if isinstance(self.store, SqliteEventStore):
+            own.append(self.store.path.resolve())
+        for path in own:
+            if path == world or path.is_relative_to(world):
+                raise ConfigError(
+                    f"the world {world} holds Helix's own data ({path}): a run may not see"
+                    " or change it; choose a folder that does not contain it, or keep"
+                    " HELIX_HOME and HELIX_DB elsewhere"
+                )
 
     def check_model(self, spec: str | Sequence[str]) -> None:
         """``ModelNameError`` unless every name is well formed and this engine may open it."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
@@ -18,9 +19,11 @@ from tests.runtime._asking_sources import ASK_CALL, AskingSource
 from .conftest import in_tui, until
 
 
-async def test_a_question_is_answered_in_a_dialog(local_door: Door) -> None:
+async def test_a_question_is_answered_in_a_dialog(local_door: Door, tmp_path: Path) -> None:
     """Another driver (its own engine on the store) runs it; the TUI answers its question."""
     store = await open_store(local_door.env["HELIX_DB"])
+    world = tmp_path / "world"  # beside the home: a world may not hold it
+    world.mkdir()
     source = AskingSource()
 
     def model(_setup: RunSetup) -> ModelAdapter:
@@ -29,9 +32,7 @@ async def test_a_question_is_answered_in_a_dialog(local_door: Door) -> None:
     engine = Engine(
         store, home=local_door.home, model_factory=model, env={}, sources=lambda s: [source]
     )
-    record = await engine.create(
-        "ask", blueprint=Blueprint(model="scripted:t"), world=local_door.home
-    )
+    record = await engine.create("ask", blueprint=Blueprint(model="scripted:t"), world=world)
     driving = asyncio.create_task(engine.drive(record.id))
 
     async def scene(app: HelixTui, pilot: Pilot[None]) -> None:
