@@ -52,7 +52,7 @@ async def test_an_unanswered_approval_is_denied_when_the_clock_passes_its_deadli
     async with asyncio.TaskGroup() as group:
         driving = group.create_task(engine.drive(record.id))
         asked = await _first(engine.store, record.id, "approval.requested")
-        await clock.sleeping()  # the run waits for a person or the deadline, on the clock
+        await clock.sleeping(2)  # the lease renewer, and the run waiting for a person
         clock.advance(599.9)
         for _ in range(10):  # let anything woken run: nothing is
             await asyncio.sleep(0)

@@ -148,7 +148,7 @@ async def test_an_unanswered_question_is_cancelled_at_its_deadline(
     engine = _engine(helix_home, source, clock)
 
     async def answer(run_id: str, request_id: str) -> None:
-        await clock.sleeping()
+        await clock.sleeping(2)  # the lease renewer, and the question's deadline
         clock.advance(Blueprint().approvals.timeout_s + 1)
 
     run_id, asked, log = await _asked_and(engine, answer, world=tmp_path)

@@ -226,7 +226,7 @@ async def test_an_unanswered_card_closes_at_the_approvals_deadline(
     async with asyncio.TaskGroup() as group:
         driving = group.create_task(engine.drive(record.id))
         await _first(engine.store, record.id, "ui.asked")
-        await clock.sleeping()
+        await clock.sleeping(2)  # the lease renewer, and the card's deadline
         clock.advance(Blueprint().approvals.timeout_s + 1)
     assert driving.result().status == "completed"
     log = await engine.store.read(record.id)
