@@ -23,4 +23,7 @@ async def test_the_extension_suite_measures_mcp_calls_against_the_bare_client(
         assert figure.to_dict()["ratio"] > 0
         assert figure.params["calls"] == 5
     assert overheads["stdio"].params["tier"] == "process"
+    plugins = {f.name: f for f in figures if f.name != "mcp_call_overhead"}
+    assert set(plugins) == {"plugin_load_ms", "reload_to_serving_ms"}
+    assert all(f.value > 0 and f.unit == "ms" for f in plugins.values())
     assert not any(os.scandir(tmp_path))  # the scratch folders are cleaned up

@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from helix.sandbox import ProcessSandbox
 from helix.testing import mcp_test_server_argv
 
 from ._figure import Figure
+from ._plugins import PluginSizes, plugin_figures
 
 SUITE = "extension"
 _PYTHONPATH = str(Path(__file__).resolve().parents[2])
@@ -45,17 +46,18 @@ class ExtensionSizes:
     """How much work each measurement does."""
 
     calls: int = 200
+    plugins: PluginSizes = field(default_factory=PluginSizes)
 
     @classmethod
     def quick(cls) -> ExtensionSizes:
         """A smoke test's sizes."""
-        return cls(calls=5)
+        return cls(calls=5, plugins=PluginSizes.quick())
 
 
 async def run_extension(
     sizes: ExtensionSizes, *, workdir: Path | None = None
 ) -> AsyncIterator[Figure]:
-    """Measure MCP calls over stdio, then over HTTP."""
+    """Measure MCP calls over stdio, then over HTTP; then plugins' load and reload."""
     with tempfile.TemporaryDirectory(prefix="helix-bench-extension-", dir=workdir) as folder:
         root = Path(folder)
         argv = mcp_test_server_argv("stdio")
@@ -68,6 +70,8 @@ async def run_extension(
             helix_ms = await _through_helix(root / "http", http, sizes.calls, ("127.0.0.1",))
             bare_ms = await _bare_http(url, sizes.calls)
         yield _figure("http", helix_ms, bare_ms, sizes.calls)
+    for figure in await plugin_figures(sizes.plugins):
+        yield figure
 
 
 def _figure(transport: str, value: float, baseline: float, calls: int) -> Figure:

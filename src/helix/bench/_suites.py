@@ -9,7 +9,17 @@ from helix.errors import ConfigError
 
 from ._figure import Figure
 
-SUITES = ("eventlog", "models", "engine", "world", "sandbox", "server", "cli", "extension")
+SUITES = (
+    "eventlog",
+    "models",
+    "engine",
+    "world",
+    "sandbox",
+    "server",
+    "cli",
+    "extension",
+    "distributed",
+)
 
 
 def run_suite(
@@ -49,4 +59,8 @@ def run_suite(
         from ._extension import ExtensionSizes, run_extension
 
         return run_extension(ExtensionSizes.quick() if quick else ExtensionSizes(), workdir=workdir)
+    if name == "distributed":
+        from ._lease import LeaseSizes, run_lease
+
+        return run_lease(LeaseSizes.quick() if quick else LeaseSizes(), workdir=workdir)
     raise ConfigError(f"unknown benchmark suite {name!r}: choose from {', '.join(SUITES)}")

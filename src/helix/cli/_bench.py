@@ -16,8 +16,8 @@ def bench(
     suite: Annotated[
         str,
         typer.Argument(
-            help="The suite to run: eventlog, models, engine, world, sandbox, server, cli or"
-            " extension."
+            help="The suite to run: eventlog, models, engine, world, sandbox, server, cli,"
+            " extension or distributed."
         ),
     ],
     json: Annotated[bool, typer.Option("--json", help="One JSON figure per line.")] = False,
