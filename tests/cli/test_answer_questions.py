@@ -2,11 +2,6 @@
 
 The run is driven here (a real SQLite store, a scripted model, a source whose tool asks
 a person); ``helix approve``/``helix deny`` are processes of their own on the same store.
-
-Note: each run here is answered by one ``helix`` process. With two processes in turn
-(any commands: ``helix runs`` then ``helix approve``), a driver in the test's own
-process missed the second one's append (seen on this branch's base too, with a plain
-tool approval): the refusals below are answered on the driver's own store.
 """
 
 from __future__ import annotations
