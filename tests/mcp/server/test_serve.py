@@ -273,3 +273,39 @@ async def test_steer_cancel_fork_and_roll_back_through_mcp(here: Here) -> None:
         assert [e["type"] for e in events][-1] == "run.cancelled"
         steer = next(e for e in events if e["type"] == "steer.received")
         assert steer["actor"] == "user:pat"
+
+
+CHOOSING = """\
+- text: Which way?
+  tool_calls:
+    - name: ask_choice
+      args:
+        question: Which release?
+        choices: [{id: minor, label: A minor release}, {id: major, label: A major one}]
+- text: Going with it.
+"""
+
+
+async def test_an_options_card_is_answered_through_mcp_only_when_allowed(here: Here) -> None:
+    here.scenario.write_text(CHOOSING)
+    async with Client(here.stdio()) as client:  # without --allow-approvals: listed only
+        run_id = await _start(client, here)
+        seen, _ = await events_until(client, run_id, "waiting")
+        pending = await call(client, "pending_choices", {"run_id": run_id})
+        assert pending["answerable_here"] is False
+        [card] = pending["choices"]
+        assert [c["id"] for c in card["choices"]] == ["minor", "major"]
+        error = await refused(client, "choose", {"run_id": run_id, "choice": "major"})
+        assert error["code"] == "not_allowed"
+    async with Client(here.stdio("--allow-approvals")) as client:
+        wrong = await refused(client, "choose", {"run_id": run_id, "choice": "patch"})
+        assert wrong["code"] == "invalid_choice", wrong
+        made = await call(client, "choose", {"run_id": run_id, "choice": "major"})
+        await call(client, "resume_run", {"run_id": run_id})  # its driver left with the first
+        assert (made["run_id"], made["component_id"], made["choice"]) == (
+            run_id, card["component_id"], "major"
+        )  # fmt: skip
+        rest, status = await events_until(client, run_id, "completed", after=seen[-1]["seq"])
+        assert status == "completed"
+        (result,) = [e["data"] for e in rest if e["type"] == "tool.completed"]
+        assert json.loads(result["output"])["choice"] == "major"

@@ -119,6 +119,19 @@ class DecideArgs(_Args):
     )
 
 
+class ChooseArgs(_Args):
+    run_id: str = _run_id()
+    choice: str = Field(
+        min_length=1, max_length=200, description="The option's id (`pending_choices`)."
+    )
+    component_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="The options card (`pending_choices`); default: the run's only one.",
+    )
+
+
 class SteerArgs(_Args):
     run_id: str = _run_id()
     message: str = Field(

@@ -243,11 +243,12 @@ def _short(text: str, width: int = 80) -> str:
 
 def _instructions(policy: McpServePolicy, door: str) -> str:
     approvals = (
-        "You may answer approvals with approve/deny: each decision is logged as the"
-        " person's, marked [mcp]."
+        "You may answer approvals with approve/deny and options cards with choose: each"
+        " decision is logged as the person's, marked [mcp] where it has a reason."
         if policy.allow_approvals
-        else "Approvals are the person's: list them with pending_approvals and tell them"
-        " (helix approve RUN, the dashboard); you cannot answer them here."
+        else "Approvals and choices are the person's: list them with pending_approvals and"
+        " pending_choices and tell them (helix approve RUN, helix choose RUN, the"
+        " dashboard); you cannot answer them here."
     )
     where = f" Runs live in {door}." if door else ""
     return (

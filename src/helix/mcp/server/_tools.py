@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from helix.api import Decision, HelixApi
 
 from ._args import (
+    ChooseArgs,
     DecideArgs,
     DiffArgs,
     FilesArgs,
@@ -143,6 +144,24 @@ def _decider(decision: Decision) -> Handler:
     return decide
 
 
+async def _choices(api: HelixApi, a: RunArgs, policy: McpServePolicy) -> dict[str, Any]:
+    run = await api.get(a.run_id)
+    cards = await api.choices(run.id)
+    return {
+        "run_id": run.id,
+        "choices": [c.model_dump(mode="json") for c in cards],
+        "answerable_here": policy.allow_approvals,
+    }
+
+
+async def _choose(api: HelixApi, a: ChooseArgs, policy: McpServePolicy) -> dict[str, Any]:
+    if not policy.allow_approvals:  # a choice is a person's decision, as an approval is
+        raise approvals_refused()
+    run = await api.get(a.run_id)
+    made = await api.choose(run.id, a.component_id, a.choice)
+    return {"run_id": run.id, **made.model_dump(mode="json")}
+
+
 async def _steer(api: HelixApi, a: SteerArgs, _: McpServePolicy) -> dict[str, Any]:
     run = await api.get(a.run_id)
     await api.steer(run.id, a.message)
@@ -227,6 +246,18 @@ TOOLS: tuple[HelixTool, ...] = (
         "Refuse a call the run waits on; the model is told (with the reason) and adapts."
         " Only offered with --allow-approvals.",
         DecideArgs, _decider("deny"), approvals=True,
+    ),
+    HelixTool(
+        "pending_choices", "Pending choices",
+        "The options cards the run waits on a person to choose from (ask_choice), with"
+        " their question and options.",
+        RunArgs, _choices, read_only=True, idempotent=True,
+    ),
+    HelixTool(
+        "choose", "Choose an option",
+        "Answer an options card the run waits on (the only one if component_id is left"
+        " out); logged as the person's choice. Only offered with --allow-approvals.",
+        ChooseArgs, _choose, approvals=True,
     ),
     HelixTool(
         "steer_run", "Steer a run",
