@@ -250,9 +250,11 @@ class LocalApi:
 
     async def _run(self, record: RunRecord) -> Run:
         """The wire model: whether a driver holds the run (if it is live), a fork's turn."""
-        now = time.time() if self._engine is None else self._engine.clock.now()
-        lease = await self.store.get_lease(record.id)  # Run.of says None for an ended run
-        driven = lease is not None and lease.held(now)
+        driven: bool | None = None  # an ended run has no driver to ask about
+        if record.status not in TERMINAL_STATUSES:
+            now = time.time() if self._engine is None else self._engine.clock.now()
+            lease = await self.store.get_lease(record.id)
+            driven = lease is not None and lease.held(now)
         turn = None
         if record.parent is not None:  # its run.forked says at the end of which turn
             forked = await self.store.event_at(record.id, record.parent.seq + 1)
