@@ -32,16 +32,14 @@ from helix.providers import (
     ModelFailure,
     ModelRequest,
     ModelResponse,
-    TokenUsage,
     build_model,
-    estimate_tokens,
     failed_event,
     responded_event,
 )
 
 from ._calls import CallRunner, elapsed_s
 from ._clock import scheduling_point
-from ._request import RequestBuilder, tool_specs
+from ._request import RequestBuilder, projected_cost, tool_specs
 from ._session import LiveSession, halted
 from ._setup import RunSetup
 from ._sources import RunSources
@@ -269,8 +267,7 @@ class RunLoop:
         unfolded = [e.payload.output for e in before if isinstance(e.payload, ToolCompleted)]
         text = "".join(m.text for m in state.messages) + "".join(state.steering)
         text += "".join(unfolded)
-        projected_usage = TokenUsage(estimate_tokens(text), self.setup.blueprint.max_tokens)
-        call = self.setup.prices.cost(model.provider, model.model, projected_usage)
+        call = projected_cost(self.setup.prices, model, text, self.setup.blueprint.max_tokens)
         spent = state.spent_usd
         if call is None or spent + call <= cap:
             return []

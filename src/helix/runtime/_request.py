@@ -6,11 +6,15 @@ from helix.kernel.session import Message, SessionState
 from helix.providers import (
     AssistantMessage,
     ChatMessage,
+    ModelAdapter,
     ModelRequest,
+    PriceBook,
+    TokenUsage,
     ToolCall,
     ToolResult,
     ToolSpec,
     UserMessage,
+    estimate_tokens,
 )
 from helix.tools import ToolRegistry
 
@@ -20,6 +24,18 @@ from ._blueprint import Blueprint
 def tool_specs(tools: ToolRegistry) -> tuple[ToolSpec, ...]:
     """The tools as the model is shown them (built once per run: adapters cache by identity)."""
     return tuple(ToolSpec(t.name, t.description, t.parameters) for t in tools)
+
+
+def projected_cost(
+    prices: PriceBook, model: ModelAdapter, prompt: str, max_tokens: int
+) -> float | None:
+    """What a call of ``model`` could cost at most: ``prompt`` in, ``max_tokens`` out.
+
+    ``None`` when the model has no known price. A run pauses (the loop) or refuses a
+    source's sampling rather than make a call that could take it past its USD cap.
+    """
+    usage = TokenUsage(estimate_tokens(prompt), max_tokens)
+    return prices.cost(model.provider, model.model, usage)
 
 
 class RequestBuilder:

@@ -35,13 +35,12 @@ from helix.providers import (
     AssistantMessage,
     ModelAdapter,
     ModelRequest,
-    TokenUsage,
     UserMessage,
-    estimate_tokens,
 )
 from helix.tools import Elicitation, ElicitationAnswer, SampleReply, SampleRequest
 
 from ._asking import DEADLINE_PASSED, answered_in_time, ask, settled, system_decision
+from ._request import projected_cost
 from ._session import LiveSession
 from ._setup import RunSetup
 
@@ -160,8 +159,7 @@ class SourceServices:
         if cap is None:
             return
         prompt = (model_request.system or "") + "".join(m.text for m in request.messages)
-        projected = TokenUsage(estimate_tokens(prompt), model_request.max_tokens)
-        cost = self.setup.prices.cost(model.provider, model.model, projected)
+        cost = projected_cost(self.setup.prices, model, prompt, model_request.max_tokens)
         if cost is not None and state.spent_usd + cost > cap:
             await self._refuse(
                 request,
