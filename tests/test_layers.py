@@ -25,7 +25,9 @@ _EXTENSIONS = _GATES | {"helix.gates", "helix.providers", "helix.ui", "helix.not
 _RUNTIME = _EXTENSIONS | {"helix.world", "helix.mcp.client", "helix.plugins"}
 _TESTING = _RUNTIME | {"helix.runtime"}
 _API = _TESTING | {"helix.config"}
-_SERVER = _API | {"helix._version", "helix.accounts", "helix.api", "helix.notify"}
+_DISTRIBUTED = _API | {"helix.distributed"}
+"""Past one process: what the executors, the Ray tier and the cluster commands use."""
+_SERVER = _DISTRIBUTED | {"helix._version", "helix.accounts", "helix.api", "helix.notify"}
 
 ALLOWED: dict[str, set[str]] = {
     "helix.errors": {"helix._version"},
@@ -47,7 +49,8 @@ ALLOWED: dict[str, set[str]] = {
     "helix.runtime": set(_RUNTIME),
     "helix.testing": set(_TESTING),
     "helix.api": set(_API),
-    "helix.bench": _TESTING | {"helix.testing", "helix.accounts", "helix.api", "helix.server"},
+    "helix.distributed": set(_API),
+    "helix.bench": _DISTRIBUTED | {"helix.testing", "helix.accounts", "helix.api", "helix.server"},
     "helix.config": set(_KERNEL),
     "helix.notify": set(_KERNEL),
     "helix.accounts": _KERNEL | {"helix.gates"},

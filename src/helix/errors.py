@@ -16,11 +16,13 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     │   └── StoreDamagedError    its file or a stored row is damaged (cannot be read back)
     ├── NotFoundError
     │   ├── RunNotFoundError     no run with that id (in this workspace)
-    │   └── ComponentNotFoundError  no UI component with that id in the run
+    │   ├── ComponentNotFoundError  no UI component with that id in the run
+    │   └── NodeNotFoundError    no node with that id in the executor's cluster
     ├── AmbiguousRunError        a run id prefix names several runs (a usage error)
     ├── ConflictError
     │   ├── SeqConflictError     an append's expected seq is not the log's next seq
-    │   └── RunExistsError       a run with that id already exists
+    │   ├── RunExistsError       a run with that id already exists
+    │   └── NodeStateError       the node cannot do that now (drain the only node, …)
     ├── InvalidEventError        an event is refused before anything is written
     │   ├── UnknownEventTypeError
     │   └── InvalidPayloadError
@@ -386,3 +388,19 @@ class ComponentNotFoundError(NotFoundError):
     """No UI component with this id was shown in the run."""
 
     code = "component_not_found"
+
+
+class NodeNotFoundError(NotFoundError):
+    """No node with this id drives runs for the executor (``helix nodes``)."""
+
+    code = "node_not_found"
+
+    def __init__(self, node_id: str) -> None:
+        super().__init__(f"node {node_id!r} does not exist (helix nodes lists them)")
+        self.node_id = node_id
+
+
+class NodeStateError(ConflictError):
+    """The node cannot do that now (drain the only node, drain a dead one)."""
+
+    code = "invalid_node_state"

@@ -20,6 +20,14 @@ from ._control import pause as pause
 from ._control import resume as resume
 from ._control import steer as steer
 from ._engine import Engine as Engine
+from ._executor import EXECUTOR_KINDS as EXECUTOR_KINDS
+from ._executor import Executor as Executor
+from ._executor import ExecutorKind as ExecutorKind
+from ._executor import Handoff as Handoff
+from ._executor import LocalExecutor as LocalExecutor
+from ._executor import NodeInfo as NodeInfo
+from ._executor import NodeState as NodeState
+from ._executor import moved as moved
 from ._faults import Faults as Faults
 from ._faults import InjectedFault as InjectedFault
 from ._fork import fork_replacing as fork_replacing
@@ -43,6 +51,7 @@ from ._world_control import keep as keep
 from ._world_control import rollback as rollback
 
 __all__ = [
+    "EXECUTOR_KINDS",
     "SYSTEM_CLOCK",
     "TERMINAL",
     "ApprovalOutcome",
@@ -55,10 +64,16 @@ __all__ = [
     "ChildSpec",
     "Clock",
     "Engine",
+    "Executor",
+    "ExecutorKind",
     "Faults",
+    "Handoff",
     "InjectedFault",
     "KeepOutcome",
+    "LocalExecutor",
     "ModelPrice",
+    "NodeInfo",
+    "NodeState",
     "PolicyReplay",
     "ReplayedCall",
     "RunLoop",
@@ -77,6 +92,7 @@ __all__ = [
     "fork_replacing",
     "fork_with_world",
     "keep",
+    "moved",
     "open_supervisor",
     "pause",
     "replay_policy",

@@ -379,8 +379,8 @@ class Engine:
                 raise refused[0]
             return result[0] if result else await replay_run(self.store, run_id)
 
-    async def resume_all(self) -> list[str]:
-        """Drive every run left unfinished (a server does this when it starts)."""
+    async def unfinished(self) -> list[str]:
+        """Ids of the runs left unfinished and not paused: the ones to drive on a start."""
         unfinished: list[str] = []
         cursor = None
         while True:
@@ -389,6 +389,11 @@ class Engine:
             if page.next_cursor is None:
                 break
             cursor = page.next_cursor
+        return unfinished
+
+    async def resume_all(self) -> list[str]:
+        """Drive every run left unfinished (a server does this when it starts)."""
+        unfinished = await self.unfinished()
         async with open_supervisor() as supervisor:
             for run_id in unfinished:
                 supervisor.spawn(self._drive_quietly(run_id), name=f"resume:{run_id}")

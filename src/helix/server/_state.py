@@ -1,16 +1,12 @@
-"""What a running server holds: the store, accounts, the engine, and its supervisor."""
+"""What a running server holds: the store, accounts, the engine, its executor, its supervisor."""
 
 from __future__ import annotations
-
-import contextlib
-from functools import partial
 
 from typing_extensions import override
 
 from helix.accounts import Accounts
-from helix.errors import RunStateError
 from helix.kernel.log import EventStore
-from helix.runtime import ChildSpec, Engine, RunSetup, Supervisor
+from helix.runtime import Engine, Executor, LocalExecutor, RunSetup, Supervisor
 
 from ._auth import Signer
 from ._config import ServerConfig
@@ -58,25 +54,20 @@ class ServerState:
         self.supervisor = supervisor
         self.metrics = metrics
         self.engine = WorkspaceEngine(store, accounts, config)
+        self.executor: Executor = LocalExecutor(self.engine, supervisor)
+        """Where runs are driven (``helix.runtime.Executor``)."""
         self.logins = AttemptLimiter(accounts.store, config.login_attempts_per_minute)
         self.bootstrap_token: str | None = None
         """The first start's one-time login token (tests read it; people get the link)."""
 
     def drive(self, run_id: str) -> None:
-        """Drive the run in this process, supervised, unless it is being driven already."""
-        child = f"run:{run_id}"
-        if child in self.supervisor.children:
-            return
-        spec = ChildSpec(id=child, start=partial(self._drive, run_id), restart="temporary")
-        self.supervisor.start_child(spec)
-
-    async def _drive(self, run_id: str) -> None:
-        with contextlib.suppress(RunStateError):  # another process (or a resume) drives it
-            await self.engine.drive(run_id)
+        """Have the run driven by the executor, unless it is being driven already."""
+        self.executor.submit(run_id)
 
     async def resume_all(self) -> None:
-        """Drive every run left unfinished by a previous process (``Engine.resume_all``)."""
-        await self.engine.resume_all()
+        """Drive every run left unfinished by a previous process (``Engine.unfinished``)."""
+        for run_id in await self.engine.unfinished():
+            self.executor.submit(run_id)
 
     def stop(self) -> None:
         """Stop driving runs (their logs keep them; the next start resumes them)."""
