@@ -21,6 +21,7 @@ from ._control import resume as resume
 from ._control import steer as steer
 from ._engine import Engine as Engine
 from ._executor import EXECUTOR_KINDS as EXECUTOR_KINDS
+from ._executor import EngineOpener as EngineOpener
 from ._executor import Executor as Executor
 from ._executor import ExecutorKind as ExecutorKind
 from ._executor import Handoff as Handoff
@@ -64,6 +65,7 @@ __all__ = [
     "ChildSpec",
     "Clock",
     "Engine",
+    "EngineOpener",
     "Executor",
     "ExecutorKind",
     "Faults",

@@ -18,7 +18,8 @@ from __future__ import annotations
 import logging
 import os
 import socket
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Literal, Protocol, runtime_checkable
@@ -38,6 +39,12 @@ ExecutorKind = Literal["local", "processes", "ray"]
 EXECUTOR_KINDS: tuple[ExecutorKind, ...] = ("local", "processes", "ray")
 
 NodeState = Literal["alive", "draining", "dead"]
+
+EngineOpener = Callable[[], AbstractAsyncContextManager[Engine]]
+"""How another process builds the engine that drives runs there: opens its store (and
+whatever else the engine needs), yields the engine, closes them after. It must pickle
+(a module-level function, or ``functools.partial`` of one over picklable settings):
+the ``processes`` and ``ray`` executors send it to their workers."""
 
 
 @dataclass(frozen=True, slots=True)

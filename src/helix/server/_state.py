@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from typing_extensions import override
 
-from helix.accounts import Accounts
-from helix.kernel.log import EventStore
+from helix.accounts import Accounts, open_accounts
+from helix.kernel.log import EventStore, open_store
 from helix.runtime import Engine, Executor, LocalExecutor, RunSetup, Supervisor
 
 from ._auth import Signer
@@ -33,6 +36,24 @@ class WorkspaceEngine(Engine):
         ceiling = await self.accounts.policy(setup.workspace)
         setup.policy = ceiling.intersect(setup.policy)
         return setup
+
+
+@asynccontextmanager
+async def open_server_engine(config: ServerConfig) -> AsyncIterator[Engine]:
+    """The server's engine, for another process (a worker, a Ray actor).
+
+    Its own store and accounts connections, the server's settings: with
+    ``functools.partial(open_server_engine, config)`` it is an ``EngineOpener``.
+    """
+    store = await open_store(config.db_url, durability=config.durability)
+    try:
+        account_store = await open_accounts(config.db_url)
+        try:
+            yield WorkspaceEngine(store, Accounts(account_store, config.hashing), config)
+        finally:
+            await account_store.close()
+    finally:
+        await store.close()
 
 
 class ServerState:
