@@ -25,7 +25,13 @@ _EXTENSIONS = _GATES | {"helix.gates", "helix.providers", "helix.ui", "helix.not
 _RUNTIME = _EXTENSIONS | {"helix.world", "helix.mcp.client", "helix.plugins"}
 _TESTING = _RUNTIME | {"helix.runtime"}
 _API = _TESTING | {"helix.config"}
-_SERVER = _API | {"helix._version", "helix.accounts", "helix.api", "helix.notify"}
+_SERVER = _API | {
+    "helix._version",
+    "helix.accounts",
+    "helix.api",
+    "helix.notify",
+    "helix.telemetry",
+}
 
 ALLOWED: dict[str, set[str]] = {
     "helix.errors": {"helix._version"},
@@ -50,6 +56,7 @@ ALLOWED: dict[str, set[str]] = {
     "helix.bench": _TESTING | {"helix.testing", "helix.accounts", "helix.api", "helix.server"},
     "helix.config": set(_KERNEL),
     "helix.notify": set(_KERNEL),
+    "helix.telemetry": _KERNEL | {"helix._version"},
     "helix.accounts": _KERNEL | {"helix.gates"},
     "helix.server": set(_SERVER),
     "helix.mcp.server": _API | {"helix._version", "helix.api"},
