@@ -36,6 +36,15 @@ class OtelSettings:
     default: a reason may quote the call's arguments (``the command may change things:
     …``); when on, known secret values are masked and reasons clipped."""
 
+    @property
+    def shown(self) -> str:
+        """The endpoint as a person may see it: without any user or password in it."""
+        parts = urlsplit(self.endpoint)
+        host = parts.hostname or ""
+        host = f"[{host}]" if ":" in host else host
+        netloc = f"{host}:{parts.port}" if parts.port is not None else host
+        return parts._replace(netloc=netloc).geturl()
+
 
 def _endpoint(name: str, value: str, *, base: bool) -> str:
     """Check an http(s) URL; a base URL gets the traces path appended (as OTLP says)."""
