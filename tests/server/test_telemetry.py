@@ -8,8 +8,8 @@ import httpx
 
 from helix.telemetry import read_otel_settings, span_id_of, trace_id_of
 from helix.testing import MockModelServer
+from tests.telemetry._collector import collector
 
-from ..telemetry._collector import collector
 from .conftest import LiveServer, make_config, start_asking_run, wait_for_event, wait_for_status
 
 
@@ -52,7 +52,8 @@ def test_the_server_exports_the_runs_it_drives(
     assert run.attributes["gen_ai.provider.name"] == "openai"
     (tool,) = [s for s in mine if s.name == "execute_tool run_command"]
     names = [name for name, _, _ in tool.events]
-    assert "approval.requested" in names and "approval.decided" in names
+    assert "approval.requested" in names
+    assert "approval.decided" in names
     assert tool.attributes["helix.tool.outcome"] == "ok"
     chats = [s for s in mine if s.name.startswith("chat")]
     assert all(c.attributes["gen_ai.provider.name"] == "openai" for c in chats)

@@ -81,7 +81,11 @@ class Collector:
                             end_ns=s.end_time_unix_nano,
                             attributes={a.key: value_of(a.value) for a in s.attributes},
                             events=[
-                                (e.name, e.time_unix_nano, {a.key: value_of(a.value) for a in e.attributes})
+                                (
+                                    e.name,
+                                    e.time_unix_nano,
+                                    {a.key: value_of(a.value) for a in e.attributes},
+                                )
                                 for e in s.events
                             ],
                             status=s.status.code,

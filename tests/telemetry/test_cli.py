@@ -56,17 +56,22 @@ def test_helix_run_exports_its_trace_only_when_an_endpoint_is_set(
     assert received.paths == ["/v1/traces"]
 
 
+ENDPOINT = {"HELIX_OTEL_ENDPOINT": "http://x"}
+
+
 @pytest.mark.parametrize(
     ("env", "message"),
     [
-        ({"HELIX_OTEL_ENDPOINT": "collector:4318"}, "HELIX_OTEL_ENDPOINT: 'collector:4318' is not an http(s) URL"),
+        ({"HELIX_OTEL_ENDPOINT": "collector:4318"},
+         "HELIX_OTEL_ENDPOINT: 'collector:4318' is not an http(s) URL"),
         ({"HELIX_OTEL_ENDPOINT": "ftp://x"}, "is not an http(s) URL"),
         ({"HELIX_OTEL_ENDPOINT": "http://x:99999"}, "has a bad port"),
-        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x/?a=1"}, "OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x/?a=1' may not"),
-        ({"HELIX_OTEL_ENDPOINT": "http://x", "HELIX_OTEL_HEADERS": "token"}, "HELIX_OTEL_HEADERS: expected key=value"),
-        ({"HELIX_OTEL_ENDPOINT": "http://x", "OTEL_EXPORTER_OTLP_TIMEOUT": "soon"}, "is not milliseconds"),
-        ({"HELIX_OTEL_ENDPOINT": "http://x", "OTEL_EXPORTER_OTLP_TIMEOUT": "0"}, "between 1 and"),
-        ({"HELIX_OTEL_ENDPOINT": "http://x", "HELIX_OTEL_GATE_REASONS": "maybe"}, "not one of on, off"),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x/?a=1"},
+         "OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x/?a=1' may not"),
+        ({**ENDPOINT, "HELIX_OTEL_HEADERS": "token"}, "HELIX_OTEL_HEADERS: expected key=value"),
+        ({**ENDPOINT, "OTEL_EXPORTER_OTLP_TIMEOUT": "soon"}, "is not milliseconds"),
+        ({**ENDPOINT, "OTEL_EXPORTER_OTLP_TIMEOUT": "0"}, "between 1 and"),
+        ({**ENDPOINT, "HELIX_OTEL_GATE_REASONS": "maybe"}, "not one of on, off"),
     ],
 )  # fmt: skip
 def test_bad_settings_are_named(env: dict[str, str], message: str) -> None:
@@ -77,9 +82,11 @@ def test_bad_settings_are_named(env: dict[str, str], message: str) -> None:
 def test_what_turns_export_on_and_where_it_goes() -> None:
     assert read_otel_settings({}) is None
     base = read_otel_settings({"OTEL_EXPORTER_OTLP_ENDPOINT": "https://c.example:4318/otlp/"})
-    assert base is not None and base.endpoint == "https://c.example:4318/otlp/v1/traces"
+    assert base is not None
+    assert base.endpoint == "https://c.example:4318/otlp/v1/traces"
     full = read_otel_settings({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/custom"})
-    assert full is not None and full.endpoint == "http://c:4318/custom"
+    assert full is not None
+    assert full.endpoint == "http://c:4318/custom"
     both = read_otel_settings(
         {
             "HELIX_OTEL_ENDPOINT": "http://mine:4318",
@@ -90,11 +97,13 @@ def test_what_turns_export_on_and_where_it_goes() -> None:
     )
     assert both is not None
     assert (both.endpoint, both.source) == ("http://mine:4318/v1/traces", "HELIX_OTEL_ENDPOINT")
-    assert both.headers == (("a", "1"), ("b", "x=y")) and both.service_name == "agents"
+    assert both.headers == (("a", "1"), ("b", "x=y"))
+    assert both.service_name == "agents"
     disabled = {"HELIX_OTEL_ENDPOINT": "http://mine:4318", "OTEL_SDK_DISABLED": "true"}
     assert read_otel_settings(disabled) is None
     secret = read_otel_settings({"HELIX_OTEL_ENDPOINT": "https://u:pw@c.example:4318"})
-    assert secret is not None and secret.shown == "https://c.example:4318/v1/traces"
+    assert secret is not None
+    assert secret.shown == "https://c.example:4318/v1/traces"
 
 
 def test_a_bad_setting_stops_a_command_with_one_line(helix_home: Path, tmp_path: Path) -> None:
@@ -124,6 +133,7 @@ def test_doctor_says_whether_traces_go_out_and_where(helix_home: Path) -> None:
         "source": "HELIX_OTEL_ENDPOINT",
         "error": None,
     }
-    assert "sekrit" not in on.stdout and "pw@" not in on.stdout
+    assert "sekrit" not in on.stdout
+    assert "pw@" not in on.stdout
     bad = _helix(helix_home, "doctor", HELIX_OTEL_ENDPOINT="nope")
     assert "traces: FAILED: HELIX_OTEL_ENDPOINT: 'nope' is not an http(s) URL" in bad.stdout

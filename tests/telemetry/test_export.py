@@ -30,7 +30,7 @@ from helix.telemetry import (
 )
 from helix.telemetry._span import ts_ns
 
-from ._collector import Collector, Span, collector
+from ._collector import Span, collector
 
 CLIENT, INTERNAL, ERROR, OK = 3, 1, 2, 1  # OTLP's SpanKind and StatusCode numbers
 PRICE = ModelPrice(input=2.0, output=8.0)  # USD per million tokens
@@ -55,7 +55,9 @@ async def store(helix_home: Path) -> AsyncIterator[EventStore]:
         await opened.close()
 
 
-def _engine(store: EventStore, home: Path, parent: Scenario, child: Scenario | None = None) -> Engine:
+def _engine(
+    store: EventStore, home: Path, parent: Scenario, child: Scenario | None = None
+) -> Engine:
     def model(setup: RunSetup) -> ModelAdapter:
         return ScriptedModel(parent if setup.depth == 0 or child is None else child, label="m1")
 
@@ -134,10 +136,12 @@ async def test_a_run_is_exported_with_the_genai_conventions(
     named = _by_name(spans)
 
     (run,) = named["invoke_agent default"]
-    assert run.span_id == span_id_of(run_id) and run.parent_id is None
+    assert run.span_id == span_id_of(run_id)
+    assert run.parent_id is None
     assert run.attributes["gen_ai.operation.name"] == "invoke_agent"
     assert run.attributes["gen_ai.conversation.id"] == run_id
-    assert run.attributes["helix.run.status"] == "completed" and run.status == OK
+    assert run.attributes["helix.run.status"] == "completed"
+    assert run.status == OK
     assert run.attributes["gen_ai.usage.input_tokens"] == 6000
     assert run.attributes["gen_ai.usage.output_tokens"] == 600
     assert run.attributes["helix.cost_usd"] == pytest.approx((6000 * 2 + 600 * 8) / 1e6)
@@ -154,7 +158,9 @@ async def test_a_run_is_exported_with_the_genai_conventions(
 
     chats = sorted(named["chat m1"], key=lambda s: s.start_ns)
     assert [c.parent_id for c in chats] == [t.span_id for t in turns]
-    for chat, tokens, reason in zip(chats, (1000, 2000, 3000), ("tool_calls", "tool_calls", "stop")):
+    for chat, tokens, reason in zip(
+        chats, (1000, 2000, 3000), ("tool_calls", "tool_calls", "stop"), strict=False
+    ):
         assert chat.kind == CLIENT
         assert chat.attributes["gen_ai.operation.name"] == "chat"
         assert chat.attributes["gen_ai.provider.name"] == "scripted"
@@ -171,26 +177,33 @@ async def test_a_run_is_exported_with_the_genai_conventions(
         tool = tools[call_id]
         requested = _opened_by(log, "tool.requested", call_id=call_id)
         completed = _opened_by(log, "tool.completed", call_id=call_id)
-        assert tool.parent_id == turn.span_id and tool.kind == INTERNAL
+        assert tool.parent_id == turn.span_id
+        assert tool.kind == INTERNAL
         assert tool.span_id == span_id_of(run_id, requested.seq)
         assert tool.attributes["gen_ai.operation.name"] == "execute_tool"
         assert (tool.start_ns, tool.end_ns) == (ts_ns(requested.ts), ts_ns(completed.ts))
     assert tools["c1"].attributes["gen_ai.tool.name"] == "write_file"
-    assert [t.attributes["helix.tool.outcome"] for t in map(tools.get, ("c1", "c2", "c3"))] == [
+    assert [tools[c].attributes["helix.tool.outcome"] for c in ("c1", "c2", "c3")] == [
         "ok",
         "ok",
         "denied",
     ]
     asked = tools["c2"].events
-    gates = [(a["helix.gate.name"], a["helix.gate.verdict"]) for n, _, a in asked if n == "gate.decided"]
-    assert ("approval", "ask") in gates and ("ceiling", "allow") in gates
+    gates = [
+        (a["helix.gate.name"], a["helix.gate.verdict"]) for n, _, a in asked if n == "gate.decided"
+    ]
+    assert ("approval", "ask") in gates
+    assert ("ceiling", "allow") in gates
     assert not any("helix.gate.reason" in a for _, _, a in asked)  # off unless asked for
     names = [name for name, _, _ in asked]
-    assert names.index("approval.requested") < names.index("approval.decided") < names.index(
-        "tool.started"
+    assert (
+        names.index("approval.requested")
+        < names.index("approval.decided")
+        < names.index("tool.started")
     )
     (decided,) = [a for n, _, a in asked if n == "approval.decided"]
-    assert decided["helix.approval.decision"] == "allow" and decided["helix.approval.by"] == "user:ann"
+    assert decided["helix.approval.decision"] == "allow"
+    assert decided["helix.approval.by"] == "user:ann"
     (refused,) = [a for n, _, a in tools["c3"].events if n == "approval.decided"]
     assert refused["helix.approval.decision"] == "deny"
     assert "tool.started" not in [n for n, _, _ in tools["c3"].events]
@@ -218,7 +231,9 @@ async def test_a_child_run_is_a_span_under_the_call_that_delegated(
 ) -> None:
     """The local door's way: ``export_while`` follows the run it drives and its children."""
     engine = _engine(store, helix_home, DELEGATING, CHILD)
-    other = await engine.create("not driven here", blueprint=Blueprint(model="scripted:m1"), world=tmp_path)
+    other = await engine.create(
+        "not driven here", blueprint=Blueprint(model="scripted:m1"), world=tmp_path
+    )
     record = await engine.create("plan", blueprint=Blueprint(model="scripted:m1"), world=tmp_path)
     with collector() as received:
         env = {"HELIX_OTEL_ENDPOINT": received.url + "/", "HELIX_OTEL_GATE_REASONS": "on"}
@@ -228,7 +243,7 @@ async def test_a_child_run_is_a_span_under_the_call_that_delegated(
         assert state.status == "completed"
         await engine.drive(other.id)  # after the export: not sent
         spans = received.wait_for(12)
-    assert len(spans) == 12  # 2 runs × (run, 2 turns, 2 model calls, 1 tool call)
+    assert len(spans) == 12  # 2 runs, each: (run, 2 turns, 2 model calls, 1 tool call)
     (child_id,) = state.children
     assert {s.trace_id for s in spans} == {trace_id_of(record.id)}
     named = _by_name(spans)
@@ -238,9 +253,12 @@ async def test_a_child_run_is_a_span_under_the_call_that_delegated(
     assert child.attributes["helix.run.parent_id"] == record.id
     assert child.attributes["helix.run.depth"] == 1
     assert delegate.attributes["helix.child_run_id"] == child_id
-    assert child.start_ns >= delegate.start_ns and child.end_ns <= delegate.end_ns
+    assert child.start_ns >= delegate.start_ns
+    assert child.end_ns <= delegate.end_ns
     (write,) = named["execute_tool write_file"]
-    child_turns = {s.span_id for s in spans if s.name.startswith("turn ") and s.parent_id == child.span_id}
+    child_turns = {
+        s.span_id for s in spans if s.name.startswith("turn ") and s.parent_id == child.span_id
+    }
     assert write.parent_id in child_turns
     reasons = [a.get("helix.gate.reason") for n, _, a in write.events if n == "gate.decided"]
     assert "'hello.txt' is inside the world" in reasons  # HELIX_OTEL_GATE_REASONS=on
@@ -284,7 +302,8 @@ async def test_a_collector_that_is_down_does_not_hold_or_fail_the_run(
         port = probe.getsockname()[1]
     env = {"HELIX_OTEL_ENDPOINT": f"http://127.0.0.1:{port}", "OTEL_EXPORTER_OTLP_TIMEOUT": "500"}
     settings = read_otel_settings(env)
-    assert settings is not None and settings.timeout_s == 0.5
+    assert settings is not None
+    assert settings.timeout_s == 0.5
     engine = _engine(store, helix_home, Scenario.of({"text": "fine"}))
     record = await engine.create("x", blueprint=Blueprint(model="scripted:m1"), world=tmp_path)
     state = await asyncio.wait_for(

@@ -157,10 +157,9 @@ async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:
             await remote.aclose()
     from helix.api import LocalApi
     from helix.kernel.log import open_store
+    from helix.telemetry import check_otel_installed, read_otel_settings
 
     from ._live import engine_for
-
-    from helix.telemetry import check_otel_installed, read_otel_settings
 
     settings = Settings.from_env()
     otel = read_otel_settings()  # a bad setting is an error before anything is done

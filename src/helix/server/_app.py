@@ -13,10 +13,10 @@ import re
 import secrets
 import sys
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.openapi.docs import get_swagger_ui_html

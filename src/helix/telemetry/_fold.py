@@ -45,14 +45,14 @@ class _Run:
 
 def _count(span: OtelSpan, data: dict[str, Any]) -> None:
     """Add a model call's tokens and cost to a span's totals."""
-    attrs = span.attributes
-    for key, name in (("input_tokens", "input_tokens"), ("output_tokens", "output_tokens")):
-        attr = f"gen_ai.usage.{name}"
-        attrs[attr] = int(attrs.get(attr, 0)) + int(data["usage"][key])
+    attrs: dict[str, Any] = span.attributes
+    for key in ("input_tokens", "output_tokens"):
+        attr = f"gen_ai.usage.{key}"
+        attrs[attr] = attrs.get(attr, 0) + int(data["usage"][key])
     if data["cost_usd"] is None:
-        attrs["helix.unpriced_calls"] = int(attrs.get("helix.unpriced_calls", 0)) + 1
+        attrs["helix.unpriced_calls"] = attrs.get("helix.unpriced_calls", 0) + 1
     else:
-        attrs["helix.cost_usd"] = float(attrs.get("helix.cost_usd", 0.0)) + data["cost_usd"]
+        attrs["helix.cost_usd"] = attrs.get("helix.cost_usd", 0.0) + float(data["cost_usd"])
 
 
 class SpanFold:
@@ -258,8 +258,8 @@ class SpanFold:
             run.calls[data["call_id"]] = span
             return []
         if kind == "approval.decided":
-            call_id = run.requests.pop(data["request_id"], "")
-            (run.calls.get(call_id) or run.span).event(
+            about = run.requests.pop(data["request_id"], "")
+            (run.calls.get(about) or run.span).event(
                 "approval.decided",
                 event.ts,
                 helix__approval__request_id=data["request_id"],
@@ -271,10 +271,11 @@ class SpanFold:
         if kind in _RUN_MARKS:
             run.span.event(kind, event.ts, **_RUN_MARKS[kind](data))
             return []
-        call_id = data.get("call_id")
-        call = run.calls.get(call_id) if isinstance(call_id, str) else None
-        if call is None or not isinstance(call_id, str):
+        found = data.get("call_id")
+        call = run.calls.get(found) if isinstance(found, str) else None
+        if call is None or not isinstance(found, str):
             return []
+        call_id = found
         if kind == "gate.decided":
             call.event(
                 "gate.decided",
@@ -333,7 +334,10 @@ _RUN_MARKS: dict[str, Any] = {
     "run.started": lambda d: {},
     "run.paused": lambda d: {"helix__reason": d["reason"]},
     "run.resumed": lambda d: {"helix__by": d.get("by")},
-    "budget.exceeded": lambda d: {"helix__cap_usd": d["cap_usd"], "helix__spent_usd": d["spent_usd"]},
+    "budget.exceeded": lambda d: {
+        "helix__cap_usd": d["cap_usd"],
+        "helix__spent_usd": d["spent_usd"],
+    },
     "supervisor.restarted": lambda d: {},
     "lease.taken_over": lambda d: {},
 }

@@ -30,9 +30,7 @@ def check_otel_installed() -> None:
         except ModuleNotFoundError:
             found = False
         if not found:
-            raise ConfigError(
-                "trace export needs OpenTelemetry: pip install 'helix-harness[otel]'"
-            )
+            raise ConfigError("trace export needs OpenTelemetry: pip install 'helix-harness[otel]'")
 
 
 class OtlpSink:
@@ -69,7 +67,7 @@ class OtlpSink:
 
     def close(self) -> None:
         """Send what is queued, then stop the exporter's thread."""
-        self._processor.shutdown()
+        self._processor.shutdown()  # type: ignore[no-untyped-call]
 
     def _readable(self, span: OtelSpan) -> ReadableSpan:
         from opentelemetry.sdk.trace import Event, ReadableSpan

@@ -51,9 +51,7 @@ def _endpoint(name: str, value: str, *, base: bool) -> str:
     url = value.strip()
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(
-            f"{name}: {value!r} is not an http(s) URL (e.g. http://127.0.0.1:4318)"
-        )
+        raise ConfigError(f"{name}: {value!r} is not an http(s) URL (e.g. http://127.0.0.1:4318)")
     try:
         parts.port  # noqa: B018 (a bad port raises)
     except ValueError:
@@ -118,7 +116,9 @@ def read_otel_settings(env: Mapping[str, str] | None = None) -> OtelSettings | N
     try:
         timeout_s = float(timeout_ms) / 1000
     except ValueError:
-        raise ConfigError(f"OTEL_EXPORTER_OTLP_TIMEOUT: {timeout_ms!r} is not milliseconds") from None
+        raise ConfigError(
+            f"OTEL_EXPORTER_OTLP_TIMEOUT: {timeout_ms!r} is not milliseconds"
+        ) from None
     if not 0 < timeout_s <= 600:
         raise ConfigError("OTEL_EXPORTER_OTLP_TIMEOUT: must be between 1 and 600000 ms")
     service = env.get("OTEL_SERVICE_NAME", "").strip() or "helix"
