@@ -324,3 +324,29 @@ async def test_an_error_of_the_work_is_raised_as_it_is(
 
         with pytest.raises(RuntimeError, match="the drive broke"):
             await export_while(store, settings, "run_none", broken())
+
+
+async def test_a_follower_that_falls_behind_reads_the_log_and_sends_each_span_once(
+    store: EventStore, helix_home: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Kept:
+        def __init__(self) -> None:
+            self.spans: list[Any] = []
+
+        def export(self, spans: list[Any]) -> None:
+            self.spans.extend(spans)
+
+    kept = Kept()
+    export = TraceExport(kept, max_queue=2)  # every append of the run overflows it
+    async with asyncio.TaskGroup() as group:
+        following = group.create_task(export.follow(store))
+        await export.listening.wait()
+        run_id = await _three_turns(store, helix_home, tmp_path)
+        assert await export.reached(run_id, (await store.get_run(run_id)).head, timeout_s=30)
+        following.cancel()
+    fold = SpanFold()
+    everything = [s for e in await store.read(run_id) for s in fold.apply(e)]
+    assert "trace export fell behind" in caplog.text  # it did overflow
+    assert sorted(kept.spans, key=lambda s: s.span_id) == sorted(
+        everything, key=lambda s: s.span_id
+    )

@@ -128,7 +128,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
                 finally:
                     state.stop()
                     if sink is not None:
-                        await asyncio.to_thread(sink.close)
+                        await asyncio.to_thread(sink.close, 5.0)
         finally:
             if account_store is not None:
                 await account_store.close()

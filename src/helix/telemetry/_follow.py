@@ -2,9 +2,10 @@
 
 The follower subscribes to every run's events (``subscribe_all``: any process's
 appends) and folds them (``SpanFold``). A run first seen in the middle (the follower
-started after it) is read back from the log up to that event, silently: spans that
-closed before the follower started are not sent again. A gap (a subscription that
-overflowed) is read from the log too, and what closes in it is sent.
+started after it) is read back from the log up to that event; of what closes there,
+only the spans that closed after the follower started are sent (the others were sent
+by whoever followed then). A gap (a subscription that overflowed) is read from the log
+too, and what closes in it is sent.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable
 from typing import Protocol, TypeVar
 
@@ -21,14 +23,15 @@ from helix.kernel.log import EventStore
 
 from ._fold import SpanFold
 from ._settings import OtelSettings
-from ._span import OtelSpan, span_id_of, trace_id_of
+from ._span import OtelSpan, span_id_of, trace_id_of, ts_ns
 
 log = logging.getLogger("helix.telemetry")
 T = TypeVar("T")
 
 _MAX_QUEUE = 100_000
-DRAIN_S = 5.0
-"""After the work ends, how long its last events may take to be folded."""
+DRAIN_S = 3.0
+"""After the work ends, how long its last events may take to be folded, and then its
+last spans to be sent (a collector that is down costs at most this, twice)."""
 _MAX_NESTING = 16
 """Delegations followed upwards to find a child run's trace (deeper: a trace of its own)."""
 
@@ -49,9 +52,17 @@ class TraceExport:
     """
 
     def __init__(
-        self, sink: SpanSink, *, only: set[str] | None = None, gate_reasons: bool = False
+        self,
+        sink: SpanSink,
+        *,
+        only: set[str] | None = None,
+        gate_reasons: bool = False,
+        max_queue: int = _MAX_QUEUE,
     ) -> None:
         self.sink = sink
+        self.max_queue = max_queue
+        self.since_ns = time.time_ns()
+        """When the follower started: spans that closed before are not its to send."""
         self.fold = SpanFold(gate_reasons=gate_reasons)
         self.only = only
         self.cursors: dict[str, int] = {}
@@ -64,7 +75,7 @@ class TraceExport:
         """Export as runs go, until cancelled (a supervised child, or a task of a group)."""
         while True:
             try:
-                async with store.subscribe_all(max_queue=_MAX_QUEUE) as events:
+                async with store.subscribe_all(max_queue=self.max_queue) as events:
                     self.listening.set()
                     await self._refill(store)
                     async for event in events:
@@ -107,7 +118,11 @@ class TraceExport:
         self._moved.set()
 
     async def _catch_up(self, store: EventStore, event: Event) -> None:
-        """A run first seen at ``event``: fold its own events before it, sending nothing."""
+        """A run first seen at ``event``: fold its own events before it.
+
+        What closes is sent only if it closed after the follower started (its events
+        were lost to an overflow, not appended before anyone here followed).
+        """
         first = await _first_own_seq(store, event.run_id)
         self.cursors[event.run_id] = first - 1
         if event.seq > first:
@@ -115,7 +130,7 @@ class TraceExport:
                 if old.seq >= event.seq:
                     break
                 if old.run_id == event.run_id:
-                    await self._apply(store, old, send=False)
+                    await self._apply(store, old, send=ts_ns(old.ts) >= self.since_ns)
 
     async def _fill(self, store: EventStore, run_id: str, *, until: int | None) -> None:
         """Fold (and send) the run's events after its cursor, up to ``until`` (exclusive)."""
@@ -201,7 +216,7 @@ async def export_while(
             finally:
                 following.cancel()
     finally:
-        await asyncio.to_thread(sink.close)
+        await asyncio.to_thread(sink.close, DRAIN_S)
     if failed:
         raise failed[0]
     return done[0]

@@ -8,6 +8,7 @@ run, and what it cannot take is dropped by the SDK (which logs it), not queued f
 from __future__ import annotations
 
 import importlib.util
+import threading
 from typing import TYPE_CHECKING, Any
 
 from helix._version import __version__
@@ -43,12 +44,14 @@ class OtlpSink:
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
         self.settings = settings
-        exporter = OTLPSpanExporter(
-            endpoint=settings.endpoint,
-            headers=dict(settings.headers),
-            timeout=settings.timeout_s,
+        self._exporter = _closable(
+            OTLPSpanExporter(
+                endpoint=settings.endpoint,
+                headers=dict(settings.headers),
+                timeout=settings.timeout_s,
+            )
         )
-        self._processor = BatchSpanProcessor(exporter, schedule_delay_millis=delay_ms)
+        self._processor = BatchSpanProcessor(self._exporter, schedule_delay_millis=delay_ms)
         self._resource = Resource.create(
             {"service.name": settings.service_name, "service.version": __version__}
         )
@@ -61,13 +64,22 @@ class OtlpSink:
             self._processor.on_end(self._readable(span))
             self.exported += 1
 
-    def flush(self, timeout_s: float = 5.0) -> bool:
-        """Send what is queued now; False if it did not go out in time."""
-        return bool(self._processor.force_flush(round(timeout_s * 1000)))
+    def close(self, drain_s: float | None = None) -> None:
+        """Send what is queued, then stop the exporter's thread (blocking).
 
-    def close(self) -> None:
-        """Send what is queued, then stop the exporter's thread."""
-        self._processor.shutdown()  # type: ignore[no-untyped-call]
+        ``drain_s``: give up on what has not gone out by then (a collector that is down
+        is otherwise retried until the export's timeout); ``None``: wait for it.
+        """
+        timer = None
+        if drain_s is not None:  # the SDK's flush does not time out: stop its exporter
+            timer = threading.Timer(drain_s, self._exporter.shutdown)
+            timer.daemon = True
+            timer.start()
+        try:
+            self._processor.shutdown()  # type: ignore[no-untyped-call]
+        finally:
+            if timer is not None:
+                timer.cancel()
 
     def _readable(self, span: OtelSpan) -> ReadableSpan:
         from opentelemetry.sdk.trace import Event, ReadableSpan
@@ -97,3 +109,28 @@ class OtlpSink:
             end_time=span.end_ns,
             instrumentation_scope=InstrumentationScope(_SCOPE, __version__),
         )
+
+
+def _closable(inner: Any) -> Any:
+    """The exporter, closable while an export retries (the SDK's waits for its timeout)."""
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+    class Closable(SpanExporter):
+        def __init__(self) -> None:
+            self.closed = False
+
+        def export(self, spans: Any) -> SpanExportResult:
+            if self.closed:
+                return SpanExportResult.FAILURE
+            result: SpanExportResult = inner.export(spans)
+            return result
+
+        def shutdown(self) -> None:
+            if not self.closed:
+                self.closed = True
+                inner.shutdown()
+
+        def force_flush(self, timeout_millis: int = 30000) -> bool:
+            return True
+
+    return Closable()
