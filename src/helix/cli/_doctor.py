@@ -23,7 +23,7 @@ from ._common import EXIT_FAILED, EXIT_OK, print_json_line
 def doctor(
     json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
 ) -> None:
-    """Check the sandbox tiers, the store and the model keys on this host."""
+    """Check the sandbox tiers, the store, the model keys and trace export here."""
     import asyncio
 
     report = asyncio.run(_report())
