@@ -350,3 +350,53 @@ async def test_a_follower_that_falls_behind_reads_the_log_and_sends_each_span_on
     assert sorted(kept.spans, key=lambda s: s.span_id) == sorted(
         everything, key=lambda s: s.span_id
     )
+
+
+async def test_a_fork_is_a_trace_of_its_own_that_says_where_it_branched(
+    store: EventStore, helix_home: Path, tmp_path: Path
+) -> None:
+    from helix.kernel.session import turn_boundary
+
+    steps = Scenario.of(
+        {"text": "one", "tool_calls": [{"id": "r1", "name": "read_file", "args": {"path": "x"}}]},
+        {"text": "two"},
+        repeat=True,
+    )
+    engine = _engine(store, helix_home, steps)
+    record = await engine.create("x", blueprint=Blueprint(model="scripted:m1"), world=tmp_path)
+    await engine.drive(record.id)
+    at = await turn_boundary(store, record.id, 1)
+    fork = await store.fork(record.id, at_seq=at, message="again", actor="user:ann")
+
+    class Kept:
+        def __init__(self) -> None:
+            self.spans: list[Any] = []
+
+        def export(self, spans: list[Any]) -> None:
+            self.spans.extend(spans)
+
+    kept = Kept()
+    state = await _drive_following(store, fork.id, engine, kept)
+    assert state == "completed"
+    runs = [s for s in kept.spans if s.attributes.get("gen_ai.operation.name") == "invoke_agent"]
+    (run,) = runs
+    assert run.trace_id == trace_id_of(fork.id)
+    assert run.parent_id is None
+    assert run.span_id == span_id_of(fork.id)
+    assert run.attributes["helix.fork.parent_id"] == record.id
+    assert (run.attributes["helix.fork.seq"], run.attributes["helix.fork.turn"]) == (at, 1)
+    turns = [s.attributes["helix.turn"] for s in kept.spans if s.name.startswith("turn ")]
+    assert turns == [2]  # the fork's own turns only: turn 1 is its parent's
+    assert all(s.trace_id == run.trace_id for s in kept.spans)
+
+
+async def _drive_following(store: EventStore, run_id: str, engine: Engine, sink: Any) -> str:
+    """Drive the run while a follower (only that run) hands its spans to ``sink``."""
+    export = TraceExport(sink, only={run_id})
+    async with asyncio.TaskGroup() as group:
+        following = group.create_task(export.follow(store))
+        await export.listening.wait()
+        state = await engine.drive(run_id)
+        assert await export.reached(run_id, (await store.get_run(run_id)).head, timeout_s=30)
+        following.cancel()
+    return state.status

@@ -151,7 +151,7 @@ class SpanFold:
         elif status == "completed":
             run.span.status = "ok"
         else:
-            run.span.event("run.cancelled", event.ts, helix__by=event.data.get("by"))
+            run.span.event("run.cancelled", event.ts, {"helix.by": event.data.get("by")})
         del self.runs[event.run_id]
         closed.append(run.span.end(event.ts))
         return closed
@@ -193,9 +193,11 @@ class SpanFold:
             model.event(
                 "model.failed",
                 event.ts,
-                helix__attempt=data["attempt"],
-                helix__retry_in_s=data["retry_in_s"],
-                helix__error=clip(data["error"]),
+                {
+                    "helix.attempt": data["attempt"],
+                    "helix.retry_in_s": data["retry_in_s"],
+                    "helix.error": clip(data["error"]),
+                },
             )
             if data["retry_in_s"] is None:  # no attempt follows
                 model.fail("model_call_failed", data["error"])
@@ -262,14 +264,16 @@ class SpanFold:
             (run.calls.get(about) or run.span).event(
                 "approval.decided",
                 event.ts,
-                helix__approval__request_id=data["request_id"],
-                helix__approval__decision=data["decision"],
-                helix__approval__by=data["by"],
-                helix__approval__auto=data["auto"],
+                {
+                    "helix.approval.request_id": data["request_id"],
+                    "helix.approval.decision": data["decision"],
+                    "helix.approval.by": data["by"],
+                    "helix.approval.auto": data["auto"],
+                },
             )
             return []
         if kind in _RUN_MARKS:
-            run.span.event(kind, event.ts, **_RUN_MARKS[kind](data))
+            run.span.event(kind, event.ts, _RUN_MARKS[kind](data))
             return []
         found = data.get("call_id")
         call = run.calls.get(found) if isinstance(found, str) else None
@@ -277,34 +281,39 @@ class SpanFold:
             return []
         call_id = found
         if kind == "gate.decided":
+            reason = clip(redact(data["reason"])) if self.gate_reasons else None
             call.event(
                 "gate.decided",
                 event.ts,
-                helix__gate__name=data["gate"],
-                helix__gate__verdict=data["verdict"],
-                helix__gate__reason=clip(redact(data["reason"])) if self.gate_reasons else None,
+                {
+                    "helix.gate.name": data["gate"],
+                    "helix.gate.verdict": data["verdict"],
+                    "helix.gate.reason": reason,
+                },
             )
         elif kind == "approval.requested":
             run.requests[data["request_id"]] = call_id
             call.event(
                 "approval.requested",
                 event.ts,
-                helix__approval__request_id=data["request_id"],
-                helix__approval__expires_at=data["expires_at"],
-                helix__approval__question=data.get("question") is not None,
+                {
+                    "helix.approval.request_id": data["request_id"],
+                    "helix.approval.expires_at": data["expires_at"],
+                    "helix.approval.question": data.get("question") is not None,
+                },
             )
         elif kind == "tool.started":
             run.started.add(call_id)
             call.attributes["helix.tool.sandbox"] = data["sandbox"]
             if data.get("origin"):
                 call.attributes["helix.tool.origin"] = data["origin"]
-            call.event("tool.started", event.ts, helix__tool__sandbox=data["sandbox"])
+            call.event("tool.started", event.ts, {"helix.tool.sandbox": data["sandbox"]})
         elif kind == "agent.spawned":
             self.placed[data["child_run_id"]] = (call.trace_id, call.span_id, event.run_id)
             call.attributes["helix.child_run_id"] = data["child_run_id"]
         elif kind == "egress.counted":
             attempts = sum(h["attempts"] for h in data["hosts"]) + data["other_attempts"]
-            call.event("egress.counted", event.ts, helix__egress__attempts=attempts)
+            call.event("egress.counted", event.ts, {"helix.egress.attempts": attempts})
         elif kind in ("tool.completed", "tool.interrupted"):
             return [self._call_ended(run, event, call_id, call)]
         return []
@@ -332,12 +341,9 @@ class SpanFold:
 
 _RUN_MARKS: dict[str, Any] = {
     "run.started": lambda d: {},
-    "run.paused": lambda d: {"helix__reason": d["reason"]},
-    "run.resumed": lambda d: {"helix__by": d.get("by")},
-    "budget.exceeded": lambda d: {
-        "helix__cap_usd": d["cap_usd"],
-        "helix__spent_usd": d["spent_usd"],
-    },
+    "run.paused": lambda d: {"helix.reason": d["reason"]},
+    "run.resumed": lambda d: {"helix.by": d.get("by")},
+    "budget.exceeded": lambda d: {"helix.cap_usd": d["cap_usd"], "helix.spent_usd": d["spent_usd"]},
     "supervisor.restarted": lambda d: {},
     "lease.taken_over": lambda d: {},
 }

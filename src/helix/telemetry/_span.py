@@ -8,14 +8,17 @@ exporter, two processes following one store) has the same ids both times.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from types import MappingProxyType
 from typing import Literal
-
-from helix.kernel.events import parse_iso
 
 AttributeValue = str | int | float | bool | tuple[str, ...]
 """What an attribute may hold (OpenTelemetry's scalar types and string arrays)."""
+_NONE: Mapping[str, AttributeValue | None] = MappingProxyType({})
 
 
 def trace_id_of(root_run_id: str) -> int:
@@ -33,9 +36,21 @@ def _hash(size: int, *parts: str) -> int:
     return int.from_bytes(digest, "big") or 1  # 0 is OpenTelemetry's "invalid id"
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+@functools.lru_cache(maxsize=256)  # the events of one append share their time
 def ts_ns(ts: str) -> int:
-    """An event's time (the log's ISO 8601, microseconds) as nanoseconds since the epoch."""
-    return round(parse_iso(ts) * 1_000_000) * 1000
+    """An event's time (the log's ISO 8601, microseconds, ``Z``) as nanoseconds since the epoch.
+
+    Exact (integer arithmetic), and parsed by ``fromisoformat``: a fiftieth of the cost
+    of ``strptime``, which matters at one call per event followed.
+    """
+    moment = datetime.fromisoformat(ts)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return (moment - _EPOCH) // _MICROSECOND * 1000
 
 
 @dataclass(slots=True)
@@ -65,9 +80,11 @@ class OtelSpan:
     description: str | None = None
     """Why the span's status is ``error``."""
 
-    def event(self, name: str, ts: str, **attributes: AttributeValue | None) -> None:
+    def event(
+        self, name: str, ts: str, attributes: Mapping[str, AttributeValue | None] = _NONE
+    ) -> None:
         """Add a span event at the log time ``ts`` (``None`` attributes are left out)."""
-        kept = {k.replace("__", "."): v for k, v in attributes.items() if v is not None}
+        kept = {k: v for k, v in attributes.items() if v is not None}
         self.events.append(SpanEvent(name, ts_ns(ts), kept))
 
     def end(self, ts: str) -> OtelSpan:
