@@ -18,10 +18,16 @@ from helix.telemetry import read_otel_settings
 from ._collector import collector
 
 
-def _helix(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+def _helix(
+    home: Path, *args: str, prelude: str = "", **env: str
+) -> subprocess.CompletedProcess[str]:
     inherited = {k: v for k, v in os.environ.items() if not k.startswith(("HELIX_", "OTEL_"))}
+    code = (
+        f"{prelude}\nimport sys\nsys.argv = ['helix', *{list(args)!r}]\n"
+        "from helix.cli import main\nmain()"
+    )
     return subprocess.run(
-        [sys.executable, "-m", "helix", *args],
+        [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         env={**inherited, "HELIX_HOME": str(home), **env},
@@ -114,6 +120,18 @@ def test_a_bad_setting_stops_a_command_with_one_line(helix_home: Path, tmp_path:
             "error: HELIX_OTEL_ENDPOINT: 'localhost:4318' is not an http(s) URL"
             " (e.g. http://127.0.0.1:4318)\n"
         )
+
+
+def test_without_the_extra_export_names_the_install_command(helix_home: Path) -> None:
+    blocked = "import sys; sys.modules['opentelemetry.exporter.otlp.proto.http'] = None"
+    for args in (("runs",), ("serve", "--port", "0")):
+        result = _helix(helix_home, *args, prelude=blocked, HELIX_OTEL_ENDPOINT="http://c:4318")
+        assert result.returncode == 2, result.stderr
+        assert result.stderr == (
+            "error: trace export needs OpenTelemetry: pip install 'helix-harness[otel]'\n"
+        )
+    unset = _helix(helix_home, "runs", prelude=blocked)
+    assert unset.returncode == 0, unset.stderr  # off: the extra is not needed
 
 
 def test_doctor_says_whether_traces_go_out_and_where(helix_home: Path) -> None:

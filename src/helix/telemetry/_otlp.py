@@ -28,7 +28,7 @@ def check_otel_installed() -> None:
     for module in ("opentelemetry.sdk.trace", "opentelemetry.exporter.otlp.proto.http"):
         try:
             found = importlib.util.find_spec(module) is not None
-        except ModuleNotFoundError:
+        except (ModuleNotFoundError, ValueError):  # a parent missing, or blocked
             found = False
         if not found:
             raise ConfigError("trace export needs OpenTelemetry: pip install 'helix-harness[otel]'")
