@@ -400,3 +400,41 @@ async def _drive_following(store: EventStore, run_id: str, engine: Engine, sink:
         assert await export.reached(run_id, (await store.get_run(run_id)).head, timeout_s=30)
         following.cancel()
     return state.status
+
+
+async def test_a_retried_model_call_and_a_failed_tool_are_marked(
+    store: EventStore, helix_home: Path, tmp_path: Path
+) -> None:
+    """A real provider adapter (OpenAI's dialect) against the mock model server over HTTP."""
+    from helix.testing import MockModelServer
+
+    steps = Scenario.of(
+        {"error": {"status": 503, "headers": {"Retry-After": "0"}}},
+        {"text": "reading", "tool_calls": [
+            {"id": "r1", "name": "read_file", "args": {"path": "missing.txt"}}]},
+        {"text": "it is not there"},
+    )  # fmt: skip
+    with MockModelServer(steps) as server:
+        env = {"OPENAI_API_KEY": "test-no-key", "OPENAI_BASE_URL": server.openai_base_url}
+        engine = Engine(store, home=helix_home / "engine", env=env)
+        record = await engine.create("read", model="openai:gpt-4.1", world=tmp_path)
+
+        class Kept:
+            def __init__(self) -> None:
+                self.spans: list[Any] = []
+
+            def export(self, spans: list[Any]) -> None:
+                self.spans.extend(spans)
+
+        kept = Kept()
+        assert await _drive_following(store, record.id, engine, kept) == "completed"
+    first = min((s for s in kept.spans if s.name == "chat gpt-4.1"), key=lambda s: s.start_ns)
+    (failed,) = [e for e in first.events if e.name == "model.failed"]
+    assert failed.attributes["helix.attempt"] == 1
+    assert failed.attributes["helix.retry_in_s"] is not None
+    assert first.status == "unset"  # the retry answered
+    assert first.attributes["gen_ai.provider.name"] == "openai"
+    (tool,) = [s for s in kept.spans if s.name == "execute_tool read_file"]
+    assert tool.attributes["helix.tool.outcome"] == "failed"
+    assert (tool.status, tool.attributes["error.type"]) == ("error", "tool_failed")
+    assert "missing.txt" not in (tool.description or "")
