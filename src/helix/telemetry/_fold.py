@@ -75,10 +75,6 @@ class SpanFold:
         """Whether the run's span is open here."""
         return run_id in self.runs
 
-    def place(self, child_run_id: str, trace_id: int, parent_span_id: int, parent: str) -> None:
-        """Say where a child run's span belongs (when its ``agent.spawned`` was not seen)."""
-        self.placed[child_run_id] = (trace_id, parent_span_id, parent)
-
     def apply(self, event: Event) -> list[OtelSpan]:
         """Fold one event; the spans it closed, in the order they closed."""
         kind = event.type

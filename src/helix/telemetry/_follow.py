@@ -18,12 +18,12 @@ from collections.abc import Awaitable
 from typing import Protocol, TypeVar
 
 from helix.errors import SubscriptionOverflowError
-from helix.kernel.events import Event
+from helix.kernel.events import TERMINAL_EVENTS, Event
 from helix.kernel.log import EventStore
 
 from ._fold import SpanFold
 from ._settings import OtelSettings
-from ._span import OtelSpan, span_id_of, trace_id_of, ts_ns
+from ._span import OtelSpan, ts_ns
 
 log = logging.getLogger("helix.telemetry")
 T = TypeVar("T")
@@ -32,8 +32,7 @@ _MAX_QUEUE = 100_000
 DRAIN_S = 3.0
 """After the work ends, how long its last events may take to be folded, and then its
 last spans to be sent (a collector that is down costs at most this, twice)."""
-_MAX_NESTING = 16
-"""Delegations followed upwards to find a child run's trace (deeper: a trace of its own)."""
+_MAX_ENDED = 100_000
 
 
 class SpanSink(Protocol):
@@ -66,7 +65,9 @@ class TraceExport:
         self.fold = SpanFold(gate_reasons=gate_reasons)
         self.only = only
         self.cursors: dict[str, int] = {}
-        """The seq of the last event folded, per run."""
+        """The seq of the last event folded, per run being followed."""
+        self.ended: dict[str, None] = {}
+        """Runs that ended here (the latest ``_MAX_ENDED``): their later events are ignored."""
         self.listening = asyncio.Event()
         """Set once the follower is subscribed: nothing appended after that is missed."""
         self._moved = asyncio.Event()
@@ -86,35 +87,41 @@ class TraceExport:
     async def handle(self, store: EventStore, event: Event) -> None:
         """Fold one live event (reading the log first for a run seen mid-way or a gap)."""
         run_id = event.run_id
-        if self.only is not None and run_id not in self.only:
+        if (self.only is not None and run_id not in self.only) or run_id in self.ended:
             return
         last = self.cursors.get(run_id)
         if last is None:
             await self._catch_up(store, event)
         elif event.seq > last + 1:
             await self._fill(store, run_id, until=event.seq)
-        if event.seq <= self.cursors.get(run_id, -1):
+        if run_id in self.ended or event.seq <= self.cursors.get(run_id, -1):
             return
         await self._apply(store, event, send=True)
 
     async def reached(self, run_id: str, seq: int, timeout_s: float) -> bool:
-        """Wait until the run's events up to ``seq`` are folded; False after ``timeout_s``."""
+        """Wait until the run's events up to ``seq`` (or its end) are folded; False on timeout."""
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout_s):
-                while self.cursors.get(run_id, -1) < seq:
+                while not self._reached(run_id, seq):
                     self._moved.clear()
                     await self._moved.wait()
-        return self.cursors.get(run_id, -1) >= seq
+        return self._reached(run_id, seq)
+
+    def _reached(self, run_id: str, seq: int) -> bool:
+        return run_id in self.ended or self.cursors.get(run_id, -1) >= seq
 
     async def _apply(self, store: EventStore, event: Event, *, send: bool) -> None:
-        if event.type == "run.created" and event.data.get("parent") is not None:
-            await self._place(store, event)
         closed = self.fold.apply(event)
         self.cursors[event.run_id] = event.seq
         if event.type == "agent.spawned" and self.only is not None:
             self.only.add(event.data["child_run_id"])
         if closed and send:
             self.sink.export(closed)
+        if event.type in TERMINAL_EVENTS and not self.fold.follows(event.run_id):
+            self.ended[event.run_id] = None  # its cursor is dropped once its end is seen
+            self.cursors.pop(event.run_id, None)
+            if len(self.ended) > _MAX_ENDED:
+                del self.ended[next(iter(self.ended))]
         self._moved.set()
 
     async def _catch_up(self, store: EventStore, event: Event) -> None:
@@ -126,53 +133,22 @@ class TraceExport:
         first = await _first_own_seq(store, event.run_id)
         self.cursors[event.run_id] = first - 1
         if event.seq > first:
-            async for old in store.iter_events(event.run_id, after=first - 1):
-                if old.seq >= event.seq:
-                    break
-                if old.run_id == event.run_id:
+            before = event.seq - 1
+            async for old in store.iter_events(event.run_id, after=first - 1, to_seq=before):
+                if old.run_id == event.run_id and event.run_id not in self.ended:
                     await self._apply(store, old, send=ts_ns(old.ts) >= self.since_ns)
 
     async def _fill(self, store: EventStore, run_id: str, *, until: int | None) -> None:
         """Fold (and send) the run's events after its cursor, up to ``until`` (exclusive)."""
-        async for old in store.iter_events(run_id, after=self.cursors[run_id]):
-            if until is not None and old.seq >= until:
-                break
-            if old.run_id == run_id and old.seq > self.cursors[run_id]:
+        last = None if until is None else until - 1
+        async for old in store.iter_events(run_id, after=self.cursors[run_id], to_seq=last):
+            if old.run_id == run_id and old.seq > self.cursors.get(run_id, old.seq):
                 await self._apply(store, old, send=True)
 
     async def _refill(self, store: EventStore) -> None:
         """After (re)subscribing: what the open runs appended meanwhile."""
         for run_id in list(self.fold.runs):
             await self._fill(store, run_id, until=None)
-
-    async def _place(self, store: EventStore, event: Event) -> None:
-        """A child run: find the call that spawned it when its spawn was not folded here."""
-        child = event.run_id
-        if child in self.fold.placed:
-            return
-        parent = event.data["parent"]["run_id"]
-        calls: dict[str, int] = {}
-        call_seq: int | None = None
-        async for old in store.iter_events(parent, after=await _first_own_seq(store, parent) - 1):
-            if old.run_id != parent:
-                continue
-            if old.type == "tool.requested":
-                calls[old.data["call_id"]] = old.seq
-            elif old.type == "agent.spawned" and old.data["child_run_id"] == child:
-                call_seq = calls.get(old.data.get("call_id") or "")
-                break
-        trace = await self._trace_of(store, parent)
-        self.fold.place(child, trace, span_id_of(parent, call_seq), parent)
-
-    async def _trace_of(self, store: EventStore, run_id: str) -> int:
-        for _ in range(_MAX_NESTING):
-            if run_id in self.fold.runs:
-                return self.fold.runs[run_id].span.trace_id
-            first = await store.event_at(run_id, await _first_own_seq(store, run_id))
-            if first is None or first.type != "run.created" or first.data.get("parent") is None:
-                break
-            run_id = first.data["parent"]["run_id"]
-        return trace_id_of(run_id)
 
 
 async def _first_own_seq(store: EventStore, run_id: str) -> int:
