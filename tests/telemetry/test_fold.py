@@ -71,7 +71,12 @@ def test_closing_with_a_drain_bound_does_not_wait_for_a_dead_collector() -> None
     sink.export([OtelSpan(1, 2, None, "s", 1_000, end_ns=2_000)])
     done = threading.Event()
     began = time.monotonic()
-    closing = threading.Thread(target=lambda: (sink.close(drain_s=0.5), done.set()))
+
+    def close() -> None:
+        sink.close(drain_s=0.5)
+        done.set()
+
+    closing = threading.Thread(target=close)
     closing.start()
     assert done.wait(30), "close waited for the export's 60 s timeout"
     closing.join()
