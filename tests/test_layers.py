@@ -27,7 +27,13 @@ _TESTING = _RUNTIME | {"helix.runtime"}
 _API = _TESTING | {"helix.config"}
 _DISTRIBUTED = _API | {"helix.distributed"}
 """Past one process: what the executors, the Ray tier and the cluster commands use."""
-_SERVER = _DISTRIBUTED | {"helix._version", "helix.accounts", "helix.api", "helix.notify"}
+_SERVER = _DISTRIBUTED | {
+    "helix._version",
+    "helix.accounts",
+    "helix.api",
+    "helix.notify",
+    "helix.telemetry",
+}
 
 ALLOWED: dict[str, set[str]] = {
     "helix.errors": {"helix._version"},
@@ -53,6 +59,7 @@ ALLOWED: dict[str, set[str]] = {
     "helix.bench": _DISTRIBUTED | {"helix.testing", "helix.accounts", "helix.api", "helix.server"},
     "helix.config": set(_KERNEL),
     "helix.notify": set(_KERNEL),
+    "helix.telemetry": _KERNEL | {"helix._version"},
     "helix.accounts": _KERNEL | {"helix.gates"},
     "helix.server": set(_SERVER),
     "helix.mcp.server": _API | {"helix._version", "helix.api"},

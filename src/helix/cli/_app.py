@@ -138,7 +138,7 @@ COMMANDS = (
     Lazy(
         "doctor",
         "._doctor:doctor",
-        "Check the sandbox tiers, the store and the model keys on this host.",
+        "Check the sandbox tiers, the store, the model keys and trace export here.",
     ),
     Lazy("sandbox", "._sandbox:sandbox_app", "Run commands in a sandbox tier, as runs do."),
     Lazy("policy", "._policy:policy_app", "Try a policy against what runs really did."),

@@ -1,8 +1,8 @@
 """``helix doctor``: what this host gives Helix, and what is missing.
 
 Sandbox tiers (which, and why not), the store (where, and whether it opens), model
-provider keys (present or not, never their values). Exit code 1 if the store cannot
-be opened, else 0.
+provider keys (present or not, never their values), trace export (off, or where to;
+never its headers). Exit code 1 if the store cannot be opened, else 0.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ._common import EXIT_FAILED, EXIT_OK, print_json_line
 def doctor(
     json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
 ) -> None:
-    """Check the sandbox tiers, the store and the model keys on this host."""
+    """Check the sandbox tiers, the store, the model keys and trace export here."""
     import asyncio
 
     report = asyncio.run(_report())
@@ -58,7 +58,24 @@ async def _report() -> dict[str, Any]:
         },
         "store": await _store(),
         "model_keys": dict(sorted(keys.items())),
+        "traces": _traces(),
     }
+
+
+def _traces() -> dict[str, Any]:
+    """Whether runs' traces are exported, where to, and what is wrong with the setting."""
+    from helix.errors import HelixError
+    from helix.telemetry import check_otel_installed, read_otel_settings
+
+    try:
+        otel = read_otel_settings()
+        if otel is not None:
+            check_otel_installed()
+    except HelixError as error:
+        return {"on": False, "endpoint": None, "source": None, "error": str(error)}
+    if otel is None:
+        return {"on": False, "endpoint": None, "source": None, "error": None}
+    return {"on": True, "endpoint": otel.shown, "source": otel.source, "error": None}
 
 
 async def _store() -> dict[str, Any]:
@@ -107,6 +124,13 @@ def _print(report: dict[str, Any]) -> None:
     state = "ok" if store["ok"] else f"FAILED: {store['error']}"
     typer.echo(f"store: {store['url']} — {state}")
     typer.echo(f"  data directory: {store['home']}")
+    traces = report["traces"]
+    if traces["error"] is not None:
+        typer.echo(f"traces: FAILED: {traces['error']}")
+    elif traces["on"]:
+        typer.echo(f"traces: exported to {traces['endpoint']} ({traces['source']})")
+    else:
+        typer.echo("traces: not exported (set HELIX_OTEL_ENDPOINT)")
     typer.echo("model keys:")
     for name, present in report["model_keys"].items():
         typer.echo(f"  {name:<22} {'set' if present else 'not set'}")

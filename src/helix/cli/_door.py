@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from helix.api import HelixApi, LocalApi, Run
     from helix.kernel.session import SessionState
     from helix.runtime import Blueprint
+    from helix.telemetry import OtelSettings
 
 T = TypeVar("T")
 
@@ -31,12 +32,26 @@ class Door:
     """The ``HelixApi`` in use, and the runs it asked this process to drive."""
 
     def __init__(
-        self, api: HelixApi, local: LocalApi | None = None, here: list[str] | None = None
+        self,
+        api: HelixApi,
+        local: LocalApi | None = None,
+        here: list[str] | None = None,
+        otel: OtelSettings | None = None,
     ) -> None:
         self.api = api
         self.local = local
         self.here = [] if here is None else here
         """Runs the local door started or resumed: driven by ``watch``, or ``detach``."""
+        self.otel = otel
+        """Where the runs driven here export their traces (docs/telemetry.md); ``None``: off."""
+
+    async def drive_exporting(self, run_id: str, work: Awaitable[T]) -> T:
+        """Await ``work`` (driving ``run_id`` here), exporting its trace if that is on."""
+        if self.local is None or self.otel is None:
+            return await work
+        from helix.telemetry import export_while
+
+        return await export_while(self.local.store, self.otel, run_id, work)
 
     def world(self, directory: str | None) -> str | Path | None:
         """``--dir``: a path here (default: the current directory).
@@ -107,7 +122,9 @@ class Door:
             self.here.remove(run_id)
 
             async def drive(until: Callable[[SessionState], bool]) -> None:
-                await self._drive(local, run_id, until=until, tell=not ask)
+                await self.drive_exporting(
+                    run_id, self._drive(local, run_id, until=until, tell=not ask)
+                )
 
             driving = drive
         return await drive_while_showing(self.api, run_id, driving, json=json, after=after, ask=ask)
@@ -140,10 +157,14 @@ async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:
             await remote.aclose()
     from helix.api import LocalApi
     from helix.kernel.log import open_store
+    from helix.telemetry import check_otel_installed, read_otel_settings
 
     from ._live import engine_for
 
     settings = Settings.from_env()
+    otel = read_otel_settings()  # a bad setting is an error before anything is done
+    if otel is not None:
+        check_otel_installed()
     store = await open_store(settings.db_url, durability=settings.durability)
     try:
         here: list[str] = []  # the runs the door asks to drive: driven by the command
@@ -151,6 +172,6 @@ async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:
             lambda: engine_for(store), store=store, home=settings.home, actor=who(),
             drive=here.append,
         )  # fmt: skip
-        return await use(Door(local, local, here))
+        return await use(Door(local, local, here, otel))
     finally:
         await store.close()

@@ -45,10 +45,14 @@ def serve(
     import uvicorn
 
     from helix.server import ServerConfig, create_app, parse_forwarded_allow_ips
+    from helix.telemetry import check_otel_installed, read_otel_settings
 
     try:
         settings = Settings.from_env()
         proxies = parse_forwarded_allow_ips(forwarded_allow_ips)
+        otel = read_otel_settings()
+        if otel is not None:
+            check_otel_installed()
     except HelixError as error:
         fail(str(error), exit_code_for(error))
     if scripts is not None and not scripts.is_dir():
@@ -65,10 +69,13 @@ def serve(
         notify=notify,
         forwarded_allow_ips=proxies,
         scripts=scripts.resolve() if scripts is not None else None,
+        otel=otel,
     )
     _check_port(host, port)
     run(lambda: _preflight(settings))
     typer.echo(f"helix serving on http://{host}:{port}", err=True)
+    if otel is not None:
+        typer.echo(f"exporting traces to {otel.shown} ({otel.source})", err=True)
     app = create_app(config)
     # The app believes forwarded headers from --forwarded-allow-ips only; uvicorn's own
     # proxy handling (which trusts 127.0.0.1 by default) would rewrite the client first.

@@ -39,6 +39,6 @@ def cockpit(door: Door, *, poll_s: float = 1.0) -> HelixTui:
         return HelixTui(door.api, poll_s=poll_s)
 
     async def drive(run_id: str) -> None:
-        await local.engine.drive(run_id)
+        await door.drive_exporting(run_id, local.engine.drive(run_id))
 
     return HelixTui(door.api, driver=Driver(door.here, drive), poll_s=poll_s)

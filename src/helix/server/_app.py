@@ -6,6 +6,7 @@ stopping the server stops driving them (their logs keep them; the next start res
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import mimetypes
 import re
@@ -15,6 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.openapi.docs import get_swagger_ui_html
@@ -24,8 +26,8 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from helix._version import __version__
 from helix.accounts import Accounts, open_accounts
-from helix.kernel.log import open_store
-from helix.runtime import ChildSpec, open_supervisor
+from helix.kernel.log import EventStore, open_store
+from helix.runtime import ChildSpec, Supervisor, open_supervisor
 
 from . import (
     _links,
@@ -50,6 +52,9 @@ from ._metrics import Metrics
 from ._notify import Notifier
 from ._state import ServerState
 
+if TYPE_CHECKING:
+    from helix.telemetry import OtlpSink
+
 log = logging.getLogger("helix.server")
 
 API = "/api/v1"
@@ -73,6 +78,20 @@ async def _restarted(child: str, error: BaseException, attempt: int) -> None:
 
 async def _gave_up(child: str, error: BaseException) -> None:
     log.error("%s kept crashing (%s: %s); stopped", child, type(error).__name__, error)
+
+
+def _start_export(
+    config: ServerConfig, store: EventStore, supervisor: Supervisor
+) -> OtlpSink | None:
+    """With ``config.otel``: a supervised child exporting every run's spans as they close."""
+    if config.otel is None:
+        return None
+    from helix.telemetry import OtlpSink, TraceExport
+
+    sink = OtlpSink(config.otel)
+    export = TraceExport(sink, gate_reasons=config.otel.gate_reasons)
+    supervisor.start_child(ChildSpec(id="telemetry", start=partial(export.follow, store)))
+    return sink
 
 
 def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> FastAPI:
@@ -101,12 +120,15 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
                     supervisor.start_child(
                         ChildSpec(id="notify", start=partial(notifier.follow, store))
                     )
+                sink = _start_export(config, store, supervisor)
                 if config.resume_on_start:
                     supervisor.start_child(ChildSpec(id="resume", start=state.resume_all))
                 try:
                     yield
                 finally:
                     state.stop()
+                    if sink is not None:
+                        await asyncio.to_thread(sink.close, 5.0)
         finally:
             if account_store is not None:
                 await account_store.close()

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from helix.accounts import Hashing
 from helix.errors import ConfigError
 from helix.kernel.log import Durability
+from helix.telemetry import OtelSettings
 
 if TYPE_CHECKING:
     from helix.runtime import RunSetup
@@ -54,6 +55,8 @@ class ServerConfig:
     """Apprise URLs told of approvals asked, runs finished or failed, budgets reached."""
     resume_on_start: bool = True
     """Drive every unfinished run when the server starts (the engine's durable resume)."""
+    otel: OtelSettings | None = None
+    """Where the server exports every run's trace (OTLP/HTTP, docs/telemetry.md); ``None``: off."""
     sources: Callable[[RunSetup], Sequence[ToolSource]] | None = None
     """Tool sources every run gets beyond its blueprint's (``Engine(sources=…)``: an
     embedding's own tools, a test's); ``None``: none."""
