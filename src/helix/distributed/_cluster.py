@@ -164,7 +164,7 @@ def cluster_nodes(cluster: RayAddress) -> list[NodeInfo]:
 
     connect_ray(cluster)
     found = []
-    for node in ray.nodes():
+    for node in ray.nodes():  # type: ignore[no-untyped-call]
         resources = {
             k: float(v) for k, v in node.get("Resources", {}).items() if not k.startswith("node:")
         }
