@@ -142,3 +142,18 @@ def test_config_for_an_ssh_pool(helix_home: Path, tmp_path: Path) -> None:
     assert f"ray up {out}" in written.stderr
     assert yaml.safe_load(out.read_text()) == config
     assert TOKEN not in out.read_text()
+
+
+def test_status_of_a_cluster_whose_head_is_gone_says_so(helix_home: Path) -> None:
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True)  # fmt: skip
+    _state(helix_home, [{"name": "head", "pid": int(ended.stdout), "started": 1}])
+    done = helix(helix_home, "cluster", "status")
+    assert done.returncode == 4
+    assert "the cluster's head node at 127.0.0.1:6379 is not running" in done.stderr
+    assert TOKEN not in done.stderr + done.stdout
+    done = helix(helix_home, "cluster", "down")
+    assert (done.returncode, done.stdout) == (
+        0,
+        "cluster at 127.0.0.1:6379 is down (0 processes stopped)\n",
+    )

@@ -79,20 +79,12 @@ def up(
 def status(json: Annotated[bool, _JSON] = False) -> None:
     """Show the local cluster's nodes: alive or dead, address, CPU and memory, labels."""
     from helix.api import Node
-    from helix.distributed import RayAddress, cluster_nodes, read_cluster
-    from helix.errors import NotFoundError
+    from helix.distributed import local_cluster_nodes
 
     from ._nodes import node_table
 
     home = _home()
-    cluster = run_now(lambda: read_cluster(home))
-    if cluster is None:
-        run_now(
-            lambda: _raise(NotFoundError("no cluster is up here (helix cluster up starts one)"))
-        )
-        return
-    address = RayAddress(cluster.address, cluster.token)
-    infos = run_now(lambda: cluster_nodes(address))
+    cluster, infos = run_now(lambda: local_cluster_nodes(home))
     found = [Node.of(info) for info in infos]
     if json:
         nodes = [n.model_dump(mode="json") for n in found]
@@ -166,7 +158,3 @@ def _write(path: Path, text: str) -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as error:
         raise ConfigError(f"cannot write {path}: {error.strerror}") from None
-
-
-def _raise(error: Exception) -> None:
-    raise error

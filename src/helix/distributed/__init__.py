@@ -8,6 +8,7 @@ from ._cluster import ClusterSpec as ClusterSpec
 from ._cluster import cluster_down as cluster_down
 from ._cluster import cluster_nodes as cluster_nodes
 from ._cluster import cluster_up as cluster_up
+from ._cluster import local_cluster_nodes as local_cluster_nodes
 from ._cluster import parse_labels as parse_labels
 from ._cluster_state import ClusterProcess as ClusterProcess
 from ._cluster_state import LocalCluster as LocalCluster
@@ -31,6 +32,7 @@ __all__ = [
     "cluster_up",
     "connect_ray",
     "launcher_config",
+    "local_cluster_nodes",
     "parse_labels",
     "ray_environment",
     "read_cluster",

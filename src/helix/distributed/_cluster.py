@@ -142,6 +142,23 @@ def cluster_up(
         raise
 
 
+def local_cluster_nodes(home: Path) -> tuple[LocalCluster, list[NodeInfo]]:
+    """The nodes of the cluster ``up`` started here (``helix cluster status``).
+
+    ``NotFoundError`` if none was; ``StoreUnavailableError`` if its head has stopped.
+    """
+    cluster = read_state(home)
+    if cluster is None:
+        raise NotFoundError("no cluster is up here (helix cluster up starts one)")
+    head = next((p for p in cluster.processes if p.name == "head"), None)
+    if head is None or not alive(head):
+        raise StoreUnavailableError(
+            f"the cluster's head node at {cluster.address} is not running"
+            " (helix cluster down cleans up, helix cluster up starts a new one)"
+        )
+    return cluster, cluster_nodes(RayAddress(cluster.address, cluster.token))
+
+
 def cluster_down(home: Path, *, timeout_s: float = 30) -> tuple[LocalCluster, list[int]]:
     """Stop every process ``up`` started (and all below them); remove the state file.
 
@@ -162,9 +179,16 @@ def cluster_nodes(cluster: RayAddress) -> list[NodeInfo]:
     os.environ.update(ray_environment(cluster.token))  # before Ray is first imported here
     import ray
 
-    connect_ray(cluster)
+    try:
+        connect_ray(cluster)
+        listed = ray.nodes()  # type: ignore[no-untyped-call]
+    except Exception as error:  # Ray's own errors (a refused token, a head gone)
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise StoreUnavailableError(
+            f"cannot reach the Ray cluster at {cluster.address}: {reason}"
+        ) from None
     found = []
-    for node in ray.nodes():  # type: ignore[no-untyped-call]
+    for node in listed:
         resources = {
             k: float(v) for k, v in node.get("Resources", {}).items() if not k.startswith("node:")
         }
