@@ -34,6 +34,7 @@ async def test_one_local_node_drives_the_waiting_run_and_cannot_be_drained(
     [node] = listed.nodes
     assert (node.id, node.executor, node.state) == ("local", "local", "alive")
     assert node.resources["CPU"] >= 1
+    assert node.resources["memory"] > 2**20  # bytes, through both doors
     assert node.address
     assert node.runs == [run_id]
     assert node.run_count == 1

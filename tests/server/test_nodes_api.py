@@ -28,6 +28,7 @@ def test_owners_see_the_local_node_and_its_run_and_cannot_drain_it(
     [node] = listed["nodes"]
     assert (node["id"], node["state"], node["executor"]) == ("local", "alive", "local")
     assert node["resources"]["CPU"] >= 1
+    assert node["resources"]["memory"] > 2**20  # bytes
     assert (node["runs"], node["run_count"]) == ([run_id], 1)
     assert node["labels"] == {}
 
