@@ -97,7 +97,7 @@ def test_a_state_file_not_to_be_trusted_is_refused(helix_home: Path, tmp_path: P
         assert (done.returncode, "another user owns it" in done.stderr) == (2, True)
 
 
-def test_down_never_stops_a_process_that_only_shares_a_pid(helix_home: Path) -> None:
+def test_down_never_stops_a_process_that_is_not_its_ray_start(helix_home: Path) -> None:
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
     try:
         ticks = _start_ticks(bystander.pid)
@@ -108,6 +108,11 @@ def test_down_never_stops_a_process_that_only_shares_a_pid(helix_home: Path) -> 
         assert "0 processes stopped" in done.stdout
         assert bystander.poll() is None
         assert not (helix_home / "cluster" / "state.json").exists()
+        same = {"name": "head", "pid": bystander.pid, "started": ticks}  # not a ray start
+        _state(helix_home, [same])
+        done = helix(helix_home, "cluster", "down")
+        assert "0 processes stopped" in done.stdout
+        assert bystander.poll() is None
     finally:
         bystander.kill()
         bystander.wait()

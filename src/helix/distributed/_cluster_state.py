@@ -158,8 +158,18 @@ def start_ticks(pid: int) -> int | None:
 
 
 def alive(process: ClusterProcess) -> bool:
-    """Whether the process the state names still runs (same pid, same start time)."""
-    return start_ticks(process.pid) == process.started
+    """Whether the process the state names still runs, and is a ``ray start``.
+
+    Same pid, same start time, and Ray's start command: a state file can name no other
+    program to be stopped.
+    """
+    if start_ticks(process.pid) != process.started:
+        return False
+    try:
+        words = Path(f"/proc/{process.pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"ray.scripts.scripts" in words and b"start" in words
 
 
 def descendants(pids: set[int]) -> set[int]:
