@@ -52,3 +52,16 @@ async def test_one_local_node_drives_the_waiting_run_and_cannot_be_drained(
     [after] = (await client.nodes()).nodes
     assert after.runs == []
     assert after.run_count == 0
+
+
+def test_the_sync_client_lists_and_refuses_the_same(door: Door) -> None:
+    from helix import Client
+
+    opened = Client(door.url, token=door.token) if door.url else Client(env=door.env, user="t")
+    with opened as client:
+        [node] = client.nodes().nodes
+        assert (node.id, node.state, node.run_count) == ("local", "alive", 0)
+        with pytest.raises(NodeStateError):
+            client.drain_node("local")
+        with pytest.raises(NodeNotFoundError):
+            client.drain_node("nowhere")
