@@ -49,6 +49,9 @@ from ._models import SpendPoint as SpendPoint
 from ._models import SteerBody as SteerBody
 from ._models import Usage as Usage
 from ._models import WorldList as WorldList
+from ._node_models import Drained as Drained
+from ._node_models import Node as Node
+from ._node_models import NodeList as NodeList
 from ._protocol import HelixApi as HelixApi
 from ._questions import SourceQuestion as SourceQuestion
 from ._sync_client import Client as Client
@@ -75,6 +78,7 @@ __all__ = [
     "Decided",
     "Decision",
     "DecisionBody",
+    "Drained",
     "EventPage",
     "FileEntry",
     "FileList",
@@ -85,6 +89,8 @@ __all__ = [
     "Imported",
     "Kept",
     "LocalApi",
+    "Node",
+    "NodeList",
     "Parent",
     "Point",
     "ResumeBody",

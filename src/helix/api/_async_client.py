@@ -32,6 +32,7 @@ from ._models import (
     RunList,
     Spend,
 )
+from ._node_models import Drained, NodeList
 from ._protocol import HelixApi
 from ._trace_models import Span
 
@@ -330,6 +331,14 @@ class AsyncClient:
     ) -> list[PolicyReplay]:
         """The same over every run of a workspace, oldest first."""
         return await self.api.policy_replay_workspace(workspace, policy)
+
+    async def nodes(self) -> NodeList:
+        """Where runs are driven: each node's state, resources, labels and runs."""
+        return await self.api.nodes()
+
+    async def drain_node(self, node_id: str) -> Drained:
+        """Stop giving the node runs; its runs move at their next turn boundary."""
+        return await self.api.drain_node(node_id)
 
 
 def _login_name() -> str:

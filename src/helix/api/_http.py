@@ -10,10 +10,17 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from collections.abc import AsyncGenerator, Iterable
 from typing import TYPE_CHECKING, Any
 
-from helix.errors import ConfigError, NotFoundError, RunNotFoundError, StoreUnavailableError
+from helix.errors import (
+    ConfigError,
+    NodeNotFoundError,
+    NotFoundError,
+    RunNotFoundError,
+    StoreUnavailableError,
+)
 from helix.kernel.events import RunStatus
 
 from ._choice_models import ChoiceCard, ChoiceCardList, Chosen
@@ -39,6 +46,7 @@ from ._models import (
     Spend,
     WorldList,
 )
+from ._node_models import Drained, NodeList
 from ._trace_models import Span
 from ._worlds import is_world_name
 
@@ -47,6 +55,8 @@ if TYPE_CHECKING:
 
     from helix.runtime import Blueprint, CandidatePolicy, PolicyReplay
 
+_NODE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
+"""What a node id can be (``local``, ``worker-2``, a Ray node's hex id)."""
 CLOSE_TOO_SLOW = 4008
 CLOSE_NOT_FOUND = 4404
 _PAGE = 1000
@@ -350,6 +360,19 @@ class HttpApi:
         """The folders of a workspace's worlds on the server, by name."""
         raw = await self._json("GET", f"/workspaces/{_segment(workspace)}/worlds")
         return list(WorldList.model_validate(raw).worlds)
+
+    # -- nodes ------------------------------------------------------------------------
+
+    async def nodes(self) -> NodeList:
+        """The server's executor's nodes (owners and admins only)."""
+        return NodeList.model_validate(await self._json("GET", "/nodes"))
+
+    async def drain_node(self, node_id: str) -> Drained:
+        """Drain a node of the server's executor (owners and admins only)."""
+        if not _NODE_ID.fullmatch(node_id):  # no node id holds it: not found, as the server says
+            raise NodeNotFoundError(node_id)
+        raw = await self._json("POST", f"/nodes/{node_id}/drain")
+        return Drained.model_validate(raw)
 
     # -- policy replay ----------------------------------------------------------------
 

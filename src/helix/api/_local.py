@@ -43,12 +43,13 @@ from ._models import (
     RunList,
     Spend,
 )
+from ._nodes import NodeDoor
 from ._spend_query import spend_query
 from ._trace_models import Span
 from ._worlds import list_world_names, run_folder
 
 if TYPE_CHECKING:  # the runtime loads when a run is made or changed, not to read runs
-    from helix.runtime import Blueprint, CandidatePolicy, Engine, PolicyReplay, Supervisor
+    from helix.runtime import Blueprint, CandidatePolicy, Engine, Executor, PolicyReplay, Supervisor
 
 BlueprintLookup = Callable[[str, str], Awaitable["Blueprint"]]
 """(workspace, name) → the workspace's stored blueprint (a server's accounts hold them)."""
@@ -57,7 +58,7 @@ BlueprintArg: TypeAlias = "Blueprint | dict[str, Any] | str | None"
 _PAGE = 1000
 
 
-class LocalApi:
+class LocalApi(NodeDoor):
     """The engine and its store behind ``HelixApi``, acting as ``actor``."""
 
     def __init__(
@@ -73,6 +74,7 @@ class LocalApi:
         blueprints: BlueprintLookup | None = None,
         drive: Callable[[str], None] | None = None,
         workspaces: Collection[str] | None = None,
+        executor: Executor | None = None,
     ) -> None:
         """An API over ``engine``.
 
@@ -92,6 +94,8 @@ class LocalApi:
             drive: Drives a run in the background; default: this object's supervisor.
             workspaces: The workspaces whose runs the caller may see (a server's caller);
                 default: every run. Others are not found, by id, prefix or ``last``.
+            executor: Where runs are driven (a server's), for ``nodes`` and
+                ``drain_node``; default: this machine as one node, ``local``.
         """
         if callable(engine):
             if store is None or home is None:
@@ -109,6 +113,7 @@ class LocalApi:
         self._blueprints = blueprints
         self._drive = drive
         self.visible = None if workspaces is None else frozenset(workspaces)
+        self.executor = executor
         self._stack: AsyncExitStack | None = None
         self._supervisor: Supervisor | None = None
 

@@ -30,6 +30,7 @@ from ._models import (
     RunList,
     Spend,
 )
+from ._node_models import Drained, NodeList
 from ._trace_models import Span
 
 if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is chosen
@@ -231,6 +232,26 @@ class HelixApi(Protocol):
         self, workspace: str, policy: CandidatePolicy
     ) -> list[PolicyReplay]:
         """The same over every run of a workspace, oldest first."""
+        ...
+
+    async def nodes(self) -> NodeList:
+        """Where runs are driven: each node's state, resources, labels and runs.
+
+        Embedded, one node, ``local``: this machine, driving the runs whose live lease a
+        process sharing this store holds. A server: its executor's nodes (``local``,
+        worker processes or Ray nodes); only owners and admins of a team workspace may
+        ask (others: a 403, ``forbidden``). A node's ``runs`` are those the caller may
+        see; its ``run_count`` counts them all.
+        """
+        ...
+
+    async def drain_node(self, node_id: str) -> Drained:
+        """Stop giving the node runs; its runs move at their next turn boundary.
+
+        ``NodeNotFoundError`` for an unknown node; ``NodeStateError`` (a
+        ``ConflictError``) when its runs have nowhere to go (the only node, e.g.
+        ``local``). On a server, only owners and admins of a team workspace may drain.
+        """
         ...
 
     async def aclose(self) -> None:

@@ -34,6 +34,7 @@ from ._models import (
     RunList,
     Spend,
 )
+from ._node_models import Drained, NodeList
 from ._trace_models import Span
 
 if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is chosen
@@ -323,6 +324,14 @@ class Client:
     ) -> list[PolicyReplay]:
         """The same over every run of a workspace, oldest first."""
         return self._call(self._async.policy_replay_workspace(workspace, policy))
+
+    def nodes(self) -> NodeList:
+        """Where runs are driven: each node's state, resources, labels and runs."""
+        return self._call(self._async.nodes())
+
+    def drain_node(self, node_id: str) -> Drained:
+        """Stop giving the node runs; its runs move at their next turn boundary."""
+        return self._call(self._async.drain_node(node_id))
 
 
 async def _next(source: AsyncGenerator[T, None]) -> T:

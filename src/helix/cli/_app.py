@@ -148,6 +148,16 @@ COMMANDS = (
         "List, show, enable and disable plugins (tools, gates, components from outside).",
     ),
     Lazy(
+        "nodes",
+        "._nodes:nodes_app",
+        "List the nodes runs are driven on; drain one (its runs move).",
+    ),
+    Lazy(
+        "cluster",
+        "._cluster:cluster_app",
+        "Start, stop and inspect a local Ray cluster; write a config for an SSH pool.",
+    ),
+    Lazy(
         "serve",
         "._serve:serve",
         "Serve the REST and WebSocket API and the dashboard; runs are driven here.",

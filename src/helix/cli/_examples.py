@@ -105,6 +105,23 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "helix serve --no-resume",
         "HELIX_OTEL_ENDPOINT=http://127.0.0.1:4318 helix serve",
     ),
+    "nodes": ("helix nodes", "helix nodes --json", "helix nodes drain worker-2"),
+    "nodes drain": ("helix nodes drain worker-2", "helix nodes drain 8f3c1e0a… --json"),
+    "cluster": (
+        "helix cluster up --nodes 2 --label gpu=true",
+        "helix cluster status",
+        "helix cluster down",
+    ),
+    "cluster up": (
+        "helix cluster up",
+        "helix cluster up --nodes 2 --cpus 4 --label zone=a --label gpu=true",
+    ),
+    "cluster status": ("helix cluster status", "helix cluster status --json"),
+    "cluster down": ("helix cluster down",),
+    "cluster config": (
+        "helix cluster config --ssh 10.0.0.5,10.0.0.6,10.0.0.7 --user ops --key ~/.ssh/pool",
+        "helix cluster config --ssh gpu1.lan,gpu2.lan --head gpu1.lan --out cluster.yaml",
+    ),
     "mcp": ("helix mcp serve", "helix mcp serve --http 8765 --token-file ~/.helix-mcp-token"),
     "mcp serve": (
         "helix mcp serve",

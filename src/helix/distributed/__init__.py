@@ -4,9 +4,36 @@ Everything here imports Ray (or starts processes) only when used, so ``import he
 and ``helix --help`` stay light. See docs/distributed.md.
 """
 
+from ._cluster import ClusterSpec as ClusterSpec
+from ._cluster import cluster_down as cluster_down
+from ._cluster import cluster_nodes as cluster_nodes
+from ._cluster import cluster_up as cluster_up
+from ._cluster import local_cluster_nodes as local_cluster_nodes
+from ._cluster import parse_labels as parse_labels
+from ._cluster_state import ClusterProcess as ClusterProcess
+from ._cluster_state import LocalCluster as LocalCluster
+from ._cluster_state import read_state as read_cluster
+from ._launcher import SshPool as SshPool
+from ._launcher import launcher_config as launcher_config
 from ._ray import RAY_TOKEN_ENV as RAY_TOKEN_ENV
 from ._ray import RayAddress as RayAddress
 from ._ray import connect_ray as connect_ray
 from ._ray import ray_environment as ray_environment
 
-__all__ = ["RAY_TOKEN_ENV", "RayAddress", "connect_ray", "ray_environment"]
+__all__ = [
+    "RAY_TOKEN_ENV",
+    "ClusterProcess",
+    "ClusterSpec",
+    "LocalCluster",
+    "RayAddress",
+    "SshPool",
+    "cluster_down",
+    "cluster_nodes",
+    "cluster_up",
+    "connect_ray",
+    "launcher_config",
+    "local_cluster_nodes",
+    "parse_labels",
+    "ray_environment",
+    "read_cluster",
+]

@@ -15,6 +15,7 @@ supervisor. The ``processes`` and ``ray`` executors live in ``helix.distributed`
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -139,6 +140,14 @@ def moved(state: SessionState) -> bool:
     return state.status not in {"completed", "failed", "cancelled", "paused"}
 
 
+def _machine() -> dict[str, float]:
+    """This machine's cores and memory (bytes), as a node's resources."""
+    resources = {"CPU": float(os.cpu_count() or 1)}
+    with contextlib.suppress(ValueError, OSError, AttributeError):  # not every system says
+        resources["memory"] = float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    return resources
+
+
 class LocalExecutor:
     """Runs driven in this process, each a child of the caller's supervisor.
 
@@ -176,7 +185,7 @@ class LocalExecutor:
                 executor="local",
                 address=socket.gethostname(),
                 state="alive",
-                resources={"CPU": float(os.cpu_count() or 1)},
+                resources=_machine(),
                 runs=runs,
             )
         ]

@@ -32,4 +32,5 @@ def local_api(state: ServerState, caller: Caller) -> LocalApi:
         world_paths=False,
         blueprints=partial(stored_blueprint, state.accounts),
         drive=state.drive,
+        executor=state.executor,
     )

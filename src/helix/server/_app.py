@@ -35,6 +35,7 @@ from . import (
     _routes_blueprints,
     _routes_branches,
     _routes_control,
+    _routes_nodes,
     _routes_plugins,
     _routes_policy,
     _routes_runs,
@@ -152,6 +153,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
     api.include_router(_routes_branches.router)
     api.include_router(_routes_blueprints.router)
     api.include_router(_routes_plugins.router)
+    api.include_router(_routes_nodes.router)
     api.include_router(_routes_policy.router)
     api.include_router(_routes_trace.router)
     api.include_router(_stream.router)

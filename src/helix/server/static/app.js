@@ -4,6 +4,7 @@ import { linkHelp, passwordCard } from "./account.js";
 import { compareView } from "./compare.js";
 import { loginView } from "./login.js";
 import { playerView } from "./player.js";
+import { nodesView } from "./nodes.js";
 import { pluginsView } from "./plugins.js";
 import { runView } from "./run.js";
 import { runsView } from "./runs.js";
@@ -28,6 +29,9 @@ async function route() {
     const me = await api("GET", "/me");
     document.getElementById("who").textContent = me.user;
     document.getElementById("logout").hidden = false;
+    // Nodes are the server's: its team workspaces' owners and admins see them.
+    document.getElementById("nav-nodes").hidden = !Object.entries(me.workspaces || {}).some(
+      ([name, role]) => (role === "owner" || role === "admin") && name !== me.user);
     const traced = hash.match(/^#\/runs\/([A-Za-z0-9_-]+)\/trace/);
     const match = hash.match(/^#\/runs\/([A-Za-z0-9_-]+)/);
     const compare = hash.match(/^#\/compare\/([A-Za-z0-9_-]+)\/([A-Za-z0-9_-]+)/);
@@ -35,6 +39,7 @@ async function route() {
     if (traced) await traceView(traced[1]);
     else if (hash.startsWith("#/spend")) await spendView();
     else if (hash.startsWith("#/plugins")) await pluginsView();
+    else if (hash.startsWith("#/nodes")) await nodesView();
     else if (match) await runView(match[1]);
     else if (compare) await compareView(compare[1], compare[2]);
     else if (play) await playerView(play[1], play[2]);

@@ -66,6 +66,7 @@ export function signOut() {
   localStorage.removeItem("helix.token");
   document.getElementById("who").textContent = "";
   document.getElementById("logout").hidden = true;
+  document.getElementById("nav-nodes").hidden = true;
   location.hash = "#/login";
 }
 

@@ -1,0 +1,125 @@
+"""``LocalApi``'s nodes: its executor's, or (embedded) one node, ``local``, this machine.
+
+Embedded, runs are driven by the processes that started them (``helix run``, a
+detached ``helix resume``, an SDK client): the ``local`` node's runs are the unfinished
+ones whose lease a process sharing this store holds now. There is nowhere to move
+them, so draining it is refused, as ``LocalExecutor`` refuses.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import time
+from collections.abc import Collection, Iterable
+from typing import TYPE_CHECKING
+
+from helix.errors import NodeNotFoundError, NodeStateError, RunNotFoundError
+from helix.kernel.log import EventStore
+
+from ._node_models import Drained, Node, NodeList
+
+if TYPE_CHECKING:
+    from helix.runtime import Executor
+
+_LIVE = ("queued", "running", "waiting")
+_PAGE = 500
+
+
+class NodeDoor:
+    """``HelixApi.nodes`` and ``drain_node`` for ``LocalApi`` (its store, executor, workspaces)."""
+
+    store: EventStore
+    executor: Executor | None
+    visible: frozenset[str] | None
+
+    async def nodes(self) -> NodeList:
+        """Where runs are driven: the executor's nodes, or this machine (``HelixApi``)."""
+        return await list_nodes(self.store, self.executor, self.visible)
+
+    async def drain_node(self, node_id: str) -> Drained:
+        """Move the node's runs elsewhere at their next turn boundary (``HelixApi``)."""
+        return await drain_node(self.store, self.executor, node_id, self.visible)
+
+
+async def list_nodes(
+    store: EventStore, executor: Executor | None, workspaces: Collection[str] | None
+) -> NodeList:
+    """The executor's nodes (or the embedded ``local`` one), runs narrowed to ``workspaces``."""
+    if executor is None:
+        return NodeList(executor="local", nodes=[await _embedded(store, workspaces)])
+    infos = await executor.nodes()
+    every = [r for info in infos for r in info.runs]
+    visible = await _visible(store, every, workspaces)
+    return NodeList(executor=executor.kind, nodes=[Node.of(i, visible) for i in infos])
+
+
+async def drain_node(
+    store: EventStore, executor: Executor | None, node_id: str, workspaces: Collection[str] | None
+) -> Drained:
+    """Drain the node through the executor; embedded, ``local`` has nowhere to send its runs."""
+    if executor is None:
+        if node_id != "local":
+            raise NodeNotFoundError(node_id)
+        raise NodeStateError(
+            "runs here are driven by the processes that started them: there is no other"
+            " node to move them to (a server with the processes or ray executor has)"
+        )
+    moving = await executor.drain(node_id)
+    visible = await _visible(store, moving, workspaces)
+    return Drained(node=node_id, runs=[r for r in moving if r in visible], run_count=len(moving))
+
+
+async def _visible(
+    store: EventStore, run_ids: Iterable[str], workspaces: Collection[str] | None
+) -> set[str]:
+    """The ids among ``run_ids`` of runs in ``workspaces`` (all of them for ``None``)."""
+    ids = set(run_ids)
+    if workspaces is None:
+        return ids
+    seen: set[str] = set()
+    for run_id in ids:
+        try:
+            record = await store.get_run(run_id)
+        except RunNotFoundError:
+            continue
+        if record.workspace in workspaces:
+            seen.add(run_id)
+    return seen
+
+
+async def _embedded(store: EventStore, workspaces: Collection[str] | None) -> Node:
+    """This machine as one node, driving the live runs some process here holds."""
+    now = time.time()  # leases are stamped with the drivers' wall clocks
+    driven: list[str] = []
+    for status in _LIVE:
+        cursor = None
+        while True:
+            page = await store.list_runs(status=status, limit=_PAGE, cursor=cursor)  # type: ignore[arg-type]
+            for record in page.runs:
+                lease = await store.get_lease(record.id)
+                if lease is not None and lease.held(now):
+                    driven.append(record.id)
+            if page.next_cursor is None:
+                break
+            cursor = page.next_cursor
+    visible = await _visible(store, driven, workspaces)
+    return Node(
+        id="local",
+        executor="local",
+        address=socket.gethostname(),
+        state="alive",
+        resources=machine_resources(),
+        labels={},
+        runs=[r for r in driven if r in visible],
+        run_count=len(driven),
+    )
+
+
+def machine_resources() -> dict[str, float]:
+    """This machine's cores and memory (bytes), as a node's resources."""
+    resources = {"CPU": float(os.cpu_count() or 1)}
+    with contextlib.suppress(ValueError, OSError, AttributeError):  # not every system says
+        resources["memory"] = float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    return resources
