@@ -103,6 +103,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "helix serve",
         "helix serve --host 0.0.0.0 --port 8420 --public-url https://helix.example.com",
         "helix serve --no-resume",
+        "HELIX_RAY_TOKEN=$TOKEN helix serve --executor ray --ray-address 10.0.0.5:6379",
     ),
     "mcp": ("helix mcp serve", "helix mcp serve --http 8765 --token-file ~/.helix-mcp-token"),
     "mcp serve": (

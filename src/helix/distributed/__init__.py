@@ -13,6 +13,7 @@ from ._ray_actor import Placement as Placement
 from ._ray_actor import RunActor as RunActor
 from ._ray_executor import RayExecutor as RayExecutor
 from ._ray_executor import RayRunOptions as RayRunOptions
+from ._ray_executor import ray_address_of as ray_address_of
 from ._ray_executor import ray_executor as ray_executor
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "RayRunOptions",
     "RunActor",
     "connect_ray",
+    "ray_address_of",
     "ray_environment",
     "ray_executor",
 ]

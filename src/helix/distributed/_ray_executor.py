@@ -250,11 +250,20 @@ def ray_executor(
     ``ConfigError`` (naming the fix) when Ray is not installed, the address is not
     ``HOST:PORT`` or the token is missing.
     """
+    return RayExecutor(ray_address_of(address, env), opener, supervisor, options=options)
+
+
+def ray_address_of(address: str, env: Mapping[str, str]) -> RayAddress:
+    """The cluster at ``HOST:PORT`` with the token ``env`` gives, checked.
+
+    ``ConfigError`` (naming the fix) when Ray is not installed, the address is not
+    ``HOST:PORT``, or the token is missing or malformed.
+    """
     if importlib.util.find_spec("ray") is None:
         raise ConfigError("the ray executor needs Ray: pip install 'helix-harness[ray]'")
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ConfigError(f"--ray-address {address!r}: give the cluster's HOST:PORT")
+        raise ConfigError(f"ray address {address!r}: give the cluster's HOST:PORT")
     cluster = RayAddress(address, token_from(env))
     ray_environment(cluster.token)  # a malformed token is refused before Ray sees it
-    return RayExecutor(cluster, opener, supervisor, options=options)
+    return cluster

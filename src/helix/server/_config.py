@@ -13,7 +13,7 @@ from helix.errors import ConfigError
 from helix.kernel.log import Durability
 
 if TYPE_CHECKING:
-    from helix.runtime import RunSetup
+    from helix.runtime import ExecutorKind, RunSetup
     from helix.tools import ToolSource
 
 
@@ -57,6 +57,12 @@ class ServerConfig:
     sources: Callable[[RunSetup], Sequence[ToolSource]] | None = None
     """Tool sources every run gets beyond its blueprint's (``Engine(sources=…)``: an
     embedding's own tools, a test's); ``None``: none."""
+    executor: ExecutorKind = "local"
+    """Where runs are driven (``helix.runtime.Executor``): ``local`` (this process) or
+    ``ray`` (an actor per run on the cluster at ``ray_address``)."""
+    ray_address: str | None = None
+    """The Ray cluster's ``HOST:PORT`` for ``executor="ray"`` (its token:
+    ``HELIX_RAY_TOKEN`` in ``env``)."""
 
     @property
     def worlds(self) -> Path:
