@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import importlib.util
 import logging
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -84,6 +85,7 @@ class RayExecutor:
         namespace: str = "helix",
     ) -> None:
         """Connect to the cluster (token auth on); runs are followed under ``supervisor``."""
+        os.environ.update(ray_environment(cluster.token))  # before Ray's first import here
         connect_ray(cluster, namespace=namespace)
         import ray
 

@@ -65,7 +65,7 @@ def server_ray_executor(config: ServerConfig, supervisor: Supervisor) -> Executo
     ``ConfigError`` when Ray is missing, ``ray_address`` is not ``HOST:PORT`` or the
     token (``HELIX_RAY_TOKEN``) is not set.
     """
-    env = config.env if config.env is not None else dict(os.environ)
+    env = {**os.environ, **(config.env or {})}  # the token: this process's, or the config's
     opener = partial(open_server_engine, config)
     return ray_executor(config.ray_address or "", opener, supervisor, env=env)
 
