@@ -32,6 +32,7 @@ from .conftest import RayCluster
 pytestmark = pytest.mark.timeout(300)
 
 MODEL = "openai:gpt-4.1"
+SECRET_KEY = "sk-helix-test-4f9c2e7a"
 WAIT_S = 120.0
 
 
@@ -52,7 +53,7 @@ async def store(postgres_url: str) -> AsyncIterator[EventStore]:
 
 def _env(mock: MockModelServer) -> dict[str, str]:
     return {
-        "OPENAI_API_KEY": "test",
+        "OPENAI_API_KEY": SECRET_KEY,
         "OPENAI_BASE_URL": mock.openai_base_url,
         "HELIX_LEASE_TTL_S": "5",
     }
@@ -129,6 +130,13 @@ async def test_a_run_driven_by_an_actor_completes_and_its_node_lists_it(
     assert (tmp_path / "world" / "a.txt").read_text() == "a\n"
     assert len(mock.requests) == 2
     assert not any(run_id in n.runs for n in await executor.nodes())  # its actor is freed
+    # Neither the cluster's token nor the provider key reached the log or Ray's logs.
+    assert SECRET_KEY not in str([e.data for e in log])
+    logs = Path(ray_cluster.cluster.head_node.get_logs_dir_path())
+    written = await asyncio.to_thread(_read_all, logs)
+    assert written  # Ray did log (its workers' output among it)
+    for secret in (SECRET_KEY, ray_cluster.address.token):
+        assert secret not in written
 
 
 async def test_a_killed_node_s_run_continues_on_another_node_losing_and_repeating_nothing(
@@ -247,6 +255,10 @@ async def _requests(mock: MockModelServer, count: int) -> None:
             if len(mock.requests) >= count:
                 return
             await asyncio.sleep(0.02)
+
+
+def _read_all(folder: Path) -> str:
+    return "".join(p.read_text(errors="replace") for p in sorted(folder.rglob("*")) if p.is_file())
 
 
 def _posix(ts: str) -> float:

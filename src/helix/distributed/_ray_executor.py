@@ -158,8 +158,9 @@ class RayExecutor:
                 await self.clock.sleep(self.options.retry_s)
             except ActorDiedError:
                 _log.warning(
-                    "run %s: its actor was lost more than %d times; the run is left as its"
-                    " log says (helix resume drives it)",
+                    "run %s: its actor died and was not restarted (lost more than %d times,"
+                    " or it could not start: is Helix installed on every node?); the run is"
+                    " left as its log says (helix resume drives it)",
                     run.run_id,
                     self.options.max_restarts,
                 )
