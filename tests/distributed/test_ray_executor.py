@@ -23,7 +23,7 @@ from helix.errors import LeaseLostError, NodeNotFoundError
 from helix.kernel.events import Event, NewEvent, SupervisorRestarted
 from helix.kernel.log import EventStore, open_store
 from helix.providers import Scenario
-from helix.runtime import Engine, open_supervisor
+from helix.runtime import Engine, Executor, open_supervisor, pause, resume
 from helix.server import ServerConfig, open_server_engine
 from helix.testing import MockModelServer
 
@@ -99,7 +99,7 @@ def _types(log: list[Event]) -> list[str]:
     return [e.type for e in log]
 
 
-async def test_a_run_driven_by_an_actor_completes_and_its_node_lists_it(
+async def test_a_run_driven_by_an_actor_pauses_freeing_it_then_completes_and_its_node_lists_it(
     ray_cluster: RayCluster,
     postgres_url: str,
     store: EventStore,
@@ -107,12 +107,14 @@ async def test_a_run_driven_by_an_actor_completes_and_its_node_lists_it(
     tmp_path: Path,
     mock: MockModelServer,
 ) -> None:
-    mock.play(Scenario.of(_write("a.txt", "a\n"), {"text": "Wrote a.txt.", "delay_s": 1}))
+    mock.play(Scenario.of(_write("a.txt", "a\n", delay_s=1), {"text": "Wrote a.txt."}))
     run_id = await _create(store, helix_home, tmp_path / "world", mock)
     async with open_supervisor() as supervisor:
         executor = RayExecutor(
             ray_cluster.address, _opener(postgres_url, helix_home, mock), supervisor
         )
+        assert isinstance(executor, Executor)
+        assert executor.kind == "ray"
         executor.submit(run_id)
         executor.submit(run_id)  # already driven here: nothing more
         node_id = await _placed(executor, run_id)
@@ -121,6 +123,12 @@ async def test_a_run_driven_by_an_actor_completes_and_its_node_lists_it(
         assert node.executor == "ray"
         assert node.resources["CPU"] > 0
         assert "ray.io/node-id" in node.labels
+        await _requests(mock, 1)
+        await pause(store, run_id, by="user:test")  # while the model call is in flight
+        await _unplaced(executor, run_id)  # the paused run's actor is freed
+        assert (await store.get_run(run_id)).status == "paused"
+        assert await resume(store, run_id, by="user:test")
+        executor.submit(run_id)
         await _until(store, run_id, "run.completed")
         with pytest.raises(NodeNotFoundError):
             await executor.drain("no-such-node")
@@ -236,6 +244,15 @@ async def test_a_drained_node_s_run_moves_at_its_next_turn_boundary_and_finishes
     assert len(mock.requests) == 3
     assert (tmp_path / "world" / "a.txt").read_text() == "a\n"
     assert (tmp_path / "world" / "b.txt").read_text() == "b\n"
+
+
+async def _unplaced(executor: RayExecutor, run_id: str) -> None:
+    """Wait until no node lists the run (its actor was freed)."""
+    async with asyncio.timeout(WAIT_S):
+        while True:
+            if not any(run_id in n.runs for n in await executor.nodes()):
+                return
+            await asyncio.sleep(0.05)
 
 
 async def _placed_after(executor: RayExecutor, run_id: str, old: str) -> str:
