@@ -4,8 +4,6 @@ whose runs are driven by actors on the session's cluster."""
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -13,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from helix.accounts import Hashing
+from helix.cli import main
 from helix.distributed import connect_ray
 from helix.providers import Scenario
 from helix.server import ServerConfig
@@ -22,27 +21,23 @@ from tests.server.conftest import LiveServer, wait_for_status, wait_until
 from .conftest import RayCluster
 
 PG = "postgresql://postgres@127.0.0.1:1/helix"
+TOKENS = ("HELIX_RAY_TOKEN", "RAY_AUTH_TOKEN")
 
 
 def _serve(
-    tmp_path: Path, *args: str, db: str = PG, token: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("HELIX_RAY_TOKEN", "RAY_AUTH_TOKEN", "HELIX_EXECUTOR", "HELIX_RAY_ADDRESS")
-    }
-    env.update({"HELIX_HOME": str(tmp_path / "home"), "HELIX_DB": db})
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *args: str, db: str, token: str | None
+) -> int:
+    """``helix serve ARGS`` in this process (the refusals come before anything starts)."""
+    for name in (*TOKENS, "HELIX_EXECUTOR", "HELIX_RAY_ADDRESS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HELIX_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HELIX_DB", db)
     if token is not None:
-        env["HELIX_RAY_TOKEN"] = token
-    return subprocess.run(
-        [sys.executable, "-m", "helix", "serve", "--port", "0", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+        monkeypatch.setenv("HELIX_RAY_TOKEN", token)
+    monkeypatch.setattr(sys, "argv", ["helix", "serve", "--port", "0", *args])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    return int(exited.value.code or 0)
 
 
 @pytest.mark.parametrize(
@@ -59,13 +54,20 @@ def _serve(
     ],
 )  # fmt: skip
 def test_serve_refuses_a_ray_executor_it_cannot_use(
-    tmp_path: Path, args: tuple[str, ...], db: str, token: str | None, message: str
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    args: tuple[str, ...],
+    db: str,
+    token: str | None,
+    message: str,
 ) -> None:
-    refused = _serve(tmp_path, *args, db=db, token=token)
-    assert refused.returncode == 2
-    assert message in refused.stderr
-    assert "Traceback" not in refused.stderr
-    assert "t0ken" not in refused.stderr + refused.stdout
+    code = _serve(monkeypatch, tmp_path, *args, db=db, token=token)
+    said = capsys.readouterr()
+    assert code == 2, said.err
+    assert message in said.err
+    assert "Traceback" not in said.err
+    assert "t0ken" not in said.err + said.out
 
 
 def test_a_server_with_the_ray_executor_drives_its_runs_on_the_cluster(
