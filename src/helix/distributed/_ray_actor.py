@@ -18,11 +18,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import socket
 from dataclasses import dataclass
 from typing import Literal
 
-from helix.errors import LeaseHeldError, LeaseLostError, ModelNameError, RunStateError
-from helix.runtime import EngineOpener, Handoff, Until, moved
+from helix._util import new_holder
+from helix.errors import (
+    LeaseHeldError,
+    LeaseLostError,
+    ModelNameError,
+    RunStateError,
+    SeqConflictError,
+)
+from helix.kernel.events import LeaseTakenOver, NewEvent
+from helix.runtime import Engine, EngineOpener, Handoff, Until, moved
+
+TERMINAL = frozenset({"completed", "failed", "cancelled"})
 
 _log = logging.getLogger(__name__)
 
@@ -42,6 +53,8 @@ class Placement:
     node_id: str
     pid: int
     restarted: bool
+    host: str = ""
+    """The host name its lease holders carry (``HOST/PID/NONCE``)."""
     """Whether this is a restart (Ray rebuilt the actor after its process or node was lost)."""
 
 
@@ -62,14 +75,18 @@ class RunActor:
 
         context = ray.get_runtime_context()
         restarted = context.was_current_actor_reconstructed
-        return Placement(context.get_node_id(), os.getpid(), restarted)
+        return Placement(context.get_node_id(), os.getpid(), restarted, socket.gethostname())
 
     async def hand_off(self) -> None:
         """Stop at the run's next turn boundary (the executor re-creates it elsewhere)."""
         self.handoff.ask(self.run_id)
 
-    async def drive(self) -> Outcome:
+    async def drive(self, lost: Placement | None = None) -> Outcome:
         """Drive the run until it ends, pauses or is handed off; say how it stopped.
+
+        ``lost``: where this actor lived before Ray restarted it. A lease still held by
+        a process of that placement is taken over at once: Ray declared that process
+        lost, and the lease's epoch fences off anything it would still append.
 
         A second call while a drive is under way (the caller lost sight of the first)
         waits for the same drive rather than starting another.
@@ -78,7 +95,7 @@ class RunActor:
             return await asyncio.shield(self._driving)
         self._driving = asyncio.get_running_loop().create_future()
         try:
-            outcome = await self._drive()
+            outcome = await self._drive(lost)
         except BaseException as error:
             self._driving.set_exception(error)
             self._driving.exception()  # retrieved: a later caller sees it, no warning
@@ -92,7 +109,7 @@ class RunActor:
         """Stop at a turn boundary once handed off, or when the run pauses (frees the actor)."""
         return self.handoff.until(self.run_id, lambda state: state.status == "paused")
 
-    async def _drive(self) -> Outcome:
+    async def _drive(self, lost: Placement | None) -> Outcome:
         import ray
 
         restarted = ray.get_runtime_context().was_current_actor_reconstructed
@@ -106,9 +123,12 @@ class RunActor:
                     return "held"  # another driver took the run over: it is theirs
                 except LeaseHeldError:
                     # A restart's lost incarnation may still hold the lease (a process
-                    # of another host, or one not yet reaped): wait for it to expire.
+                    # of another host, or one not yet reaped): take it from that process,
+                    # else wait for it to expire.
                     if not restarted or waited >= self.held_wait_s:
                         return "held"
+                    if lost is not None and await _take_from_lost(engine, self.run_id, lost):
+                        continue
                     await engine.clock.sleep(HELD_WAIT_POLL_S)
                     waited += HELD_WAIT_POLL_S
                 except ModelNameError as error:
@@ -122,3 +142,48 @@ class RunActor:
         status = state.status
         assert status in ("completed", "failed", "cancelled", "paused"), status
         return status
+
+
+async def _take_from_lost(engine: Engine, run_id: str, lost: Placement) -> bool:
+    """Take the lease from the lost incarnation's process, log it, and let it go.
+
+    ``True`` if the lease is free now (the next drive takes it at once); ``False`` if
+    another driver, not the lost process, holds it.
+    """
+    store = engine.store
+    lease = await store.get_lease(run_id)
+    if lease is None:
+        return True
+    host, _, rest = lease.holder.partition("/")
+    if host != lost.host or rest.partition("/")[0] != str(lost.pid):
+        return False
+    try:
+        taken = await store.take_over_lease(
+            lease, new_holder(), ttl_s=engine.lease_ttl_s, now=engine.clock.now()
+        )
+    except LeaseHeldError:
+        return False  # someone else took it meanwhile
+    try:
+        for _ in range(3):  # a person's steer or approval may land between the reads
+            record = await store.get_run(run_id)
+            if record.status in TERMINAL:
+                break
+            note = LeaseTakenOver(
+                holder=taken.holder,
+                epoch=taken.epoch,
+                previous_holder=lease.holder,
+                previous_epoch=lease.epoch,
+                reason="holder_gone",
+            )
+            try:
+                await store.append(
+                    run_id, [NewEvent(note)], expected_seq=record.next_seq, lease=taken
+                )
+                break
+            except SeqConflictError:
+                continue
+    except LeaseLostError:
+        return False  # taken from us meanwhile: another driver has the run
+    finally:
+        await store.release_lease(taken)
+    return True

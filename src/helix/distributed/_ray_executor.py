@@ -148,12 +148,14 @@ class RayExecutor:
         """Await the actor's drive; while Ray restarts it, ask again. ``None``: it is gone."""
         from ray.exceptions import ActorDiedError, ActorUnavailableError, RayError
 
+        lost: Placement | None = None
         while True:
             try:
                 run.placement = await run.actor.where.remote()
-                outcome: Outcome = await run.actor.drive.remote()
+                outcome: Outcome = await run.actor.drive.remote(lost)
                 return outcome
             except ActorUnavailableError:  # restarting after its process or node was lost
+                lost = run.placement or lost
                 run.placement = None
                 await self.clock.sleep(self.options.retry_s)
             except ActorDiedError:
