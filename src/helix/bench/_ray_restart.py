@@ -97,6 +97,7 @@ async def run_ray_restart(
         params={
             "samples": sizes.samples,
             "lease_ttl_s": sizes.ttl_s,
+            "each_s": [round(t, 2) for t in times],
             "takeover": sorted(reasons),
             "baseline": "lease_takeover_s of a killed local driver",
         },
