@@ -61,6 +61,18 @@ def run_suite(
         return run_extension(ExtensionSizes.quick() if quick else ExtensionSizes(), workdir=workdir)
     if name == "distributed":
         from ._lease import LeaseSizes, run_lease
+        from ._ray_restart import RayRestartSizes, run_ray_restart
 
-        return run_lease(LeaseSizes.quick() if quick else LeaseSizes(), workdir=workdir)
+        restart = RayRestartSizes.quick() if quick else RayRestartSizes()
+        return _chain(
+            run_lease(LeaseSizes.quick() if quick else LeaseSizes(), workdir=workdir),
+            run_ray_restart(restart, postgres_url=postgres_url, workdir=workdir),
+        )
     raise ConfigError(f"unknown benchmark suite {name!r}: choose from {', '.join(SUITES)}")
+
+
+async def _chain(*parts: AsyncIterator[Figure]) -> AsyncIterator[Figure]:
+    """The figures of several parts of a suite, one part after another."""
+    for part in parts:
+        async for figure in part:
+            yield figure

@@ -40,10 +40,12 @@ def bench(
     from helix.bench import run_suite
 
     async def main() -> None:
-        wants_postgres = suite == "eventlog" and not no_postgres
+        wants_postgres = suite in ("eventlog", "distributed") and not no_postgres
         url = await _postgres_url(postgres) if wants_postgres else None
         if url is None and wants_postgres:
             typer.echo("note: no PostgreSQL server answered; measuring SQLite only", err=True)
+        if url is None and suite == "distributed":
+            typer.echo("note: actor_restart_to_resumed_s needs PostgreSQL; not measured", err=True)
         async for figure in run_suite(suite, quick=quick, postgres_url=url):
             if json:
                 print_json_line(figure.to_dict())

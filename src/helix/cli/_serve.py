@@ -40,6 +40,20 @@ def serve(
             " it); default: scripted models are refused.",
         ),
     ] = None,
+    executor: Annotated[
+        str,
+        typer.Option(
+            envvar="HELIX_EXECUTOR",
+            help="Where runs are driven: local (this process) or ray (an actor per run on"
+            " the cluster at --ray-address; token: HELIX_RAY_TOKEN).",
+        ),
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            envvar="HELIX_RAY_ADDRESS", help="The Ray cluster's HOST:PORT (with --executor ray)."
+        ),
+    ] = None,
 ) -> None:
     """Serve the REST and WebSocket API and the dashboard; runs are driven here."""
     import uvicorn
@@ -57,6 +71,7 @@ def serve(
         fail(str(error), exit_code_for(error))
     if scripts is not None and not scripts.is_dir():
         fail(f"--scripts {scripts}: not a directory")
+    _check_executor(executor, ray_address, settings.db_url)
     notify = settings.notify
     if notify and importlib.util.find_spec("apprise") is None:
         fail("HELIX_NOTIFY needs Apprise: pip install 'helix-harness[notify]'")
@@ -70,6 +85,8 @@ def serve(
         forwarded_allow_ips=proxies,
         scripts=scripts.resolve() if scripts is not None else None,
         otel=otel,
+        executor="ray" if executor == "ray" else "local",
+        ray_address=ray_address,
     )
     _check_port(host, port)
     run(lambda: _preflight(settings))
@@ -87,6 +104,31 @@ def serve(
         ws="websockets-sansio",
         proxy_headers=False,
     )
+
+
+def _check_executor(executor: str, ray_address: str | None, db_url: str) -> None:
+    """Refuse an executor that cannot work here, naming the fix."""
+    import os
+
+    from helix.distributed import ray_address_of
+
+    if executor not in ("local", "ray"):
+        fail(f"--executor {executor}: choose local or ray")
+    if executor != "ray":
+        if ray_address is not None:
+            fail("--ray-address is for --executor ray")
+        return
+    if ray_address is None:
+        fail("--executor ray needs the cluster's address: --ray-address HOST:PORT")
+    if not db_url.startswith("postgresql"):
+        fail(
+            "--executor ray needs a store every node reaches: HELIX_DB=postgresql://…"
+            " (a SQLite file is this machine's)"
+        )
+    try:
+        ray_address_of(ray_address, os.environ)
+    except HelixError as error:
+        fail(str(error), exit_code_for(error))
 
 
 async def _preflight(settings: Settings) -> None:

@@ -19,13 +19,25 @@ from ._ray import RAY_TOKEN_ENV as RAY_TOKEN_ENV
 from ._ray import RayAddress as RayAddress
 from ._ray import connect_ray as connect_ray
 from ._ray import ray_environment as ray_environment
+from ._ray_actor import Outcome as Outcome
+from ._ray_actor import Placement as Placement
+from ._ray_actor import RunActor as RunActor
+from ._ray_executor import RayExecutor as RayExecutor
+from ._ray_executor import RayRunOptions as RayRunOptions
+from ._ray_executor import ray_address_of as ray_address_of
+from ._ray_executor import ray_executor as ray_executor
 
 __all__ = [
     "RAY_TOKEN_ENV",
     "ClusterProcess",
     "ClusterSpec",
     "LocalCluster",
+    "Outcome",
+    "Placement",
     "RayAddress",
+    "RayExecutor",
+    "RayRunOptions",
+    "RunActor",
     "SshPool",
     "cluster_down",
     "cluster_nodes",
@@ -34,6 +46,8 @@ __all__ = [
     "launcher_config",
     "local_cluster_nodes",
     "parse_labels",
+    "ray_address_of",
     "ray_environment",
+    "ray_executor",
     "read_cluster",
 ]

@@ -58,9 +58,9 @@ def connect_ray(cluster: RayAddress, *, namespace: str = "helix") -> None:
     starts inherit them. Ray reads the token once, when it is first imported in a
     process, so connect before anything else in the process imports Ray.
     """
+    os.environ.update(ray_environment(cluster.token))  # before Ray is first imported
     import ray  # heavy: only when a cluster is used
 
-    os.environ.update(ray_environment(cluster.token))
     if ray.is_initialized():
         return
     ray.init(

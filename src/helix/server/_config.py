@@ -14,7 +14,7 @@ from helix.kernel.log import Durability
 from helix.telemetry import OtelSettings
 
 if TYPE_CHECKING:
-    from helix.runtime import RunSetup
+    from helix.runtime import ExecutorKind, RunSetup
     from helix.tools import ToolSource
 
 
@@ -60,6 +60,12 @@ class ServerConfig:
     sources: Callable[[RunSetup], Sequence[ToolSource]] | None = None
     """Tool sources every run gets beyond its blueprint's (``Engine(sources=…)``: an
     embedding's own tools, a test's); ``None``: none."""
+    executor: ExecutorKind = "local"
+    """Where runs are driven (``helix.runtime.Executor``): ``local`` (this process) or
+    ``ray`` (an actor per run on the cluster at ``ray_address``)."""
+    ray_address: str | None = None
+    """The Ray cluster's ``HOST:PORT`` for ``executor="ray"`` (its token:
+    ``HELIX_RAY_TOKEN`` in ``env``)."""
 
     @property
     def worlds(self) -> Path:

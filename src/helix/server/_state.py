@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 
 from typing_extensions import override
 
 from helix.accounts import Accounts, open_accounts
+from helix.distributed import ray_executor
 from helix.kernel.log import EventStore, open_store
 from helix.runtime import Engine, Executor, LocalExecutor, RunSetup, Supervisor
 
@@ -56,6 +59,17 @@ async def open_server_engine(config: ServerConfig) -> AsyncIterator[Engine]:
         await store.close()
 
 
+def server_ray_executor(config: ServerConfig, supervisor: Supervisor) -> Executor:
+    """The ``ray`` executor: an actor per run, each opening this server's engine.
+
+    ``ConfigError`` when Ray is missing, ``ray_address`` is not ``HOST:PORT`` or the
+    token (``HELIX_RAY_TOKEN``) is not set.
+    """
+    env = {**os.environ, **(config.env or {})}  # the token: this process's, or the config's
+    opener = partial(open_server_engine, config)
+    return ray_executor(config.ray_address or "", opener, supervisor, env=env)
+
+
 class ServerState:
     """Everything the routes share; one per app, built when the app starts."""
 
@@ -77,6 +91,8 @@ class ServerState:
         self.engine = WorkspaceEngine(store, accounts, config)
         self.executor: Executor = LocalExecutor(self.engine, supervisor)
         """Where runs are driven (``helix.runtime.Executor``)."""
+        if config.executor == "ray":
+            self.executor = server_ray_executor(config, supervisor)
         self.logins = AttemptLimiter(accounts.store, config.login_attempts_per_minute)
         self.bootstrap_token: str | None = None
         """The first start's one-time login token (tests read it; people get the link)."""
