@@ -115,6 +115,22 @@ async def test_what_a_command_leaves_that_points_out_of_the_world_is_refused(
     assert list(outside.iterdir()) == []
 
 
+async def test_only_content_the_node_lacks_crosses_to_it(tmp_path: Path, labelled: str) -> None:
+    (tmp_path / "a.txt").write_text(f"a {tmp_path}\n")  # content no node has seen yet
+    (tmp_path / "b.txt").write_text(f"b {tmp_path}\n")
+    (tmp_path / "copy.txt").write_text(f"a {tmp_path}\n")  # the same content: sent once
+    box = RayNodeSandbox(Placement(labels=LABEL), hidden=[])
+    first = await box.run("cat a.txt", cwd=tmp_path, timeout_s=60)
+    assert first.output == f"a {tmp_path}\n"
+    assert box.fetched[0] == 2
+    await box.run("echo made > made.txt", cwd=tmp_path, timeout_s=60)
+    assert box.fetched == (0, 0)  # the node's cache holds the world
+    (tmp_path / "c.txt").write_text(f"c {tmp_path}\n")
+    third = await box.run("cat c.txt made.txt", cwd=tmp_path, timeout_s=60)
+    assert third.output == f"c {tmp_path}\nmade\n"
+    assert box.fetched[0] == 1  # the new file only (made.txt came from the node)
+
+
 async def test_a_run_that_may_reach_hosts_is_told_the_network_is_off_on_the_node(
     tmp_path: Path, labelled: str
 ) -> None:

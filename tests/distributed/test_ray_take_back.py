@@ -10,7 +10,12 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
+from helix.distributed import RayNodeSandbox
 from helix.distributed._ray_sync import digest_of, take_back, walk
+from helix.errors import ConfigError
+from helix.runtime import Placement
 
 FILE = stat.S_IFREG | 0o644
 DIR = stat.S_IFDIR | 0o755
@@ -107,3 +112,9 @@ def test_a_folder_the_world_holds_as_a_link_is_never_entered(tmp_path: Path) -> 
     taken = take_back(world, sent.manifest, rows, [], {digest_of(data): data})
     assert "d" in taken.refused
     assert list(outside.iterdir()) == []
+
+
+def test_a_placed_run_cannot_serve_mcp(tmp_path: Path) -> None:
+    box = RayNodeSandbox(Placement(labels={"gpu": "yes"}), hidden=[])
+    with pytest.raises(ConfigError, match="cannot start stdio MCP servers"):
+        box.serve(["true"], cwd=tmp_path, env={})

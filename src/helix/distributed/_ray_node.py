@@ -162,6 +162,7 @@ def run_on_node(request: dict[str, Any]) -> dict[str, Any]:
                     refused[path] = f"{size} bytes: past the world's quota, not sent back"
                     continue
                 contents[digest] = (copy / path).read_bytes()
+                cache.put_bytes(contents[digest])  # the next command need not fetch it back
                 budget = None if budget is None else budget - size
             kept.append(row)
         return {

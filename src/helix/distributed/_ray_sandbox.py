@@ -24,6 +24,7 @@ import asyncio
 import os
 import threading
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -162,6 +163,9 @@ class RayNodeSandbox(Sandbox):
         self._trees: dict[Path, tuple[Tree, dict[str, tuple[int, ...]]]] = {}
         self._lock = threading.Lock()
         self._remote: Any = None
+        self.fetched: tuple[int, int] = (0, 0)
+        """What the last command's node fetched from the object store: (objects, bytes)
+        its cache lacked (``(0, 0)`` once it holds the whole world)."""
 
     def nodes(self) -> list[NodeMatch]:
         """The nodes that can take this sandbox's commands now (``ConfigError`` if none)."""
@@ -243,6 +247,21 @@ class RayNodeSandbox(Sandbox):
             )
         return await asyncio.to_thread(self._take, world, tree.manifest, outcome, egress)
 
+    def serve(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        egress: EgressHook | None = None,
+        read_only: Sequence[Path] = (),
+        tmp_bytes: int | None = None,
+    ) -> AbstractAsyncContextManager[asyncio.subprocess.Process]:
+        raise ConfigError(
+            "a run whose commands are placed on nodes cannot start stdio MCP servers:"
+            " drop the placement or the server"
+        )
+
     def _take(
         self, world: Path, sent: Mapping[str, Entry], outcome: Any, egress: EgressHook | None
     ) -> CommandResult:
@@ -252,6 +271,9 @@ class RayNodeSandbox(Sandbox):
         node = str(outcome.get("node", ""))
         if "error" in outcome:
             raise ConfigError(str(outcome["error"]))
+        fetched = outcome.get("fetched")
+        if isinstance(fetched, list) and len(fetched) == 2:
+            self.fetched = (int(fetched[0]), int(fetched[1]))
         taken = take_back(
             world,
             sent,
