@@ -24,7 +24,7 @@ from typing import Any
 from helix.sandbox import BwrapSandbox, CommandResult, tier_statuses
 from helix.world import Entry, ObjectStore, materialize
 
-from ._ray_sync import Row, changes, digest_of, walk
+from ._ray_sync import Row, changes, digest_of, read_regular, walk
 
 CACHE_ENV = "HELIX_NODE_CACHE"
 """Where a node keeps its content cache and the commands' private world copies."""
@@ -161,7 +161,7 @@ def run_on_node(request: dict[str, Any]) -> dict[str, Any]:
                 if budget is not None and size > budget:
                     refused[path] = f"{size} bytes: past the world's quota, not sent back"
                     continue
-                contents[digest] = (copy / path).read_bytes()
+                contents[digest] = read_regular(copy / path)
                 cache.put_bytes(contents[digest])  # the next command need not fetch it back
                 budget = None if budget is None else budget - size
             kept.append(row)

@@ -43,7 +43,7 @@ from helix.world import Entry
 
 from ._ray import RayAddress, connect_ray
 from ._ray_node import run_on_node
-from ._ray_sync import Tree, take_back, walk
+from ._ray_sync import Tree, digest_of, read_regular, take_back, walk
 
 SCHEDULE_GRACE_S = 300.0
 """How long past its timeout a command may wait for its node (queued behind others)."""
@@ -188,7 +188,10 @@ class RayNodeSandbox(Sandbox):
             }
             for digest, path in wanted.items():
                 if digest not in self._refs:
-                    self._refs[digest] = ray.put((world / path).read_bytes())
+                    data = read_regular(world / path, keys[path][0])
+                    if digest_of(data) != digest:
+                        raise OSError(f"{path} changed while the world was sent: try again")
+                    self._refs[digest] = ray.put(data)
             self._refs = {d: r for d, r in self._refs.items() if d in wanted}
             return tree
 

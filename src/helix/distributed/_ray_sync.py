@@ -54,9 +54,29 @@ def digest_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _open_regular(path: str | Path, inode: int | None = None) -> int:
+    """A descriptor of the regular file at ``path``, never through a link in its last part.
+
+    ``inode``, when given, must be the file's (the one a walk saw): a folder above it
+    swapped for a link since then leads to another file, which is refused (``OSError``).
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or (inode is not None and st.st_ino != inode):
+        os.close(fd)
+        raise OSError(f"{path} changed while it was read: not sent")
+    return fd
+
+
+def read_regular(path: str | Path, inode: int | None = None) -> bytes:
+    """The content of the regular file at ``path`` (see ``_open_regular``)."""
+    with os.fdopen(_open_regular(path, inode), "rb") as handle:
+        return handle.read()
+
+
 def _file_digest(path: str) -> str:
     sha = hashlib.sha256()
-    with open(path, "rb", buffering=0) as handle:
+    with os.fdopen(_open_regular(path), "rb", buffering=0) as handle:
         while chunk := handle.read(1 << 20):
             sha.update(chunk)
     return sha.hexdigest()
