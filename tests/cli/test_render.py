@@ -42,3 +42,11 @@ def test_egress_tallies_and_rollback_conflicts_read_at_a_glance() -> None:
     conflict = {"path": "d", "detail": "a symbolic link stands where a folder was recorded"}
     rolled = _event("world.rolled_back", {"to_turn": 1, "by": "user:ann", "conflicts": [conflict]})
     assert summarize(rolled) == "to turn 1 by user:ann; 1 left as they were (conflicts)"
+
+
+def test_a_placed_command_says_which_node_it_ran_on() -> None:
+    node = "dc8bd3d28f874e7d6cba1b14e164c16c54342c0e9db69c80beadf7b0"
+    placed = {"call_id": "t1c0", "ok": True, "output": "hi", "duration_ms": 3, "node": node}
+    assert summarize(_event("tool.completed", placed)) == "t1c0 ok on node dc8bd3d28f87: 'hi'"
+    here = {"call_id": "t1c0", "ok": True, "output": "hi", "duration_ms": 3, "node": None}
+    assert summarize(_event("tool.completed", here)) == "t1c0 ok: 'hi'"

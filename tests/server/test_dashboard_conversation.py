@@ -352,3 +352,43 @@ def test_the_fold_of_events_into_blocks(live: LiveServer, browser: Browser) -> N
     assert second["reasons"] == ["boundary: outside the world"]
     assert folded["status"] == "failed"
     assert folded["ending"] == "the model refused: " + "why " * 50
+
+
+def test_a_placed_command_shows_the_node_it_ran_on(
+    live: LiveServer, admin: Admin, browser: Browser
+) -> None:
+    """``tool.completed.node`` (a command on a Ray node) is shown under the call (imported log)."""
+    admin.user("nia", password="dashboard-pw")
+    token = live.login("nia", "dashboard-pw")
+    run = "run_placed00000000000000001"
+    node = "dc8bd3d28f874e7d6cba1b14e164c16c54342c0e9db69c80beadf7b0"
+    created = {"objective": "o", "model": MODEL, "world": "w", "budget": None, "parent": None}
+    at = "2026-12-01T00:00:0{}.000000Z"
+    asked = {"call_id": "t1c0", "name": "run_command", "args": {"command": "nvidia-smi"}}
+    reason = "on a Ray node (labels gpu=yes), in its bubblewrap"
+    started = {"call_id": "t1c0", "sandbox": "bwrap", "reason": reason}
+    output = "GPU 0\n[exit code 0]"
+    done = {"call_id": "t1c0", "ok": True, "output": output, "duration_ms": 5, "node": node}
+    events: list[tuple[str, int | None, str, dict[str, Any]]] = [
+        ("run.created", None, "user:nia", created),
+        ("tool.requested", 1, "agent", asked),
+        ("tool.started", 1, "system", started),
+        ("tool.completed", 1, "system", done),
+    ]
+    lines = [
+        {"run_id": run, "seq": seq, "type": kind, "v": 2 if kind == "run.created" else 1,
+         "ts": at.format(seq), "turn": turn, "actor": actor, "data": data}
+        for seq, (kind, turn, actor, data) in enumerate(events)
+    ]  # fmt: skip
+    body = "\n".join(json.dumps(line) for line in lines) + "\n"
+    with live.client(token) as client:
+        answer = client.post(
+            "/runs/import", content=body, headers={"Content-Type": "application/x-ndjson"}
+        )
+        assert answer.status_code == 201, answer.text
+        run_id = answer.json()["id"]
+    page = browser.new_page()
+    page.add_init_script(f"localStorage.setItem('helix.token', {token!r})")
+    page.goto(f"{live.url}/#/runs/{run_id}")
+    expect(page.get_by_text("ran on node dc8bd3d28f87")).to_be_visible()
+    page.close()

@@ -65,7 +65,8 @@ def summarize(event: Event | RunEvent) -> str:
         return f"{_clip(data['text'], 40)!r} → {calls}"
     if event.type == "tool.completed":
         mark = "ok" if data["ok"] else "error"
-        return f"{data['call_id']} {mark}: {_clip(data['output'], 50)!r}"
+        where = f" on node {str(data['node'])[:12]}" if data.get("node") else ""
+        return f"{data['call_id']} {mark}{where}: {_clip(data['output'], 50)!r}"
     if event.type == "world.snapshotted":
         return _world_summary(data)
     if event.type == "approval.requested" and data.get("question"):

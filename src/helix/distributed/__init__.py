@@ -19,23 +19,31 @@ from ._ray import RAY_TOKEN_ENV as RAY_TOKEN_ENV
 from ._ray import RayAddress as RayAddress
 from ._ray import connect_ray as connect_ray
 from ._ray import ray_environment as ray_environment
+from ._ray_actor import ActorLocation as ActorLocation
 from ._ray_actor import Outcome as Outcome
-from ._ray_actor import Placement as Placement
 from ._ray_actor import RunActor as RunActor
 from ._ray_executor import RayExecutor as RayExecutor
 from ._ray_executor import RayRunOptions as RayRunOptions
 from ._ray_executor import ray_address_of as ray_address_of
 from ._ray_executor import ray_executor as ray_executor
+from ._ray_node import CACHE_ENV as CACHE_ENV
+from ._ray_sandbox import NodeMatch as NodeMatch
+from ._ray_sandbox import RayNodeSandbox as RayNodeSandbox
+from ._ray_sandbox import RayPlacer as RayPlacer
 
 __all__ = [
+    "CACHE_ENV",
     "RAY_TOKEN_ENV",
+    "ActorLocation",
     "ClusterProcess",
     "ClusterSpec",
     "LocalCluster",
+    "NodeMatch",
     "Outcome",
-    "Placement",
     "RayAddress",
     "RayExecutor",
+    "RayNodeSandbox",
+    "RayPlacer",
     "RayRunOptions",
     "RunActor",
     "SshPool",

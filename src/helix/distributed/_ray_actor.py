@@ -47,15 +47,15 @@ HELD_WAIT_POLL_S = 0.2
 
 
 @dataclass(frozen=True, slots=True)
-class Placement:
+class ActorLocation:
     """Where an actor lives: its Ray node and process."""
 
     node_id: str
     pid: int
     restarted: bool
+    """Whether this is a restart (Ray rebuilt the actor after its process or node was lost)."""
     host: str = ""
     """The host name its lease holders carry (``HOST/PID/NONCE``)."""
-    """Whether this is a restart (Ray rebuilt the actor after its process or node was lost)."""
 
 
 class RunActor:
@@ -69,19 +69,19 @@ class RunActor:
         self.handoff = Handoff()
         self._driving: asyncio.Future[Outcome] | None = None
 
-    async def where(self) -> Placement:
+    async def where(self) -> ActorLocation:
         """The node and process this actor lives in."""
         import ray
 
         context = ray.get_runtime_context()
         restarted = context.was_current_actor_reconstructed
-        return Placement(context.get_node_id(), os.getpid(), restarted, socket.gethostname())
+        return ActorLocation(context.get_node_id(), os.getpid(), restarted, socket.gethostname())
 
     async def hand_off(self) -> None:
         """Stop at the run's next turn boundary (the executor re-creates it elsewhere)."""
         self.handoff.ask(self.run_id)
 
-    async def drive(self, lost: Placement | None = None) -> Outcome:
+    async def drive(self, lost: ActorLocation | None = None) -> Outcome:
         """Drive the run until it ends, pauses or is handed off; say how it stopped.
 
         ``lost``: where this actor lived before Ray restarted it. A lease still held by
@@ -109,7 +109,7 @@ class RunActor:
         """Stop at a turn boundary once handed off, or when the run pauses (frees the actor)."""
         return self.handoff.until(self.run_id, lambda state: state.status == "paused")
 
-    async def _drive(self, lost: Placement | None) -> Outcome:
+    async def _drive(self, lost: ActorLocation | None) -> Outcome:
         import ray
 
         restarted = ray.get_runtime_context().was_current_actor_reconstructed
@@ -144,7 +144,7 @@ class RunActor:
         return status
 
 
-async def _take_from_lost(engine: Engine, run_id: str, lost: Placement) -> bool:
+async def _take_from_lost(engine: Engine, run_id: str, lost: ActorLocation) -> bool:
     """Take the lease from the lost incarnation's process, log it, and let it go.
 
     ``True`` if the lease is free now (the next drive takes it at once); ``False`` if

@@ -37,7 +37,7 @@ from helix.runtime import (
 )
 
 from ._ray import RayAddress, connect_ray, ray_environment, token_from
-from ._ray_actor import Outcome, Placement, RunActor
+from ._ray_actor import ActorLocation, Outcome, RunActor
 
 _log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class _Run:
 
     run_id: str
     actor: Any = None
-    placement: Placement | None = None
+    placement: ActorLocation | None = None
 
 
 class RayExecutor:
@@ -148,7 +148,7 @@ class RayExecutor:
         """Await the actor's drive; while Ray restarts it, ask again. ``None``: it is gone."""
         from ray.exceptions import ActorDiedError, ActorUnavailableError, RayError
 
-        lost: Placement | None = None
+        lost: ActorLocation | None = None
         while True:
             try:
                 run.placement = await run.actor.where.remote()

@@ -34,6 +34,8 @@ from ._faults import InjectedFault as InjectedFault
 from ._fork import fork_replacing as fork_replacing
 from ._loop import TERMINAL as TERMINAL
 from ._loop import RunLoop as RunLoop
+from ._placement import Placement as Placement
+from ._placement import Placer as Placer
 from ._policy_replay import ApprovalOutcome as ApprovalOutcome
 from ._policy_replay import PolicyReplay as PolicyReplay
 from ._policy_replay import ReplayedCall as ReplayedCall
@@ -76,6 +78,8 @@ __all__ = [
     "ModelPrice",
     "NodeInfo",
     "NodeState",
+    "Placement",
+    "Placer",
     "PolicyReplay",
     "ReplayedCall",
     "RunLoop",

@@ -13,6 +13,7 @@ budget: {usd: 2.0, max_turns: 40, max_seconds: 3600}
 sandbox: {kind: process, network: ["*.python.org"], tmp_mb: 512, world_mb: 4096}
 policy: {deny_tools: [http_fetch]}
 prices: {"acme:house-model": {input: 0.5, output: 1.5}}   # USD per million tokens
+placement: {labels: {gpu: "yes"}, resources: {GPU: 1}}  # commands on such a node (a cluster)
 mcp:                                    # MCP servers whose tools the run offers (docs/mcp.md)
   - {name: time, command: python3, args: [-m, mcp_server_time], tools: [get_current_time]}
   - {name: tracker, url: "https://mcp.example.com/mcp", headers: {Authorization: TRACKER_AUTH}}
@@ -33,6 +34,8 @@ from helix.kernel.events import Budget, RunSettings
 from helix.mcp.client import McpServerSpec, require_sdk
 from helix.providers import ROLES, Price, PriceBook, parse_model_name
 from helix.tools import ToolRegistry
+
+from ._placement import Placement
 
 DEFAULT_SYSTEM = (
     "You are an autonomous agent working in a directory (your world) on the task you are"
@@ -111,6 +114,10 @@ class Blueprint(_Strict):
     sampling: SamplingSettings = Field(default_factory=SamplingSettings)
     budget: Budget = Field(default_factory=Budget)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    placement: Placement | None = None
+    """Run the commands on a cluster node with these labels and resources (in that
+    node's ``bwrap``); ``None``: where the run is driven. Needs an engine that places
+    tools (``Engine(placer=…)``: the ray executor's)."""
     policy: Policy = Field(default_factory=Policy)
     """The blueprint's ceiling, intersected with the workspace's and the run's."""
     prices: dict[str, ModelPrice] = Field(default_factory=dict[str, ModelPrice])

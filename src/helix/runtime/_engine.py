@@ -40,6 +40,7 @@ from ._blueprint import Blueprint, blueprint_of
 from ._clock import SYSTEM_CLOCK, Clock
 from ._lease import driving, holding_lease, lease_ttl
 from ._loop import TERMINAL, RunLoop
+from ._placement import Placer, placed_sandbox
 from ._session import append_checked, finished
 from ._setup import RunSetup
 from ._supervisor import ChildSpec, open_supervisor
@@ -78,6 +79,7 @@ class Engine:
         sources: SourceFactory | None = None,
         plugins: Plugins | None = None,
         lease_ttl_s: float | None = None,
+        placer: Placer | None = None,
     ) -> None:
         """Hold what every run driven here shares.
 
@@ -92,7 +94,8 @@ class Engine:
         and the installed entry points offer, loaded when a blueprint first names one).
         ``lease_ttl_s``: how long a driver's lease on a run lasts unrenewed (default:
         ``HELIX_LEASE_TTL_S``, else 10 s), the bound on how long a run whose driver
-        stopped answering waits for another.
+        stopped answering waits for another. ``placer`` gives the sandbox of runs whose
+        blueprint has a ``placement`` (without one, such runs are refused).
         """
         self.snapshots = snapshots
         self.store = store
@@ -119,6 +122,7 @@ class Engine:
         self._pipeline = pipeline
         self._sources = sources
         self._plugins = plugins
+        self._placer = placer
         if gates:
             self.pipeline_for(self.tools)  # distinct names, valid scopes: refused here
 
@@ -175,7 +179,10 @@ class Engine:
             await self.plugins.refresh()
             self.plugins.require(blueprint.plugins)
         blueprint = (blueprint or Blueprint()).check(self.tools)
-        require_sandbox(self.sandbox, blueprint.sandbox.kind)  # refuse before creating
+        # refuse before creating: a tier too weak, a placement no node (or engine) takes
+        require_sandbox(
+            placed_sandbox(self._placer, None, blueprint, self.sandbox), blueprint.sandbox.kind
+        )
         spec: str | tuple[str, ...] | None = blueprint.model
         if model:
             spec = model if isinstance(model, str) else tuple(model)
@@ -270,7 +277,8 @@ class Engine:
         if record.parent is not None and record.model != _joined(blueprint.model):
             blueprint = blueprint.model_copy(update={"model": record.model})  # a fork's own
         tools = self.tools.subset(blueprint.tools) if blueprint.tools is not None else self.tools
-        require_sandbox(self.sandbox, blueprint.sandbox.kind)
+        sandbox = placed_sandbox(self._placer, run_id, blueprint, self.sandbox)
+        require_sandbox(sandbox, blueprint.sandbox.kind)
         if blueprint.plugins:  # active before the run's model opens (it may be a plugin's)
             await self.plugins.refresh()
         setup = RunSetup(
@@ -279,7 +287,7 @@ class Engine:
             run_id=run_id,
             blueprint=blueprint,
             tools=tools,
-            sandbox=self.sandbox,
+            sandbox=sandbox,
             world=await asyncio.to_thread(lambda: Path(record.world).resolve()),
             prices=blueprint.price_book(self.prices),
             policy=self.policy.intersect(blueprint.policy),

@@ -80,6 +80,7 @@ class CallExecutor:
                 ok=result.ok,
                 output=redact(result.output, self._secrets, scan_env=False),
                 duration_ms=duration,
+                node=result.node,
             )
             results.append(NewEvent(done, turn=turn))
             if result.ui is not None:

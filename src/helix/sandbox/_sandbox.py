@@ -34,6 +34,9 @@ class CommandResult:
     tmp_full: bool = False
     """The command's private ``/tmp`` was full (its cap reached) when its shell exited;
     only the ``bwrap`` tier can tell."""
+    node: str | None = None
+    """The cluster node the command ran on, for a tier that runs it on another node
+    (``helix.distributed.RayNodeSandbox``); ``None``: on this host."""
 
 
 class Sandbox(ABC):

@@ -10,9 +10,9 @@ from functools import partial
 from typing_extensions import override
 
 from helix.accounts import Accounts, open_accounts
-from helix.distributed import ray_executor
+from helix.distributed import RayPlacer, ray_address_of, ray_executor
 from helix.kernel.log import EventStore, open_store
-from helix.runtime import Engine, Executor, LocalExecutor, RunSetup, Supervisor
+from helix.runtime import Engine, Executor, LocalExecutor, Placer, RunSetup, Supervisor
 
 from ._auth import Signer
 from ._config import ServerConfig
@@ -30,6 +30,7 @@ class WorkspaceEngine(Engine):
             env=config.env,
             scripts=config.scripts if config.scripts is not None else False,
             sources=config.sources,
+            placer=_placer(config),
         )
         self.accounts = accounts
 
@@ -57,6 +58,14 @@ async def open_server_engine(config: ServerConfig) -> AsyncIterator[Engine]:
             await account_store.close()
     finally:
         await store.close()
+
+
+def _placer(config: ServerConfig) -> Placer | None:
+    """With the ray executor, a blueprint's ``placement`` puts its commands on nodes."""
+    if config.executor != "ray":
+        return None
+    env = {**os.environ, **(config.env or {})}
+    return RayPlacer(ray_address_of(config.ray_address or "", env))
 
 
 def server_ray_executor(config: ServerConfig, supervisor: Supervisor) -> Executor:

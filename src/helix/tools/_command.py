@@ -51,4 +51,4 @@ async def run_command(ctx: ToolContext, command: str, timeout_s: float | None = 
             " (sandbox.tmp_mb); writes past it fail with 'No space left on device']"
         )
     ok = result.exit_code == 0 and not result.timed_out
-    return ToolResult(ok=ok, output=f"{output}{separator}{footer}")
+    return ToolResult(ok=ok, output=f"{output}{separator}{footer}", node=result.node)

@@ -85,6 +85,8 @@ class ToolResult:
     files: tuple[FileChange, ...] = ()
     effects: tuple[Effect, ...] = ()
     ui: UiPart | None = None
+    node: str | None = None
+    """The cluster node a command ran on (recorded in ``tool.completed``); ``None``: here."""
 
 
 @dataclass(frozen=True, slots=True)

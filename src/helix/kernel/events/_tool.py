@@ -44,6 +44,8 @@ class ToolCompleted(Payload):
     ok: bool
     output: str
     duration_ms: float = Field(ge=0)
+    node: str | None = None
+    """The cluster node a placed command ran on (its Ray node id); absent: this host."""
 
 
 class ToolInterrupted(Payload):

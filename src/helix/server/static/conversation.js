@@ -119,6 +119,7 @@ export function conversation(runId, { decide, choose }) {
       call.childRunId ? h("a", { href: `#/runs/${call.childRunId}` }, `child run ${call.childRunId}`) : null,
       call.asked.map((line) => h("p", { class: "muted asked", "data-testid": "asked" }, line)),
       call.egress ? h("p", { class: "muted" }, `network: ${call.egress}`) : null,
+      call.node ? h("p", { class: "muted" }, `ran on node ${String(call.node).slice(0, 12)}`) : null,
       output,
       call.state === "ok" || call.state === "error" ? call.files.map((f) => fileDiff(call, f)) : null);
   }

@@ -187,7 +187,7 @@ export class Transcript {
       const call = { kind: "call", callId: d.call_id, turn, name: d.name, args: d.args || {},
         summary: summarizeArgs(d.args), verdict: null, gates: [], reasons: [], requestId: null,
         decision: null, decidedBy: null, auto: false, state: "requested", output: "",
-        exitCode: null, files: [], sandbox: null, durationMs: null, egress: "", childRunId: null,
+        exitCode: null, files: [], sandbox: null, node: null, durationMs: null, egress: "", childRunId: null,
         question: null, asked: [] };
       this.calls.set(call.callId, call);
       return this.append(call);
@@ -217,6 +217,7 @@ export class Transcript {
       call.state = "running"; call.sandbox = d.sandbox || null;
     } else if (type === "tool.completed") {
       call.output = String(d.output || ""); call.durationMs = Number(d.duration_ms || 0);
+      call.node = d.node || null;
       call.exitCode = exitCodeOf(call.output);
       const refused = call.verdict === "deny" || call.decision === "deny";
       call.state = refused ? "denied" : d.ok ? "ok" : "error";
