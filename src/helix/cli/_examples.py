@@ -103,6 +103,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "helix serve",
         "helix serve --host 0.0.0.0 --port 8420 --public-url https://helix.example.com",
         "helix serve --no-resume",
+        "helix serve --executor processes --workers 4",
+        "HELIX_EXECUTOR=local helix serve",
     ),
     "mcp": ("helix mcp serve", "helix mcp serve --http 8765 --token-file ~/.helix-mcp-token"),
     "mcp serve": (

@@ -40,15 +40,33 @@ def serve(
             " it); default: scripted models are refused.",
         ),
     ] = None,
+    executor: Annotated[
+        str,
+        typer.Option(
+            envvar="HELIX_EXECUTOR",
+            help="Where runs are driven: processes (worker processes of this machine),"
+            " local (in the server's process) or ray.",
+        ),
+    ] = "processes",
+    workers: Annotated[
+        str,
+        typer.Option(
+            envvar="HELIX_WORKERS",
+            help="Worker processes of the processes executor; default: the CPU count.",
+        ),
+    ] = "",
 ) -> None:
     """Serve the REST and WebSocket API and the dashboard; runs are driven here."""
     import uvicorn
 
+    from helix.distributed import parse_executor, parse_workers
     from helix.server import ServerConfig, create_app, parse_forwarded_allow_ips
 
     try:
         settings = Settings.from_env()
         proxies = parse_forwarded_allow_ips(forwarded_allow_ips)
+        kind = parse_executor(executor)
+        count = parse_workers(workers)
     except HelixError as error:
         fail(str(error), exit_code_for(error))
     if scripts is not None and not scripts.is_dir():
@@ -65,10 +83,13 @@ def serve(
         notify=notify,
         forwarded_allow_ips=proxies,
         scripts=scripts.resolve() if scripts is not None else None,
+        executor=kind,
+        workers=count,
     )
     _check_port(host, port)
     run(lambda: _preflight(settings))
-    typer.echo(f"helix serving on http://{host}:{port}", err=True)
+    where = f"{count} worker processes" if kind == "processes" else f"the {kind} executor"
+    typer.echo(f"helix serving on http://{host}:{port} (runs: {where})", err=True)
     app = create_app(config)
     # The app believes forwarded headers from --forwarded-allow-ips only; uvicorn's own
     # proxy handling (which trusts 127.0.0.1 by default) would rewrite the client first.

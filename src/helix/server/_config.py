@@ -54,6 +54,12 @@ class ServerConfig:
     """Apprise URLs told of approvals asked, runs finished or failed, budgets reached."""
     resume_on_start: bool = True
     """Drive every unfinished run when the server starts (the engine's durable resume)."""
+    executor: str = "local"
+    """Where runs are driven (docs/distributed.md): ``local``, in the server's process
+    (the default here, for embedded use and tests); ``processes``, worker processes of
+    this machine (``helix serve``'s default); ``ray``."""
+    workers: int | None = None
+    """The ``processes`` executor's worker count; ``None``: the machine's CPU count."""
     sources: Callable[[RunSetup], Sequence[ToolSource]] | None = None
     """Tool sources every run gets beyond its blueprint's (``Engine(sources=…)``: an
     embedding's own tools, a test's); ``None``: none."""
