@@ -93,6 +93,7 @@ class ProcessExecutor:
         """Runs waiting for a worker (all of them were dead or draining)."""
         self._closed = False
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._idle = asyncio.Event()
 
     @property
     def kind(self) -> ExecutorKind:
@@ -171,6 +172,7 @@ class ProcessExecutor:
                 worker.runs.discard(run_id)
                 if outcome == "moved" and not self._closed:
                     self.submit(run_id)
+                self._check_idle()
             case _:
                 _log.warning("unknown message from %s: %r", worker.id, message[:1])
 
@@ -208,6 +210,7 @@ class ProcessExecutor:
                 worker.state = "dead"
         for run_id in orphans:
             self.submit(run_id)
+        self._check_idle()
 
     # -- the Executor interface ---------------------------------------------------------
 
@@ -228,6 +231,17 @@ class ProcessExecutor:
             return
         worker.runs.add(run_id)
         self._where[run_id] = worker.id
+
+    async def wait_idle(self) -> None:
+        """Wait until no worker drives a run and none waits for one (all ended or paused)."""
+        self._check_idle()
+        await self._idle.wait()
+
+    def _check_idle(self) -> None:
+        if self._where or self._pending:
+            self._idle.clear()
+        else:
+            self._idle.set()
 
     async def nodes(self) -> list[NodeInfo]:
         host = socket.gethostname()
