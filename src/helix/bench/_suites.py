@@ -38,8 +38,8 @@ def run_suite(
     if name == "engine":
         from ._engine import EngineSizes, run_engine
 
-        sizes = EngineSizes.quick() if quick else EngineSizes()
-        return run_engine(sizes, workdir=workdir, postgres_url=postgres_url)
+        engine_sizes = EngineSizes.quick() if quick else EngineSizes()
+        return run_engine(engine_sizes, workdir=workdir, postgres_url=postgres_url)
     if name == "world":
         from ._world import WorldSizes, run_world
 
