@@ -154,7 +154,8 @@ class ProcessExecutor:
                 self._handle(worker, worker.conn.recv())
         except (EOFError, OSError):  # it is ending: its sentinel says when
             assert self._loop is not None
-            self._loop.remove_reader(worker.conn.fileno())
+            with contextlib.suppress(OSError, ValueError):  # closed already
+                self._loop.remove_reader(worker.conn.fileno())
 
     def _handle(self, worker: _Worker, message: tuple[str, ...]) -> None:
         match message:
