@@ -244,3 +244,41 @@ async def test_bad_executor_settings_are_refused_with_their_reason(
                 pass
         async with open_executor("local", engine=engine, supervisor=supervisor) as local:
             assert local.kind == "local"
+
+
+async def _worker_pid(executor: ProcessExecutor, worker_id: str, not_pid: str) -> str:
+    """The worker's pid once it is ready again with a pid other than ``not_pid``."""
+    deadline = time.monotonic() + WAIT_S
+    for _ in range(int(WAIT_S / 0.02)):
+        (node,) = [n for n in await executor.nodes() if n.id == worker_id]
+        if node.labels["pid"] not in ("", not_pid) or node.state == "dead":
+            return node.labels["pid"]
+        assert time.monotonic() < deadline, f"{worker_id} did not come back"
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{worker_id} did not come back")
+
+
+async def test_a_worker_that_keeps_dying_is_restarted_within_limits_then_left_dead(
+    engine: Engine, db_url: str, helix_home: Path, model_server: MockModelServer, tmp_path: Path
+) -> None:
+    model_server.play(Scenario.of({"text": "Done."}))
+    opener = partial(open_test_engine, db_url, helix_home, model_server.openai_base_url)
+    executor = ProcessExecutor(opener, 2, max_restarts=1)
+    await executor.start()
+    try:
+        first = await _worker_pid(executor, "worker-1", "")
+        os.kill(int(first), signal.SIGKILL)
+        second = await _worker_pid(executor, "worker-1", first)  # restarted once
+        assert second != first
+        os.kill(int(second), signal.SIGKILL)
+        await _worker_pid(executor, "worker-1", second)
+        nodes = {n.id: n for n in await executor.nodes()}
+        assert nodes["worker-1"].state == "dead"  # past its limit: not started again
+        with pytest.raises(NodeStateError, match="dead"):
+            await executor.drain("worker-1")
+        run_id = await _create(engine, _world(tmp_path / "world"))
+        executor.submit(run_id)  # goes to the live one
+        await _until(engine.store, run_id, "run.completed", [])
+        assert {n.id for n in await executor.nodes() if n.state == "alive"} == {"worker-2"}
+    finally:
+        await executor.close()
