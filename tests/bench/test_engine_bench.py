@@ -27,6 +27,22 @@ async def test_engine_suite_emits_the_contract_figures(tmp_path: Path) -> None:
     # The floor writes exactly the rows the runs wrote, and takes less time than they did.
     assert floor.params["rows"] > EngineSizes.quick().concurrent_runs
     assert 0 < floor.value < concurrent.value
+    # The same runs driven by worker processes (the processes executor), each with its
+    # own floor: every run completed, and no figure beats its floor.
+    runs = {f.params["executor"]: f for f in figures if f.name == "concurrent_runs_vs_ideal"}
+    assert set(runs) == {"local", "processes"}
+    assert runs["local"].params["workers"] == 1
+    processes = runs["processes"]
+    assert (processes.params["workers"], processes.params["store"]) == (2, "sqlite")
+    assert processes.params["completed"] == EngineSizes.quick().concurrent_runs
+    (paired,) = [
+        f for f in figures if f.name == "concurrent_write_floor" and f.params.get("workers") == 2
+    ]
+    (local_floor,) = [
+        f for f in figures if f.name == "concurrent_write_floor" and "workers" not in f.params
+    ]
+    assert paired.params["rows"] == local_floor.params["rows"]  # the same events written
+    assert 0 < paired.value < processes.value
     assert by_name["resume_100_runs"].unit == "s"
     assert {
         (f.params["system"], f.params["turns"]) for f in figures if f.name == "bytes_per_turn"

@@ -28,7 +28,7 @@ def _serve(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *args: str, db: str, token: str | None
 ) -> int:
     """``helix serve ARGS`` in this process (the refusals come before anything starts)."""
-    for name in (*TOKENS, "HELIX_EXECUTOR", "HELIX_RAY_ADDRESS"):
+    for name in (*TOKENS, "HELIX_EXECUTOR", "HELIX_RAY_ADDRESS", "HELIX_WORKERS"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HELIX_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("HELIX_DB", db)
@@ -43,7 +43,7 @@ def _serve(
 @pytest.mark.parametrize(
     ("args", "db", "token", "message"),
     [
-        (("--executor", "threads"), PG, None, "choose local or ray"),
+        (("--executor", "threads"), PG, None, "is not one of local, processes, ray"),
         (("--executor", "ray"), PG, "t0ken", "--ray-address HOST:PORT"),
         (("--ray-address", "10.0.0.5:6379"), PG, "t0ken", "is for --executor ray"),
         (("--executor", "ray", "--ray-address", "10.0.0.5:6379"), "sqlite:///x.db", "t0ken",

@@ -10,7 +10,7 @@ from websockets.sync.client import connect
 
 from helix.testing import MockModelServer
 
-from .conftest import MODEL, WAIT_S, Cli, free_port, play, wait_for_status
+from .conftest import MODEL, WAIT_S, Cli, free_port, play, wait_for_status, wait_until
 
 
 def test_admin_commands_make_users_workspaces_and_tokens(cli: Cli) -> None:
@@ -104,6 +104,8 @@ def test_first_start_prints_a_one_time_link_and_a_restart_resumes_runs(
     with connect(f"ws://127.0.0.1:{port}/api/v1/runs/{run_id}/stream?token={ws_token}") as ws:
         while len([e for e in seen if e["type"] == "model.requested"]) < 2:
             seen.append(json.loads(ws.recv(timeout=WAIT_S)))
+        # Logged is not yet sent: a worker process makes the call a moment later.
+        wait_until(lambda: len(model_server.requests) >= 2, "the slow model call")
         cli.kill(first)  # mid model call: the run is neither finished nor paused
 
     cli.serve(port)

@@ -14,7 +14,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +23,19 @@ from helix.kernel.events import ModelRequested as Requested
 from helix.kernel.events import NewEvent, RunStarted
 from helix.kernel.events import TurnStarted as Started
 from helix.kernel.log import EncodedEvent, SqliteEventStore
-from helix.providers import ModelAdapter, ModelRequest, ModelResponse, Scenario, ScriptedModel
+from helix.providers import ModelAdapter, Scenario, ScriptedModel
 from helix.runtime import Blueprint, Engine, RunSetup
-from helix.tools import ToolContext, ToolRegistry, ToolResult, builtin_registry, tool
+from helix.tools import builtin_registry
 
+from ._engine_parts import (
+    FLOOR_BATCH,
+    TimedModel,
+    Timings,
+    bench_scenario,
+    bench_tools,
+    write_floor,
+)
+from ._engine_processes import processes_figures
 from ._figure import Figure, percentile
 from ._langgraph import langgraph_figures
 from ._sqlite import SqliteBench, event_bytes
@@ -45,61 +54,16 @@ class EngineSizes:
     resume_runs: int = 100
     gate_samples: int = 5000
     bytes_turns: tuple[int, ...] = (10, 100, 1000)
+    workers: tuple[int, ...] = (2, 1)
+    """Worker counts the ``processes`` executor drives the concurrent runs with."""
 
     @classmethod
     def quick(cls) -> EngineSizes:
         """A smoke test's sizes."""
         return cls(
             turns=20, concurrent_runs=20, concurrent_turns=3, model_delay_s=0.01,
-            resume_runs=5, gate_samples=200, bytes_turns=(5, 20),
+            resume_runs=5, gate_samples=200, bytes_turns=(5, 20), workers=(2,),
         )  # fmt: skip
-
-
-@dataclass
-class _Timings:
-    """The model's and the tool's own time, per call, to subtract from the harness's."""
-
-    model_starts: list[float] = field(default_factory=list[float])
-    model_s: list[float] = field(default_factory=list[float])
-    tool_s: list[float] = field(default_factory=list[float])
-
-
-class _TimedModel(ModelAdapter):
-    def __init__(self, inner: ModelAdapter, timings: _Timings) -> None:
-        self.inner, self.timings = inner, timings
-        self.provider, self.model = inner.provider, inner.model
-
-    async def request(self, request: ModelRequest) -> ModelResponse:
-        started = time.perf_counter()
-        self.timings.model_starts.append(started)
-        response = await self.inner.request(request)
-        self.timings.model_s.append(time.perf_counter() - started)
-        return response
-
-
-def _tools(timings: _Timings) -> ToolRegistry:
-    @tool(read_only=True, idempotent=True, effect="none")
-    async def noop(ctx: ToolContext, path: str) -> ToolResult:
-        """Do nothing (the benchmark's tool)."""
-        started = time.perf_counter()
-        result = ToolResult(ok=True, output="ok")
-        timings.tool_s.append(time.perf_counter() - started)
-        return result
-
-    registry = builtin_registry()
-    registry.register(noop)
-    return registry
-
-
-def _scenario(turns: int, delay_s: float = 0.0) -> Scenario:
-    usage = {"input_tokens": 100, "output_tokens": 10}
-    call = {"name": "noop", "args": {"path": "a.txt"}}
-    steps: list[dict[str, Any]] = [
-        {"text": "step", "tool_calls": [call], "usage": usage, "delay_s": delay_s}
-        for _ in range(turns - 1)
-    ]
-    steps.append({"text": "done", "usage": usage, "delay_s": delay_s})
-    return Scenario.of(*steps)
 
 
 class _Bench:
@@ -108,15 +72,15 @@ class _Bench:
     def __init__(self, root: Path, scenario: Scenario, *, group_commit: bool = False) -> None:
         (root / "world").mkdir(parents=True, exist_ok=True)
         self.root = root
-        self.timings = _Timings()
+        self.timings = Timings()
         self.store = SqliteEventStore(root / "helix.db", group_commit=group_commit)
         self.scenario = scenario
 
         def model(_setup: RunSetup) -> ModelAdapter:
-            return _TimedModel(ScriptedModel(self.scenario, label="bench"), self.timings)
+            return TimedModel(ScriptedModel(self.scenario, label="bench"), self.timings)
 
         self.engine = Engine(
-            self.store, home=root, tools=_tools(self.timings), model_factory=model, env={}
+            self.store, home=root, tools=bench_tools(self.timings), model_factory=model, env={}
         )
 
     async def create(self) -> str:
@@ -127,8 +91,15 @@ class _Bench:
         return record.id
 
 
-async def run_engine(sizes: EngineSizes, workdir: Path | None = None) -> AsyncIterator[Figure]:
-    """Measure gates, per-call overhead, concurrency, resume, and storage per turn."""
+async def run_engine(
+    sizes: EngineSizes, workdir: Path | None = None, postgres_url: str | None = None
+) -> AsyncIterator[Figure]:
+    """Measure gates, per-call overhead, concurrency, resume, and storage per turn.
+
+    The concurrent runs are driven in this process, then by the ``processes`` executor
+    (``sizes.workers``: the worker counts to measure), and, given ``postgres_url`` (an
+    admin URL: a scratch database is made), by worker processes on PostgreSQL.
+    """
     with tempfile.TemporaryDirectory(dir=workdir, prefix="helix-bench-") as tmp:
         root = Path(tmp)
         for tool, args in (("read_file", {"path": "notes.txt"}), ("run_command", _COMMAND)):
@@ -137,6 +108,14 @@ async def run_engine(sizes: EngineSizes, workdir: Path | None = None) -> AsyncIt
             yield figure
         for figure in await _concurrent(sizes, root / "concurrent"):
             yield figure
+        for workers in sizes.workers:
+            async for figure in processes_figures(sizes, root / f"workers-{workers}", workers):
+                yield figure
+        if postgres_url is not None:
+            async for figure in processes_figures(
+                sizes, root / "postgres", max(sizes.workers), postgres_url=postgres_url
+            ):
+                yield figure
         yield await _resume(sizes, root / "resume")
         for figure in await _per_turn(sizes, root / "per-turn"):
             yield figure
@@ -168,7 +147,7 @@ async def _gates(sizes: EngineSizes, root: Path, tool: str, args: dict[str, Any]
 
 
 async def _overhead(sizes: EngineSizes, root: Path) -> list[Figure]:
-    bench = _Bench(root, _scenario(sizes.turns))
+    bench = _Bench(root, bench_scenario(sizes.turns))
     run_id = await bench.create()
     await bench.engine.drive(run_id)
     t = bench.timings
@@ -211,7 +190,7 @@ async def _commit_floor(
 
 async def _concurrent(sizes: EngineSizes, root: Path) -> list[Figure]:
     # Many runs in one process is what group commit is for: one transaction per loop turn.
-    scenario = _scenario(sizes.concurrent_turns, sizes.model_delay_s)
+    scenario = bench_scenario(sizes.concurrent_turns, sizes.model_delay_s)
     bench = _Bench(root, scenario, group_commit=True)
     ids = [await bench.create() for _ in range(sizes.concurrent_runs)]
     before = _rss_kib()
@@ -221,15 +200,17 @@ async def _concurrent(sizes: EngineSizes, root: Path) -> list[Figure]:
             group.create_task(bench.engine.drive(run_id))
     elapsed = time.perf_counter() - started
     peak = _peak_rss_kib()
-    floor = await _write_floor(bench.store, root)
+    floor = await write_floor(bench.store, root)
     await bench.store.close()
     ideal = sizes.concurrent_turns * sizes.model_delay_s
     params = {"runs": sizes.concurrent_runs, "turns": sizes.concurrent_turns,
               "model_delay_ms": sizes.model_delay_s * 1000, "elapsed_s": round(elapsed, 3),
-              "ideal_s": ideal, "group_commit": True}  # fmt: skip
+              "ideal_s": ideal, "group_commit": True, "executor": "local", "workers": 1,
+              "store": "sqlite"}  # fmt: skip
     floor_s, rows = floor
+    params["vs_floor"] = round(elapsed / floor_s, 2) if floor_s else None
     floor_params = {"runs": sizes.concurrent_runs, "rows": rows, "floor_s": round(floor_s, 3),
-                    "ideal_s": ideal, "batch": _FLOOR_BATCH}  # fmt: skip
+                    "ideal_s": ideal, "batch": FLOOR_BATCH}  # fmt: skip
     return [
         Figure(SUITE, "concurrent_runs_vs_ideal", elapsed / ideal, "ratio", params),
         Figure(SUITE, "concurrent_write_floor", floor_s / ideal, "ratio", floor_params),
@@ -243,24 +224,9 @@ async def _concurrent(sizes: EngineSizes, root: Path) -> list[Figure]:
     ]
 
 
-_FLOOR_BATCH = 1000
-
-
-async def _write_floor(store: SqliteEventStore, root: Path) -> tuple[float, int]:
-    """Seconds plain ``sqlite3`` takes to write the rows those runs wrote, and how many.
-
-    No harness at all, and the kindest batching (1,000 rows a commit): a floor under
-    any engine that logs the same events durably, so the ideal can be judged by it.
-    """
-    columns = "run_id, seq, type, v, ts, turn, actor, data, ext"
-    rows = [EncodedEvent(*row) for row in store.connection.execute(f"SELECT {columns} FROM events")]
-    rate = await SqliteBench(root, store).raw_inserts(rows, _FLOOR_BATCH)
-    return len(rows) / rate, len(rows)
-
-
 async def _resume(sizes: EngineSizes, root: Path) -> Figure:
     """In-flight runs (the model was called, then the process died): time to resume all."""
-    bench = _Bench(root, _scenario(3, delay_s=0.5))
+    bench = _Bench(root, bench_scenario(3, delay_s=0.5))
     for _ in range(sizes.resume_runs):
         run_id = await bench.create()
         in_flight = [NewEvent(RunStarted()), NewEvent(Started(turn=1), turn=1),
@@ -284,7 +250,7 @@ async def _resume(sizes: EngineSizes, root: Path) -> Figure:
 async def _per_turn(sizes: EngineSizes, root: Path) -> list[Figure]:
     figures = []
     for turns in sizes.bytes_turns:
-        bench = _Bench(root / f"n{turns}", _scenario(turns))
+        bench = _Bench(root / f"n{turns}", bench_scenario(turns))
         run_id = await bench.create()
         started = time.perf_counter()
         await bench.engine.drive(run_id)

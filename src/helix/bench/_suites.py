@@ -38,7 +38,8 @@ def run_suite(
     if name == "engine":
         from ._engine import EngineSizes, run_engine
 
-        return run_engine(EngineSizes.quick() if quick else EngineSizes(), workdir=workdir)
+        engine_sizes = EngineSizes.quick() if quick else EngineSizes()
+        return run_engine(engine_sizes, workdir=workdir, postgres_url=postgres_url)
     if name == "world":
         from ._world import WorldSizes, run_world
 

@@ -40,7 +40,7 @@ def bench(
     from helix.bench import run_suite
 
     async def main() -> None:
-        wants_postgres = suite in ("eventlog", "distributed") and not no_postgres
+        wants_postgres = suite in ("eventlog", "engine", "distributed") and not no_postgres
         url = await _postgres_url(postgres) if wants_postgres else None
         if url is None and wants_postgres:
             typer.echo("note: no PostgreSQL server answered; measuring SQLite only", err=True)

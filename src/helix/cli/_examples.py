@@ -104,6 +104,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "helix serve --host 0.0.0.0 --port 8420 --public-url https://helix.example.com",
         "helix serve --no-resume",
         "HELIX_OTEL_ENDPOINT=http://127.0.0.1:4318 helix serve",
+        "helix serve --executor processes --workers 4",
+        "HELIX_EXECUTOR=local helix serve",
         "HELIX_RAY_TOKEN=$TOKEN helix serve --executor ray --ray-address 10.0.0.5:6379",
     ),
     "nodes": ("helix nodes", "helix nodes --json", "helix nodes drain worker-2"),

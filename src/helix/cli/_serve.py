@@ -44,10 +44,18 @@ def serve(
         str,
         typer.Option(
             envvar="HELIX_EXECUTOR",
-            help="Where runs are driven: local (this process) or ray (an actor per run on"
-            " the cluster at --ray-address; token: HELIX_RAY_TOKEN).",
+            help="Where runs are driven: processes (worker processes of this machine),"
+            " local (in the server's process) or ray (an actor per run on the cluster at"
+            " --ray-address; token: HELIX_RAY_TOKEN).",
         ),
-    ] = "local",
+    ] = "processes",
+    workers: Annotated[
+        str,
+        typer.Option(
+            envvar="HELIX_WORKERS",
+            help="Worker processes of the processes executor; default: the CPU count.",
+        ),
+    ] = "",
     ray_address: Annotated[
         str | None,
         typer.Option(
@@ -58,6 +66,7 @@ def serve(
     """Serve the REST and WebSocket API and the dashboard; runs are driven here."""
     import uvicorn
 
+    from helix.distributed import parse_executor, parse_workers
     from helix.server import ServerConfig, create_app, parse_forwarded_allow_ips
     from helix.telemetry import check_otel_installed, read_otel_settings
 
@@ -67,11 +76,13 @@ def serve(
         otel = read_otel_settings()
         if otel is not None:
             check_otel_installed()
+        kind = parse_executor(executor)
+        count = parse_workers(workers)
     except HelixError as error:
         fail(str(error), exit_code_for(error))
     if scripts is not None and not scripts.is_dir():
         fail(f"--scripts {scripts}: not a directory")
-    _check_executor(executor, ray_address, settings.db_url)
+    _check_executor(kind, ray_address, settings.db_url)
     notify = settings.notify
     if notify and importlib.util.find_spec("apprise") is None:
         fail("HELIX_NOTIFY needs Apprise: pip install 'helix-harness[notify]'")
@@ -85,12 +96,14 @@ def serve(
         forwarded_allow_ips=proxies,
         scripts=scripts.resolve() if scripts is not None else None,
         otel=otel,
-        executor="ray" if executor == "ray" else "local",
+        executor=kind,
+        workers=count,
         ray_address=ray_address,
     )
     _check_port(host, port)
     run(lambda: _preflight(settings))
-    typer.echo(f"helix serving on http://{host}:{port}", err=True)
+    where = f"{count} worker processes" if kind == "processes" else f"the {kind} executor"
+    typer.echo(f"helix serving on http://{host}:{port} (runs: {where})", err=True)
     if otel is not None:
         typer.echo(f"exporting traces to {otel.shown} ({otel.source})", err=True)
     app = create_app(config)
@@ -112,8 +125,6 @@ def _check_executor(executor: str, ray_address: str | None, db_url: str) -> None
 
     from helix.distributed import ray_address_of
 
-    if executor not in ("local", "ray"):
-        fail(f"--executor {executor}: choose local or ray")
     if executor != "ray":
         if ray_address is not None:
             fail("--ray-address is for --executor ray")

@@ -15,6 +15,12 @@ from ._cluster_state import LocalCluster as LocalCluster
 from ._cluster_state import read_state as read_cluster
 from ._launcher import SshPool as SshPool
 from ._launcher import launcher_config as launcher_config
+from ._open import EXECUTOR_ENV as EXECUTOR_ENV
+from ._open import WORKERS_ENV as WORKERS_ENV
+from ._open import open_executor as open_executor
+from ._open import parse_executor as parse_executor
+from ._open import parse_workers as parse_workers
+from ._processes import ProcessExecutor as ProcessExecutor
 from ._ray import RAY_TOKEN_ENV as RAY_TOKEN_ENV
 from ._ray import RayAddress as RayAddress
 from ._ray import connect_ray as connect_ray
@@ -33,13 +39,16 @@ from ._ray_sandbox import RayPlacer as RayPlacer
 
 __all__ = [
     "CACHE_ENV",
+    "EXECUTOR_ENV",
     "RAY_TOKEN_ENV",
+    "WORKERS_ENV",
     "ActorLocation",
     "ClusterProcess",
     "ClusterSpec",
     "LocalCluster",
     "NodeMatch",
     "Outcome",
+    "ProcessExecutor",
     "RayAddress",
     "RayExecutor",
     "RayNodeSandbox",
@@ -53,7 +62,10 @@ __all__ = [
     "connect_ray",
     "launcher_config",
     "local_cluster_nodes",
+    "open_executor",
+    "parse_executor",
     "parse_labels",
+    "parse_workers",
     "ray_address_of",
     "ray_environment",
     "ray_executor",

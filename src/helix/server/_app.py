@@ -9,11 +9,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import mimetypes
+import os
 import re
 import secrets
 import sys
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +27,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from helix._version import __version__
 from helix.accounts import Accounts, open_accounts
+from helix.distributed import open_executor
 from helix.kernel.log import EventStore, open_store
 from helix.runtime import ChildSpec, Supervisor, open_supervisor
 
@@ -51,7 +53,7 @@ from ._headers import CSP, SecurityHeaders, content_policy, source_hash
 from ._limits import BodyLimit
 from ._metrics import Metrics
 from ._notify import Notifier
-from ._state import ServerState
+from ._state import ServerState, open_server_engine
 
 if TYPE_CHECKING:
     from helix.telemetry import OtlpSink
@@ -107,8 +109,22 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
             accounts = Accounts(account_store, config.hashing)
             signer = Signer(await account_store.secret("jwt", secrets.token_bytes(32)))
             metrics = Metrics()
-            async with open_supervisor(on_restart=_restarted, on_give_up=_gave_up) as supervisor:
+            async with (
+                open_supervisor(on_restart=_restarted, on_give_up=_gave_up) as supervisor,
+                AsyncExitStack() as executor_stack,
+            ):
                 state = ServerState(config, store, accounts, signer, supervisor, metrics)
+                state.executor = await executor_stack.enter_async_context(
+                    open_executor(
+                        config.executor,
+                        engine=state.engine,
+                        supervisor=supervisor,
+                        opener=partial(open_server_engine, config),
+                        workers=config.workers,
+                        ray_address=config.ray_address,
+                        env={**os.environ, **(config.env or {})},  # the Ray token
+                    )
+                )
                 app.state.helix = state
                 state.bootstrap_token = await accounts.bootstrap()
                 if state.bootstrap_token is not None:

@@ -57,12 +57,16 @@ class ServerConfig:
     """Drive every unfinished run when the server starts (the engine's durable resume)."""
     otel: OtelSettings | None = None
     """Where the server exports every run's trace (OTLP/HTTP, docs/telemetry.md); ``None``: off."""
+    workers: int | None = None
+    """The ``processes`` executor's worker count; ``None``: the machine's CPU count."""
     sources: Callable[[RunSetup], Sequence[ToolSource]] | None = None
     """Tool sources every run gets beyond its blueprint's (``Engine(sources=…)``: an
     embedding's own tools, a test's); ``None``: none."""
     executor: ExecutorKind = "local"
-    """Where runs are driven (``helix.runtime.Executor``): ``local`` (this process) or
-    ``ray`` (an actor per run on the cluster at ``ray_address``)."""
+    """Where runs are driven (docs/distributed.md): ``local``, in the server's process
+    (the default here, for embedded use and tests); ``processes``, worker processes of
+    this machine (``helix serve``'s default); ``ray``, an actor per run on the cluster
+    at ``ray_address``."""
     ray_address: str | None = None
     """The Ray cluster's ``HOST:PORT`` for ``executor="ray"`` (its token:
     ``HELIX_RAY_TOKEN`` in ``env``)."""

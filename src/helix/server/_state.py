@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from functools import partial
 
 from typing_extensions import override
 
 from helix.accounts import Accounts, open_accounts
-from helix.distributed import RayPlacer, ray_address_of, ray_executor
+from helix.distributed import RayPlacer, ray_address_of
 from helix.kernel.log import EventStore, open_store
 from helix.runtime import Engine, Executor, LocalExecutor, Placer, RunSetup, Supervisor
 
@@ -68,17 +67,6 @@ def _placer(config: ServerConfig) -> Placer | None:
     return RayPlacer(ray_address_of(config.ray_address or "", env))
 
 
-def server_ray_executor(config: ServerConfig, supervisor: Supervisor) -> Executor:
-    """The ``ray`` executor: an actor per run, each opening this server's engine.
-
-    ``ConfigError`` when Ray is missing, ``ray_address`` is not ``HOST:PORT`` or the
-    token (``HELIX_RAY_TOKEN``) is not set.
-    """
-    env = {**os.environ, **(config.env or {})}  # the token: this process's, or the config's
-    opener = partial(open_server_engine, config)
-    return ray_executor(config.ray_address or "", opener, supervisor, env=env)
-
-
 class ServerState:
     """Everything the routes share; one per app, built when the app starts."""
 
@@ -99,9 +87,8 @@ class ServerState:
         self.metrics = metrics
         self.engine = WorkspaceEngine(store, accounts, config)
         self.executor: Executor = LocalExecutor(self.engine, supervisor)
-        """Where runs are driven (``helix.runtime.Executor``)."""
-        if config.executor == "ray":
-            self.executor = server_ray_executor(config, supervisor)
+        """Where runs are driven (``helix.runtime.Executor``): the app's lifespan
+        replaces it with the one ``config.executor`` names (``open_executor``)."""
         self.logins = AttemptLimiter(accounts.store, config.login_attempts_per_minute)
         self.bootstrap_token: str | None = None
         """The first start's one-time login token (tests read it; people get the link)."""

@@ -1,0 +1,80 @@
+"""What the engine figures share: the timed model, the no-op tool, the scenario, the floor.
+
+``helix bench engine`` drives its runs in this process (``_engine.py``) and in worker
+processes (``_engine_processes.py``); both build their engines from these.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from helix.kernel.log import EncodedEvent, SqliteEventStore
+from helix.providers import ModelAdapter, ModelRequest, ModelResponse, Scenario
+from helix.tools import ToolContext, ToolRegistry, ToolResult, builtin_registry, tool
+
+from ._sqlite import SqliteBench
+
+
+@dataclass
+class Timings:
+    """The model's and the tool's own time, per call, to subtract from the harness's."""
+
+    model_starts: list[float] = field(default_factory=list[float])
+    model_s: list[float] = field(default_factory=list[float])
+    tool_s: list[float] = field(default_factory=list[float])
+
+
+class TimedModel(ModelAdapter):
+    def __init__(self, inner: ModelAdapter, timings: Timings) -> None:
+        self.inner, self.timings = inner, timings
+        self.provider, self.model = inner.provider, inner.model
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        started = time.perf_counter()
+        self.timings.model_starts.append(started)
+        response = await self.inner.request(request)
+        self.timings.model_s.append(time.perf_counter() - started)
+        return response
+
+
+def bench_tools(timings: Timings) -> ToolRegistry:
+    @tool(read_only=True, idempotent=True, effect="none")
+    async def noop(ctx: ToolContext, path: str) -> ToolResult:
+        """Do nothing (the benchmark's tool)."""
+        started = time.perf_counter()
+        result = ToolResult(ok=True, output="ok")
+        timings.tool_s.append(time.perf_counter() - started)
+        return result
+
+    registry = builtin_registry()
+    registry.register(noop)
+    return registry
+
+
+def bench_scenario(turns: int, delay_s: float = 0.0) -> Scenario:
+    usage = {"input_tokens": 100, "output_tokens": 10}
+    call = {"name": "noop", "args": {"path": "a.txt"}}
+    steps: list[dict[str, Any]] = [
+        {"text": "step", "tool_calls": [call], "usage": usage, "delay_s": delay_s}
+        for _ in range(turns - 1)
+    ]
+    steps.append({"text": "done", "usage": usage, "delay_s": delay_s})
+    return Scenario.of(*steps)
+
+
+FLOOR_BATCH = 1000
+
+
+async def write_floor(store: SqliteEventStore, root: Path) -> tuple[float, int]:
+    """Seconds plain ``sqlite3`` takes to write the rows those runs wrote, and how many.
+
+    No harness at all, and the kindest batching (1,000 rows a commit): a floor under
+    any engine that logs the same events durably, so the ideal can be judged by it.
+    """
+    columns = "run_id, seq, type, v, ts, turn, actor, data, ext"
+    rows = [EncodedEvent(*row) for row in store.connection.execute(f"SELECT {columns} FROM events")]
+    rate = await SqliteBench(root, store).raw_inserts(rows, FLOOR_BATCH)
+    return len(rows) / rate, len(rows)
