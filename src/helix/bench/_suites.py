@@ -60,7 +60,8 @@ def run_suite(
 
         return run_extension(ExtensionSizes.quick() if quick else ExtensionSizes(), workdir=workdir)
     if name == "distributed":
-        from ._lease import LeaseSizes, run_lease
+        from ._distributed import DistributedSizes, run_distributed
 
-        return run_lease(LeaseSizes.quick() if quick else LeaseSizes(), workdir=workdir)
+        spread = DistributedSizes.quick() if quick else DistributedSizes()
+        return run_distributed(spread, postgres_url=postgres_url, workdir=workdir)
     raise ConfigError(f"unknown benchmark suite {name!r}: choose from {', '.join(SUITES)}")
