@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -42,6 +43,8 @@ def test_the_distributed_suite_prints_every_figure(tmp_path: Path, postgres_url:
     assert fleet["params"]["runs"] == 100
     assert fleet["params"]["completed"] == 100
     assert fleet["params"]["memory_per_run"] > 0
+    assert fleet["params"]["cpu_s"] > 0
+    assert fleet["params"]["gc_threshold"] == [50_000, 20, 100]  # as helix serve collects
     # Wall against ideal: no run can finish faster than its model lets it.
     assert fleet["baseline"] == fleet["params"]["ideal_s"] == 2.0
     assert fleet["ratio"] >= 1.0
@@ -54,9 +57,11 @@ async def test_the_stream_figure_needs_postgresql() -> None:
 
 async def test_a_fleet_finishes_every_run_no_sooner_than_its_model(tmp_path: Path) -> None:
     sizes = FleetSizes(runs=20, turns=1, model_latency_s=0.05)
+    before = gc.get_threshold()
     (figure,) = [f async for f in run_fleet(sizes, workdir=tmp_path)]
     assert figure.params["completed"] == 20
     assert figure.value >= 0.05
     assert figure.ratio is not None
     assert figure.ratio >= 1.0
+    assert gc.get_threshold() == before  # the drive's collector settings are undone
     assert not any(tmp_path.iterdir())  # noqa: ASYNC240 - the scratch folder is gone

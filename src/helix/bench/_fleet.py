@@ -7,12 +7,16 @@ supervisor with one child per run, each run holding its lease. The model is scri
 no-op. The ideal is ``turns * model_latency_s``, what the runs would take if the
 harness cost nothing: the figure is the wall time against it (``ratio``). Also
 reported: the peak resident memory the drive added, per run (``memory_per_run``, KiB),
-and the write floor (plain ``sqlite3`` writing the same rows, 1,000 a commit).
+the CPU time the drive took (``cpu_s``: the harness's cost, which a busy machine's
+other work does not inflate as it does the wall time), and the write floor (plain
+``sqlite3`` writing the same rows, 1,000 a commit). Garbage is collected as
+``helix serve`` collects it (``tune_gc_for_many_runs``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import tempfile
 import time
 from collections.abc import AsyncIterator
@@ -20,6 +24,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from helix._util import MANY_RUNS_GC_THRESHOLD, tune_gc_for_many_runs
 from helix.runtime import ChildSpec, Engine, open_supervisor
 
 from ._engine import _Bench, _peak_rss_kib, _rss_kib, _scenario, _write_floor
@@ -42,13 +47,19 @@ class FleetSizes:
         return cls(runs=100, turns=2)
 
 
-async def run_fleet(sizes: FleetSizes, *, workdir: Path | None = None) -> AsyncIterator[Figure]:
-    """Drive ``runs`` runs at once to their end; one figure."""
+async def run_fleet(
+    sizes: FleetSizes, *, workdir: Path | None = None, tuned_gc: bool = True
+) -> AsyncIterator[Figure]:
+    """Drive ``runs`` runs at once to their end; one figure.
+
+    ``tuned_gc``: collect garbage as ``helix serve`` does (``tune_gc_for_many_runs``),
+    for the drive only; else with the interpreter's defaults.
+    """
     with tempfile.TemporaryDirectory(dir=workdir, prefix="helix-bench-") as tmp:
-        yield await _fleet(sizes, Path(tmp))
+        yield await _fleet(sizes, Path(tmp), tuned_gc)
 
 
-async def _fleet(sizes: FleetSizes, root: Path) -> Figure:
+async def _fleet(sizes: FleetSizes, root: Path, tuned_gc: bool) -> Figure:
     bench = _Bench(root, _scenario(sizes.turns, sizes.model_latency_s), group_commit=True)
     try:
         created = time.perf_counter()
@@ -56,12 +67,19 @@ async def _fleet(sizes: FleetSizes, root: Path) -> Figure:
         create_s = time.perf_counter() - created
         _reset_peak_rss()
         before = _rss_kib()
-        started = time.perf_counter()
-        async with open_supervisor() as supervisor:
-            for run_id in ids:
-                start = partial(_drive, bench.engine, run_id)
-                supervisor.start_child(ChildSpec(id=run_id, start=start, restart="temporary"))
-        elapsed = time.perf_counter() - started
+        previous = tune_gc_for_many_runs() if tuned_gc else None
+        cpu, started = time.process_time(), time.perf_counter()
+        try:
+            async with open_supervisor() as supervisor:
+                for run_id in ids:
+                    start = partial(_drive, bench.engine, run_id)
+                    spec = ChildSpec(id=run_id, start=start, restart="temporary")
+                    supervisor.start_child(spec)
+        finally:
+            if previous is not None:
+                gc.set_threshold(*previous)
+                gc.unfreeze()
+        elapsed, cpu_s = time.perf_counter() - started, time.process_time() - cpu
         peak = _peak_rss_kib()
         finished = await _completed(bench, ids)
         floor_s, rows = await _write_floor(bench.store, root)
@@ -77,6 +95,8 @@ async def _fleet(sizes: FleetSizes, root: Path) -> Figure:
         "group_commit": True,
         "elapsed_s": round(elapsed, 3),
         "ideal_s": ideal,
+        "cpu_s": round(cpu_s, 3),
+        "gc_threshold": list(MANY_RUNS_GC_THRESHOLD if tuned_gc else gc.get_threshold()),
         "memory_per_run": round(max(0.0, peak - before) / sizes.runs, 1),
         "completed": finished,
         "rows": rows,

@@ -69,6 +69,9 @@ def serve(
     _check_port(host, port)
     run(lambda: _preflight(settings))
     typer.echo(f"helix serving on http://{host}:{port}", err=True)
+    from helix._util import tune_gc_for_many_runs
+
+    tune_gc_for_many_runs()  # a server may hold thousands of runs
     app = create_app(config)
     # The app believes forwarded headers from --forwarded-allow-ips only; uvicorn's own
     # proxy handling (which trusts 127.0.0.1 by default) would rewrite the client first.
