@@ -188,7 +188,9 @@ def test_a_run_driven_through_one_server_streams_live_from_another(
         sdk_done.set()
 
     threading.Thread(target=follow, daemon=True).start()
-    env = {**cli.env, "HELIX_SERVER": b.url, "HELIX_TOKEN": b.token, "HELIX_HOME": "/nonexistent"}
+    # A client with no store of its own: everything it prints comes from B.
+    env = {**cli.env, "HELIX_SERVER": b.url, "HELIX_TOKEN": b.token}
+    env["HELIX_HOME"] = str(cli.tmp / "home-client")
     logs = subprocess.Popen(
         [sys.executable, "-m", "helix", "logs", run_id, "--follow", "--json"],
         env=env,
@@ -348,7 +350,7 @@ async def _append_unheard(db_url: str, run_id: str, head: int, count: int) -> in
 def test_a_dropped_listening_connection_recovers_and_reads_the_gap(
     nodes: tuple[Node, Node, str],
 ) -> None:
-    a, b, db = nodes
+    _a, b, db = nodes
     run_id = asyncio.run(_create(db))
     everything = Collector(b.ws("/stream"))
     socket = Collector(b.ws(f"/runs/{run_id}/stream"), run_id)
@@ -379,4 +381,3 @@ def test_a_dropped_listening_connection_recovers_and_reads_the_gap(
     )
     assert in_order(everything.events, run_id) == list(range(1, 6))
     socket.close()
-    del a
