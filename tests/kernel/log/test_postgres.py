@@ -203,3 +203,27 @@ async def test_an_all_runs_subscriber_is_told_of_a_dropped_listener(postgres_url
             await asyncio.wait_for(anext(every), 10)
         assert told.value.cursors == {run_id: 0}
         assert isinstance(told.value, SubscriptionOverflowError)  # what followers catch
+
+
+async def test_a_long_id_and_a_big_commit_reach_another_process(postgres_url: str) -> None:
+    """A notice names a run and two seqs, never the events, whatever the batch.
+
+    So PostgreSQL's 8,000-byte payload limit always holds (the longest id included);
+    the other process reads the events themselves from the log.
+    """
+    import asyncio
+
+    async with (
+        await PostgresEventStore.open(postgres_url) as reader,
+        await PostgresEventStore.open(postgres_url) as writer,
+    ):
+        run_id = (await writer.create_run(run_created(), run_id="r" * 128)).id
+        async with reader.subscribe(run_id) as sub:
+            assert (await asyncio.wait_for(anext(sub), 10)).seq == 0
+            done = [ToolCompleted(call_id=f"c{i}", ok=True, output="x" * 100, duration_ms=1)
+                    for i in range(5000)]  # fmt: skip
+            batch = [NewEvent(payload) for payload in done]
+            head = await writer.append(run_id, batch, expected_seq=1)
+            got = [await asyncio.wait_for(anext(sub), 10) for _ in range(1, head)]
+        assert [e.seq for e in got] == list(range(1, head))
+        assert head == 5001
