@@ -51,6 +51,16 @@ def postgres_url() -> Iterator[str]:
 
 
 @pytest.fixture
+def fresh_postgres_url(postgres_url: str) -> Iterator[str]:
+    """A PostgreSQL database of this test's own (several processes share it), dropped after."""
+    name = f"helix_test_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    base = POSTGRES_ADMIN_URL.rsplit("/", 1)[0]
+    yield f"{base}/{name}"
+    asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture
 def helix_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A Helix home beside the test's ``tmp_path``, never inside it.
 

@@ -41,6 +41,7 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     ├── AppendOnlyError          something tried to change or delete a stored event
     ├── InvalidObjectError       a world object's name is no digest, or it is not a manifest
     ├── SubscriptionOverflowError  a subscriber fell too far behind to be caught up
+    │   └── SubscriptionGapError  live events may have been missed (a dropped LISTEN)
     └── ModelCallError           a model call failed (after any retries)
         ├── ModelRateLimitedError    429: retried, honouring Retry-After
         ├── ModelUnavailableError    5xx, timeouts, refused connections: retried
@@ -195,6 +196,19 @@ class SubscriptionOverflowError(HelixError):
         super().__init__("subscriber fell behind; resume from the given cursors")
         self.cursors = cursors
         """Last seq delivered per run id, to resume from."""
+
+
+class SubscriptionGapError(SubscriptionOverflowError):
+    """Live events of every run may have been missed: the store's feed was interrupted.
+
+    The feed of other processes' appends: a PostgreSQL listening connection dropped.
+    """
+
+    code = "subscription_gap"
+
+    def __init__(self, cursors: dict[str, int]) -> None:
+        super().__init__(cursors)
+        self.args = ("the store's live feed was interrupted; resume from the given cursors",)
 
 
 class ModelNameError(ConfigError):

@@ -6,11 +6,14 @@ from ._files import FileProblem as FileProblem
 from ._files import first_problem as first_problem
 from ._files import parse_structured as parse_structured
 from ._files import read_structured as read_structured
+from ._gc import MANY_RUNS_GC_THRESHOLD as MANY_RUNS_GC_THRESHOLD
+from ._gc import tune_gc_for_many_runs as tune_gc_for_many_runs
 from ._redact import MASK as MASK
 from ._redact import redact as redact
 from ._redact import secret_values as secret_values
 
 __all__ = [
+    "MANY_RUNS_GC_THRESHOLD",
     "MASK",
     "FileProblem",
     "first_problem",
@@ -20,4 +23,5 @@ __all__ = [
     "read_structured",
     "redact",
     "secret_values",
+    "tune_gc_for_many_runs",
 ]

@@ -5,8 +5,7 @@ A real ``helix run`` process drives a run (its model hangs in a call), then is l
 (``SIGSTOP``: alive but silent, as a partitioned machine is: taken over only once its
 lease expires). A second driver, in this process, tries the run every ``poll_s`` and
 finishes it; the figure is the time from the loss to that driver's first append (the
-store's commit time of it). The ``distributed`` suite's figure; ``helix bench`` does
-not run it by itself yet (the suite is built with the executors).
+store's commit time of it). One of the ``distributed`` suite's figures (``_distributed.py``).
 """
 
 from __future__ import annotations

@@ -106,24 +106,21 @@ async def _long_log(path: Path, events: int) -> str:
     return record.id
 
 
-async def _serve(home: Path) -> _Served:
-    import socket
-
+async def _serve(home: Path, db_url: str | None = None) -> _Served:
+    """The app on uvicorn in a thread; its store is ``db_url`` (default: SQLite in ``home``)."""
     import uvicorn
 
     from helix.server import ServerConfig, create_app
 
     config = ServerConfig(
-        db_url=f"sqlite:///{home / 'helix.db'}",
+        db_url=db_url or f"sqlite:///{home / 'helix.db'}",
         home=home,
         hashing=Hashing.cheap(),
         resume_on_start=False,
         ws_queue=100_000,
     )
     app = create_app(config, announce=lambda _link: None)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
+    port = _free_port()
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", ws="websockets-sansio")
     )
@@ -147,6 +144,14 @@ async def _serve(home: Path) -> _Served:
     return served
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 async def _token(served: _Served) -> str:
     import httpx
 
@@ -158,11 +163,12 @@ async def _token(served: _Served) -> str:
     return token
 
 
-async def _ws_token(served: _Served, token: str) -> str:
+async def _ws_token(served: _Served, token: str, *, port: int | None = None) -> str:
+    """A stream token from the served app (or from the server at ``port``)."""
     import httpx
 
     headers = {"Authorization": f"Bearer {token}"}
-    base = f"http://127.0.0.1:{served.port}/api/v1"
+    base = f"http://127.0.0.1:{port or served.port}/api/v1"
     async with httpx.AsyncClient(base_url=base, headers=headers) as client:
         answer = await client.post("/auth/ws-token")
     ws_token = answer.json()["token"]

@@ -106,6 +106,9 @@ def serve(
     typer.echo(f"helix serving on http://{host}:{port} (runs: {where})", err=True)
     if otel is not None:
         typer.echo(f"exporting traces to {otel.shown} ({otel.source})", err=True)
+    from helix._util import tune_gc_for_many_runs
+
+    tune_gc_for_many_runs()  # a server may hold thousands of runs
     app = create_app(config)
     # The app believes forwarded headers from --forwarded-allow-ips only; uvicorn's own
     # proxy handling (which trusts 127.0.0.1 by default) would rewrite the client first.

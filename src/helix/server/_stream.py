@@ -6,7 +6,9 @@ Clients may send ``steer``, ``approval`` and ``choice`` messages on the same soc
 they are carried out by ``LocalApi`` (``_api.py``), as ``POST …/steer``,
 ``…/approvals/{id}`` and ``…/components/{id}/choose`` are.
 
-Close codes: 4401 no or bad token, 4404 no such run (or not visible), 4008 too slow.
+Close codes: 4401 no or bad token, 4404 no such run (or not visible), 4008 too slow
+(or, on the every-run stream, events were missed: the store's feed of other processes'
+appends was interrupted; a run's stream reads those from the log instead).
 """
 
 from __future__ import annotations
@@ -20,7 +22,13 @@ from typing import Any, cast
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from helix.api import Decision
-from helix.errors import AmbiguousRunError, HelixError, NotFoundError, SubscriptionOverflowError
+from helix.errors import (
+    AmbiguousRunError,
+    HelixError,
+    NotFoundError,
+    SubscriptionGapError,
+    SubscriptionOverflowError,
+)
 
 from ._api import local_api
 from ._auth import Caller, identify
@@ -141,6 +149,8 @@ async def all_stream(websocket: WebSocket, token: str | None = None) -> None:
                 async for event in events:
                     if await visible(event.run_id):
                         await socket.send(event.to_json())
+        except SubscriptionGapError:
+            await socket.close(CLOSE_TOO_SLOW, "events missed: reconnect and read missed events")
         except (SubscriptionOverflowError, TimeoutError):
             await socket.close(CLOSE_TOO_SLOW, "too slow: reconnect and read missed events")
         except _ClientGone:

@@ -142,3 +142,88 @@ async def test_missing_database_is_a_clear_error(postgres_url: str) -> None:
     base = postgres_url.rsplit("/", 1)[0]
     with pytest.raises(StoreUnavailableError, match="helix_no_such_db"):
         await open_store(f"{base}/helix_no_such_db")
+
+
+async def _drop_listener(store: PostgresEventStore, admin: PostgresEventStore) -> None:
+    """Terminate the store's LISTEN backend; return once the store has noticed."""
+    import asyncio
+
+    listener = store._listener
+    assert listener is not None
+    assert await admin.pool.fetchval("SELECT pg_terminate_backend($1)", listener.get_server_pid())
+    async with asyncio.timeout(10):
+        while store._listener is listener:  # noqa: ASYNC110 - a private attribute, no event
+            await asyncio.sleep(0.01)
+
+
+async def test_a_dropped_listener_reads_what_it_missed_from_the_log(postgres_url: str) -> None:
+    """Appends committed while nobody listened reach a run's subscribers all the same.
+
+    The last events of a run may land in the gap: no later notice would reveal it, so
+    the store, listening again, has every subscriber read the log from where it was.
+    """
+    import asyncio
+
+    async with (
+        await PostgresEventStore.open(postgres_url) as reader,
+        await PostgresEventStore.open(postgres_url) as writer,
+    ):
+        run_id = (await writer.create_run(run_created())).id
+        async with reader.subscribe(run_id) as sub:
+            assert (await asyncio.wait_for(anext(sub), 10)).seq == 0
+            for _ in range(3):
+                head = (await reader.get_run(run_id)).next_seq
+                # Held: the store cannot listen again until the appends are in.
+                async with reader._listen_lock:
+                    await _drop_listener(reader, writer)
+                    await writer.append(run_id, session_events(1), expected_seq=head)
+                new_head = (await reader.get_run(run_id)).next_seq
+                got = [await asyncio.wait_for(anext(sub), 10) for _ in range(head, new_head)]
+                assert [e.seq for e in got] == list(range(head, new_head))
+            assert reader._listener is not None
+
+
+async def test_an_all_runs_subscriber_is_told_of_a_dropped_listener(postgres_url: str) -> None:
+    """Every run's stream has no log to read on a gap: it is told, with its cursors."""
+    import asyncio
+
+    from helix.errors import SubscriptionGapError, SubscriptionOverflowError
+
+    async with (
+        await PostgresEventStore.open(postgres_url) as reader,
+        await PostgresEventStore.open(postgres_url) as writer,
+        reader.subscribe_all() as every,
+    ):
+        run_id = (await writer.create_run(run_created())).id
+        assert (await asyncio.wait_for(anext(every), 10)).run_id == run_id
+        async with reader._listen_lock:
+            await _drop_listener(reader, writer)
+            await writer.append(run_id, session_events(1), expected_seq=1)
+        with pytest.raises(SubscriptionGapError) as told:
+            await asyncio.wait_for(anext(every), 10)
+        assert told.value.cursors == {run_id: 0}
+        assert isinstance(told.value, SubscriptionOverflowError)  # what followers catch
+
+
+async def test_a_long_id_and_a_big_commit_reach_another_process(postgres_url: str) -> None:
+    """A notice names a run and two seqs, never the events, whatever the batch.
+
+    So PostgreSQL's 8,000-byte payload limit always holds (the longest id included);
+    the other process reads the events themselves from the log.
+    """
+    import asyncio
+
+    async with (
+        await PostgresEventStore.open(postgres_url) as reader,
+        await PostgresEventStore.open(postgres_url) as writer,
+    ):
+        run_id = (await writer.create_run(run_created(), run_id="r" * 128)).id
+        async with reader.subscribe(run_id) as sub:
+            assert (await asyncio.wait_for(anext(sub), 10)).seq == 0
+            done = [ToolCompleted(call_id=f"c{i}", ok=True, output="x" * 100, duration_ms=1)
+                    for i in range(5000)]  # fmt: skip
+            batch = [NewEvent(payload) for payload in done]
+            head = await writer.append(run_id, batch, expected_seq=1)
+            got = [await asyncio.wait_for(anext(sub), 10) for _ in range(1, head)]
+        assert [e.seq for e in got] == list(range(1, head))
+        assert head == 5001

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import Self
 
-from helix.errors import SubscriptionOverflowError
+from helix.errors import SubscriptionGapError, SubscriptionOverflowError
 from helix.kernel.events import Event
 
 DEFAULT_MAX_QUEUE = 1024
@@ -37,6 +37,8 @@ class _Inbox:
         self.wakeup = asyncio.Event()
         self.floor = -1
         """Seqs up to here are already known to the subscriber: not queued, no wakeup."""
+        self.gap = False
+        """Pushes may have been missed (the feed of other processes' appends stopped)."""
 
     def push(self, events: Sequence[Event]) -> None:
         if events[-1].seq <= self.floor:
@@ -87,6 +89,17 @@ class Broadcaster:
             inboxes.discard(inbox)
             if not inboxes:
                 del self._by_run[run_id]
+
+    def resync(self) -> None:
+        """Tell every subscriber that pushes may have been missed, so it reads the log.
+
+        A store calls it when its feed of other processes' appends was interrupted and
+        is back (a PostgreSQL listening connection dropped and was opened again).
+        """
+        for inboxes in (*self._by_run.values(), self._all):
+            for inbox in inboxes:
+                inbox.gap = True
+                inbox.wakeup.set()
 
 
 class Subscription(AsyncIterator[Event]):
@@ -142,6 +155,9 @@ class Subscription(AsyncIterator[Event]):
                     raise SubscriptionOverflowError({self.run_id: self.cursor})
                 self._inbox.overflowed = False
                 self._needs_pull = True
+            if self._inbox.gap:  # not the subscriber's fault: caught up whatever it asked
+                self._inbox.gap = False
+                self._needs_pull = True
             if self._needs_pull:
                 self._needs_pull = False
                 batch = await self._reader(self.run_id, self.cursor, _PULL_PAGE)
@@ -149,7 +165,7 @@ class Subscription(AsyncIterator[Event]):
                 self._needs_pull = len(batch) == _PULL_PAGE
                 continue
             self._inbox.wakeup.clear()
-            if not self._inbox.events and not self._inbox.overflowed:
+            if not (self._inbox.events or self._inbox.overflowed or self._inbox.gap):
                 await self._inbox.wakeup.wait()
 
     def _next_buffered(self) -> Event | None:
@@ -199,7 +215,8 @@ class AllRunsSubscription(AsyncIterator[Event]):
     """Live events of every run, from the moment of subscribing, in order per run.
 
     A subscriber that falls behind is told (``SubscriptionOverflowError`` carries the
-    last seq delivered per run) rather than silently missing events.
+    last seq delivered per run) rather than silently missing events; so is one whose
+    store's feed of other processes' appends was interrupted (``SubscriptionGapError``).
     """
 
     def __init__(
@@ -228,13 +245,17 @@ class AllRunsSubscription(AsyncIterator[Event]):
                 raise StopAsyncIteration
             if self._inbox.overflowed:
                 raise SubscriptionOverflowError(dict(self.cursors))
+            if self._inbox.gap:  # no log to read for every run: told where it was
+                self._inbox.gap = False
+                self._inbox.events.clear()
+                raise SubscriptionGapError(dict(self.cursors))
             while self._inbox.events:
                 event = self._inbox.events.popleft()
                 if event.seq > self.cursors.get(event.run_id, -1):
                     self.cursors[event.run_id] = event.seq
                     return event
             self._inbox.wakeup.clear()
-            if not self._inbox.events and not self._inbox.overflowed:
+            if not (self._inbox.events or self._inbox.overflowed or self._inbox.gap):
                 await self._inbox.wakeup.wait()
 
     def close(self) -> None:

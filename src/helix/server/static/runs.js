@@ -47,10 +47,19 @@ export async function runsView() {
   }
   await load();
   let pending = null;
-  const ws = await socket("/stream", {}, (event) => {
-    if (!event.seq && event.seq !== 0) return;
-    clearTimeout(pending);
-    pending = setTimeout(load, 150);
-  });
-  session.closeLive = () => ws.close();
+  let stopped = false;
+  let ws = null;
+  const refresh = () => { clearTimeout(pending); pending = setTimeout(load, 150); };
+  // Dropped (too slow, or the server's feed of other servers' events was interrupted):
+  // connect again and reload the list, which holds whatever was missed.
+  const connect = async () => {
+    ws = await socket("/stream", {}, (event) => {
+      if (!event.seq && event.seq !== 0) return;
+      refresh();
+    }, (closed) => {
+      if (!stopped && closed.code !== 4401) setTimeout(() => { refresh(); connect(); }, 1000);
+    });
+  };
+  await connect();
+  session.closeLive = () => { stopped = true; ws && ws.close(); };
 }
