@@ -30,6 +30,7 @@ from helix.tools import ToolContext, ToolRegistry, ToolResult, builtin_registry,
 from ._figure import Figure, percentile
 from ._langgraph import langgraph_figures
 from ._sqlite import SqliteBench, event_bytes
+from ._turncost import TURNS, instructions_per_turn
 
 SUITE = "engine"
 
@@ -45,13 +46,15 @@ class EngineSizes:
     resume_runs: int = 100
     gate_samples: int = 5000
     bytes_turns: tuple[int, ...] = (10, 100, 1000)
+    count_turns: tuple[int, int] | None = TURNS
+    """The two runs ``instructions_per_turn`` counts (``None``: not counted; valgrind's slow)."""
 
     @classmethod
     def quick(cls) -> EngineSizes:
         """A smoke test's sizes."""
         return cls(
             turns=20, concurrent_runs=20, concurrent_turns=3, model_delay_s=0.01,
-            resume_runs=5, gate_samples=200, bytes_turns=(5, 20),
+            resume_runs=5, gate_samples=200, bytes_turns=(5, 20), count_turns=None,
         )  # fmt: skip
 
 
@@ -128,7 +131,7 @@ class _Bench:
 
 
 async def run_engine(sizes: EngineSizes, workdir: Path | None = None) -> AsyncIterator[Figure]:
-    """Measure gates, per-call overhead, concurrency, resume, and storage per turn."""
+    """Measure gates, per-call overhead, concurrency, resume, storage and instructions per turn."""
     with tempfile.TemporaryDirectory(dir=workdir, prefix="helix-bench-") as tmp:
         root = Path(tmp)
         for tool, args in (("read_file", {"path": "notes.txt"}), ("run_command", _COMMAND)):
@@ -140,6 +143,9 @@ async def run_engine(sizes: EngineSizes, workdir: Path | None = None) -> AsyncIt
         yield await _resume(sizes, root / "resume")
         for figure in await _per_turn(sizes, root / "per-turn"):
             yield figure
+        if sizes.count_turns is not None:
+            for figure in await instructions_per_turn(root / "count", sizes.count_turns):
+                yield figure
     async for figure in langgraph_figures(sizes.bytes_turns, workdir):
         yield figure
 
