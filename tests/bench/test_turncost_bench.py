@@ -21,6 +21,7 @@ def with_valgrind() -> None:
 
 
 @pytest.mark.usefixtures("with_valgrind")
+@pytest.mark.timeout(900)  # four processes under callgrind (~50x slower), mostly their start
 async def test_a_turn_is_counted_beside_plain_sqlite_committing_its_rows(tmp_path: Path) -> None:
     (figure,) = await instructions_per_turn(tmp_path / "count", (3, 5))
     assert (figure.suite, figure.name, figure.unit) == (

@@ -51,6 +51,8 @@ class LiveSession:
         self._on_append = on_append
         self._watching: Subscription | None = None
         self._snapshot_head = state.head
+        self.on_fold: Callable[[Event], None] | None = None
+        """Called with each event after it is folded (in seq order, each once)."""
 
     @classmethod
     async def load(
@@ -71,6 +73,8 @@ class LiveSession:
         if event.seq != self.state.head + 1:
             return False
         apply(self.state, event)
+        if self.on_fold is not None:
+            self.on_fold(event)
         return True
 
     async def catch_up(self) -> None:
