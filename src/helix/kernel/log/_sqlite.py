@@ -21,9 +21,8 @@ import contextlib
 import sqlite3
 import weakref
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from helix.errors import (
     AppendOnlyError,
@@ -465,8 +464,7 @@ def _mark(_number: int) -> str:
     return "?"
 
 
-@dataclass(frozen=True, slots=True)
-class _Append:
+class _Append(NamedTuple):
     run_id: str
     expected_seq: int
     rows: list[EncodedEvent]
