@@ -12,14 +12,14 @@ import asyncio
 import os
 from pathlib import Path
 
-from pydantic_core import to_json
+from pydantic_core import from_json, to_json
 
 from helix.kernel.log import FoldSnapshot, SqliteEventStore
 from helix.kernel.session import fold_version, replay, replay_run
 from helix.runtime import Engine, fork_with_world
 from helix.sandbox import ProcessSandbox
 from helix.tools import ToolContext, ToolResult, builtin_registry, tool
-from helix.world import save_manifest, world_at, world_fold_version
+from helix.world import fold_world, load_manifest, save_manifest, world_at, world_fold_version
 
 from ._library import BLUEPRINT, inproc_provider
 
@@ -93,6 +93,38 @@ async def test_real_runs_and_forks_replay_from_their_snapshots(tmp_path: Path) -
             assert await replay_run(store, fork.id) == fold_only
             assert await replay_run(store, fork.id) == fold_only  # now from a kept one
             assert {t: await world_at(store, objects, parent.id, t) for t in worlds} == worlds
+    finally:
+        box.close()
+        await store.close()
+
+
+async def test_the_world_snapshots_a_run_keeps_are_its_fold_at_each_point(tmp_path: Path) -> None:
+    # The loop folds the world's history as the session folds each event (the log is
+    # not read back); what it keeps at each point is what folding the log gives there.
+    store = SqliteEventStore(tmp_path / "events.db")
+    store.snapshot_every = 5
+    tools = builtin_registry()
+    tools.register(writing_tick)
+    box = ProcessSandbox()
+    try:
+        with inproc_provider(turns=9):
+            engine = Engine(store, home=tmp_path, tools=tools, sandbox=box, env={})
+            run = await engine.create("p", blueprint=BLUEPRINT, model="inproc:a")
+            assert (await engine.drive(run.id)).status == "completed"
+        events = await store.read(run.id)
+        version = world_fold_version()
+        points = range(5, len(events), 5)
+        kept = {}
+        for point in points:
+            snapshot = await store.nearest_snapshot(run.id, "world", version, at_most=point)
+            if snapshot is not None and snapshot.seq == point:
+                kept[point] = from_json(snapshot.data)
+        # The first points are kept by reading the log, the later ones by the live fold.
+        assert len(kept) >= len(points) - 2
+        for point, data in kept.items():
+            fold = fold_world(events[: point + 1], engine.objects)
+            assert load_manifest(engine.objects, data["manifest"]) == fold.manifest
+            assert (data["snapshots"], data["skipped"]) == (fold.snapshots, sorted(fold.skipped))
     finally:
         box.close()
         await store.close()

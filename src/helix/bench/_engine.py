@@ -39,6 +39,7 @@ from ._engine_processes import processes_figures
 from ._figure import Figure, percentile
 from ._langgraph import langgraph_figures
 from ._sqlite import SqliteBench, event_bytes
+from ._turncost import TURNS, instructions_per_turn
 
 SUITE = "engine"
 
@@ -56,6 +57,8 @@ class EngineSizes:
     bytes_turns: tuple[int, ...] = (10, 100, 1000)
     workers: tuple[int, ...] = (2, 1)
     """Worker counts the ``processes`` executor drives the concurrent runs with."""
+    count_turns: tuple[int, int] | None = TURNS
+    """The two runs ``instructions_per_turn`` counts (``None``: not counted; valgrind's slow)."""
 
     @classmethod
     def quick(cls) -> EngineSizes:
@@ -63,6 +66,7 @@ class EngineSizes:
         return cls(
             turns=20, concurrent_runs=20, concurrent_turns=3, model_delay_s=0.01,
             resume_runs=5, gate_samples=200, bytes_turns=(5, 20), workers=(2,),
+            count_turns=None,
         )  # fmt: skip
 
 
@@ -94,7 +98,7 @@ class _Bench:
 async def run_engine(
     sizes: EngineSizes, workdir: Path | None = None, postgres_url: str | None = None
 ) -> AsyncIterator[Figure]:
-    """Measure gates, per-call overhead, concurrency, resume, and storage per turn.
+    """Measure gates, per-call overhead, concurrency, resume, storage and instructions per turn.
 
     The concurrent runs are driven in this process, then by the ``processes`` executor
     (``sizes.workers``: the worker counts to measure), and, given ``postgres_url`` (an
@@ -119,6 +123,9 @@ async def run_engine(
         yield await _resume(sizes, root / "resume")
         for figure in await _per_turn(sizes, root / "per-turn"):
             yield figure
+        if sizes.count_turns is not None:
+            for figure in await instructions_per_turn(root / "count", sizes.count_turns):
+                yield figure
     async for figure in langgraph_figures(sizes.bytes_turns, workdir):
         yield figure
 

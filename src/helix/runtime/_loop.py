@@ -86,6 +86,7 @@ class RunLoop:
         )
         self._session = session
         self._world.reset()
+        session.on_fold = self._world.observe
         model = self._given_model or build_model(
             self._model_spec(session.state),
             on_failure=self._model_failed,

@@ -51,6 +51,8 @@ class LiveSession:
         self._on_append = on_append
         self._watching: Subscription | None = None
         self._snapshot_head = state.head
+        self.on_fold: Callable[[Event], None] | None = None
+        """Called with each event after it is folded (in seq order, each once)."""
 
     @classmethod
     async def load(
@@ -71,6 +73,22 @@ class LiveSession:
         if event.seq != self.state.head + 1:
             return False
         apply(self.state, event)
+        if self.on_fold is not None:
+            self.on_fold(event)
+        return True
+
+    def _fold_own(self, committed: list[Event]) -> bool:
+        """``offer`` each event this session just appended; False if one did not follow."""
+        state, on_fold = self.state, self.on_fold
+        for event in committed:
+            seq = event.seq
+            if seq <= state.head:
+                continue
+            if seq != state.head + 1:
+                return False
+            apply(state, event)
+            if on_fold is not None:
+                on_fold(event)
         return True
 
     async def catch_up(self) -> None:
@@ -115,9 +133,8 @@ class LiveSession:
             except SeqConflictError:
                 await self.catch_up()
                 continue
-            for event in committed:
-                if not self.offer(event):
-                    await self.catch_up()
+            if not self._fold_own(committed):
+                await self.catch_up()
             await self._keep_snapshot()
             await self._notify()
             if self._on_append is not None:

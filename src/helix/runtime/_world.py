@@ -15,9 +15,9 @@ import logging
 from collections.abc import Sequence
 
 from helix.errors import HelixError
-from helix.kernel.events import FileChanged, NewEvent
+from helix.kernel.events import Event, FileChanged, NewEvent
 from helix.kernel.session import SessionState
-from helix.world import WorldRecorder, folded_world
+from helix.world import FOLDED_TYPES, WorldFold, WorldRecorder, folded_world, keep_world
 
 from ._setup import RunSetup
 
@@ -36,6 +36,15 @@ class TurnSnapshots:
         )
         self._kept = -1
         """The log's head when world fold snapshots were last brought up to date."""
+        self._fold: WorldFold | None = None
+        """The world's history folded to the session's head (once a snapshot point passed)."""
+        self._fold_head = -1
+        self._every = 0
+        self._objects = setup.objects
+        self._early: list[Event] | None = None
+        """Events the session folded while ``_fold`` was being read from the log."""
+        self._points: list[tuple[Event, WorldFold]] = []
+        """Snapshot points the fold passed since the last turn's end, with the fold there."""
 
     def reset(self) -> None:
         """Read the world's history from the log again before the next snapshot.
@@ -45,6 +54,32 @@ class TurnSnapshots:
         """
         if self._recorder is not None:
             self._recorder.reset()
+        self._fold, self._early, self._points = None, None, []
+
+    def observe(self, event: Event) -> None:
+        """Fold one event the session folded (each once, in seq order) into the history.
+
+        So that keeping the world's fold snapshots does not read the log back: from the
+        first snapshot point on, the history is folded as the session folds.
+        """
+        fold = self._fold
+        if fold is None:
+            if self._early is not None:
+                self._early.append(event)
+            return
+        seq = event.seq
+        if seq <= self._fold_head:  # already in the fold read from the log
+            return
+        self._fold_head = seq
+        if event.type in FOLDED_TYPES and self._objects is not None:
+            try:
+                fold.apply(event, self._objects)
+            except (OSError, HelixError) as error:  # read from the log again next time
+                _log.warning("run %s: world history not folded: %s", self._setup.run_id, error)
+                self._fold = None
+                return
+        if seq % self._every == 0:
+            self._points.append((event, fold.copy()))
 
     def close(self) -> None:
         """Stop watching the world (when the loop stops)."""
@@ -103,19 +138,33 @@ class TurnSnapshots:
     async def _keep_history(self, state: SessionState) -> None:
         """Keep the world's fold snapshots current, each time the log passes a snapshot point.
 
-        So that forking this run at a late turn costs the events since a recent point:
-        the fold reads from the last world snapshot kept to the log's head, keeping one
-        at each point it passes (derived data: a failure only costs a later fold time).
+        So that forking this run at a late turn costs the events since a recent point.
+        The first time, the fold is read from the last world snapshot kept to the log's
+        head (keeping one at each point it passes); from then on ``observe`` folds
+        each event as the session does, and the points it passed are kept here
+        (derived data: a failure only costs a later fold time).
         """
         setup = self._setup
         every = setup.store.snapshot_every
-        if setup.objects is None or every <= 0 or state.head // every <= self._kept // every:
+        if setup.objects is None or every <= 0:
+            return
+        points, self._points = self._points, []
+        for at, fold in points:
+            await keep_world(setup.store, setup.objects, at, fold)
+        if self._fold is not None or state.head // every <= self._kept // every:
             return
         self._kept = state.head
+        self._early = []
         try:
-            await folded_world(setup.store, setup.objects, setup.run_id)
+            fold, head = await folded_world(setup.store, setup.objects, setup.run_id)
         except (OSError, HelixError) as error:
             _log.warning("run %s: no world snapshot kept: %s", setup.run_id, error)
+            self._early = None
+            return
+        early, self._early = self._early, None
+        self._fold, self._fold_head, self._every = fold, head, every
+        for event in early or ():
+            self.observe(event)
 
 
 def _turn_calls(state: SessionState) -> list[str]:

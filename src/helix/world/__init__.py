@@ -5,10 +5,12 @@ from ._browse import FileInfo as FileInfo
 from ._browse import WorldBrowser as WorldBrowser
 from ._browse import clean_path as clean_path
 from ._browse import file_diff as file_diff
+from ._history import FOLDED_TYPES as FOLDED_TYPES
 from ._history import Point as Point
 from ._history import WorldFold as WorldFold
 from ._history import fold_world as fold_world
 from ._history import folded_world as folded_world
+from ._history import keep_world as keep_world
 from ._history import parse_point as parse_point
 from ._history import world_and_seq_at as world_and_seq_at
 from ._history import world_at as world_at
@@ -35,6 +37,7 @@ from ._scan import ScanResult as ScanResult
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
     "DIFF_MAX_BYTES",
+    "FOLDED_TYPES",
     "Delta",
     "Entry",
     "FileInfo",
@@ -55,6 +58,7 @@ __all__ = [
     "file_diff",
     "fold_world",
     "folded_world",
+    "keep_world",
     "load_manifest",
     "materialize",
     "parse_point",

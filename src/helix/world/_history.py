@@ -38,6 +38,9 @@ _log = logging.getLogger(__name__)
 
 WORLD_EVENTS = frozenset({"world.snapshotted", "world.rolled_back", "world.kept"})
 
+FOLDED_TYPES = WORLD_EVENTS | {"world.file_skipped"}
+"""The event types ``WorldFold.apply`` reads (it ignores every other)."""
+
 Point = int | Literal["start", "now", "last"]
 """A point in a run's world: its start, the end of a turn, now (the directory as it
 is), or the last snapshot recorded."""
@@ -89,6 +92,10 @@ class WorldFold:
             self.manifest = load_manifest(objects, data["manifest"])
         elif event.type == "world.file_skipped":
             self.skipped.add(data["path"])
+
+    def copy(self) -> WorldFold:
+        """A fold that later events applied to this one leave alone."""
+        return WorldFold(dict(self.manifest), self.snapshots, set(self.skipped))
 
 
 def fold_world(events: Iterable[Event], objects: ObjectStore) -> WorldFold:
@@ -158,12 +165,12 @@ async def folded_world(
         for event in page:
             fold.apply(event, objects)
             if every > 0 and event.seq % every == 0 and event.seq > 0:
-                await _keep_world(store, objects, event, fold)
+                await keep_world(store, objects, event, fold)
         head = page[-1].seq
     return fold, head
 
 
-async def _keep_world(store: EventStore, objects: ObjectStore, at: Event, fold: WorldFold) -> None:
+async def keep_world(store: EventStore, objects: ObjectStore, at: Event, fold: WorldFold) -> None:
     """Keep ``fold`` as the world snapshot at ``at`` (its manifest into the object store).
 
     Best effort, as every snapshot: one that cannot be kept is logged and skipped.

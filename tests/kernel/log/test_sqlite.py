@@ -2,14 +2,15 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from helix.errors import ConfigError, SeqConflictError, StoreUnavailableError
-from helix.kernel.events import EventRegistry, NewEvent, SteerReceived, ToolCompleted
-from helix.kernel.log import EventStore, SqliteEventStore, open_store
+from helix.kernel.events import Event, EventRegistry, NewEvent, SteerReceived, ToolCompleted
+from helix.kernel.log import EventStore, SqliteEventStore, Subscription, open_store
 from helix.testing import run_created, session_events
 from helix.testing.conformance import EventStoreConformance, Reopen
 
@@ -275,3 +276,52 @@ async def test_the_wal_is_cut_back_under_steady_appends(tmp_path: Path) -> None:
             await asyncio.sleep(0.01)
         assert await asyncio.to_thread(_wal_size, store) <= limit
         assert len(await store.read(run_id)) == seq  # nothing lost by the truncation
+
+
+def _steers(count: int) -> list[NewEvent]:
+    return [NewEvent(SteerReceived(message=f"m{i}"), actor="user:alice") for i in range(count)]
+
+
+async def _next_seqs(sub: Subscription, count: int) -> list[int]:
+    return [(await asyncio.wait_for(anext(sub), 10)).seq for _ in range(count)]
+
+
+async def test_the_watcher_does_not_read_back_its_own_appends(
+    store: SqliteEventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A checkpoint that empties the WAL changes data_version as another process's commit
+    # does; the rows this store appended itself were published already, not read again.
+    decoded: list[int] = []
+    decode = store._decode
+
+    async def counting(rows: Sequence[Any]) -> list[Event]:
+        decoded.extend(row[1] for row in rows)
+        return await decode(rows)
+
+    monkeypatch.setattr(store, "_decode", counting)
+    run_id = (await store.create_run(run_created())).id
+    async with SqliteEventStore(store.path) as other, store.subscribe(run_id) as sub:
+        assert await _next_seqs(sub, 1) == [0]
+        seq = await store.append(run_id, _steers(5), expected_seq=1)
+        assert await _next_seqs(sub, 5) == [1, 2, 3, 4, 5]
+        raw = sqlite3.connect(store.path)
+        raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        raw.close()
+        await other.append(run_id, _steers(1), expected_seq=seq)
+        assert await _next_seqs(sub, 1) == [6]
+    assert decoded == [0, 6]  # the backlog, then only the other connection's row
+
+
+async def test_own_appends_after_another_process_do_not_hide_its_rows(tmp_path: Path) -> None:
+    async with (
+        SqliteEventStore(tmp_path / "h.db", watch_interval_s=0.2) as store,
+        SqliteEventStore(tmp_path / "h.db") as other,
+    ):
+        run_id = (await store.create_run(run_created())).id
+        async with store.subscribe(run_id) as sub:
+            assert await _next_seqs(sub, 1) == [0]
+            seq = await store.append(run_id, _steers(2), expected_seq=1)
+            seq = await other.append(run_id, _steers(2), expected_seq=seq)
+            # The watcher has not polled yet: these rows follow the other's, unread.
+            await store.append(run_id, _steers(2), expected_seq=seq)
+            assert await _next_seqs(sub, 6) == [1, 2, 3, 4, 5, 6]

@@ -17,6 +17,7 @@ from ._payload import Payload
 
 _ACTOR = re.compile(r"agent|system|user:\S+")
 _PLAIN_ACTORS = frozenset({"agent", "system"})
+_set = object.__setattr__
 
 
 ISO_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
@@ -100,20 +101,32 @@ class Event(NamedTuple):
         return to_json(self.to_dict()).decode()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class NewEvent:
     """An event about to be appended; the log assigns its run, seq, version and time."""
 
     payload: Payload
-    actor: str = "system"
-    turn: int | None = None
-    ts: str | None = None
+    actor: str
+    turn: int | None
+    ts: str | None
     """When it happened, if not now (an imported log keeps its times)."""
 
-    def __post_init__(self) -> None:
-        check_actor(self.actor)
-        if self.turn is not None and self.turn < 0:
-            raise InvalidEventError(f"invalid turn {self.turn}: must be 0 or more")
+    def __init__(
+        self,
+        payload: Payload,
+        actor: str = "system",
+        turn: int | None = None,
+        ts: str | None = None,
+    ) -> None:
+        # Every event passes here: checked first, then set without a __post_init__ call.
+        if actor not in _PLAIN_ACTORS:
+            check_actor(actor)
+        if turn is not None and turn < 0:
+            raise InvalidEventError(f"invalid turn {turn}: must be 0 or more")
+        _set(self, "payload", payload)
+        _set(self, "actor", actor)
+        _set(self, "turn", turn)
+        _set(self, "ts", ts)
 
     @property
     def type(self) -> str:

@@ -57,6 +57,67 @@ def encode(
     )
 
 
+_new_tuple = tuple.__new__
+"""Builds a named tuple without its ``__new__`` (a Python function) on the hot path."""
+
+
+def encode_batch(
+    run_id: str,
+    first_seq: int,
+    events: Sequence[NewEvent],
+    ts: str,
+    registry: EventRegistry,
+    threshold: int,
+    blobs: dict[str, bytes],
+) -> list[EncodedEvent]:
+    """``encode`` every event of one append, seqs from ``first_seq``: the append's inner loop.
+
+    The same rows as ``encode`` makes one by one; flat, since every event of every turn
+    passes here (a payload longer than the threshold takes ``encode``'s path).
+    """
+    known = registry.types
+    rows: list[EncodedEvent] = []
+    append = rows.append
+    seq = first_seq
+    for event in events:
+        payload = event.payload
+        model = type(payload)
+        kind = model.TYPE
+        text = model.__pydantic_serializer__.to_json(payload).decode()
+        if known.get(kind) is not model or len(text) > threshold:
+            append(encode(run_id, seq, event, ts, registry, threshold, blobs))
+        else:
+            row = (
+                run_id,
+                seq,
+                kind,
+                model.VERSION,
+                event.ts or ts,
+                event.turn,
+                event.actor,
+                text,
+                None,
+            )
+            append(_new_tuple(EncodedEvent, row))
+        seq += 1
+    return rows
+
+
+def committed_batch(rows: list[EncodedEvent], events: Sequence[NewEvent]) -> list[Event]:
+    """The events as stored, from their encoded rows (no second encoding of what was sent).
+
+    A string moved out to a blob is still whole in the payload: dumping it beats a
+    blob lookup.
+    """
+    out: list[Event] = []
+    append = out.append
+    for row, event in zip(rows, events, strict=True):
+        run_id, seq, kind, v, ts, turn, actor, text, ext = row
+        data = from_json(text) if ext is None else event.payload.model_dump(mode="json")
+        append(_new_tuple(Event, (run_id, seq, kind, v, ts, turn, actor, data)))
+    return out
+
+
 _DAMAGE = (ValueError, KeyError, TypeError, IndexError, AttributeError, UnicodeError)
 """What reading a damaged row raises (bad JSON, a missing blob, a value of another type)."""
 
@@ -145,10 +206,3 @@ def _escape(key: str) -> str:
 
 def _unescape(part: str) -> str:
     return part.replace("~1", "/").replace("~0", "~")
-
-
-def committed(row: EncodedEvent, event: NewEvent) -> Event:
-    """The event as stored, from its encoded row (no second decode of what was sent)."""
-    # Moved-out strings are still whole in the payload; reading it beats a blob lookup.
-    data = from_json(row.data) if row.ext is None else event.payload.model_dump(mode="json")
-    return Event(row.run_id, row.seq, row.type, row.v, row.ts, row.turn, row.actor, data)

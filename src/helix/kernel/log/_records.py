@@ -79,9 +79,8 @@ class EncodedEvent(NamedTuple):
     ext: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class RunDelta:
-    """How appending a batch changes a run's registry row."""
+class RunDelta(NamedTuple):
+    """How appending a batch changes a run's registry row (a tuple: built at every append)."""
 
     status: RunStatus | None
     turns: int | None

@@ -21,9 +21,8 @@ import contextlib
 import sqlite3
 import weakref
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from helix.errors import (
     AppendOnlyError,
@@ -61,7 +60,7 @@ UPDATE runs SET next_seq = ?, status = coalesce(?, status), turns = max(turns, ?
     cost_usd = cost_usd + ?, updated_at = ?
 WHERE id = ? AND next_seq = ? AND (? IS NULL OR lease_epoch = ?)
 """
-_WATCH_INTERVAL_S = 0.01
+WATCH_INTERVAL_S = 0.01  # the poll for other processes' commits: one pragma when idle
 
 
 class SqliteEventStore(EventStore):
@@ -76,8 +75,11 @@ class SqliteEventStore(EventStore):
         blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
         group_commit: bool = False,
         wal_limit: int | None = DEFAULT_WAL_LIMIT,
+        watch_interval_s: float = WATCH_INTERVAL_S,
     ) -> None:
         super().__init__(registry=registry, blob_threshold=blob_threshold)
+        self.watch_interval_s = watch_interval_s
+        """How often, while anyone subscribes, the file is polled for others' commits."""
         self.path = Path(path)
         self.durability = durability
         self._db = connect(self.path, durability)
@@ -89,6 +91,7 @@ class SqliteEventStore(EventStore):
         # A store dropped without close() must not leave its thread behind.
         weakref.finalize(self, self._checkpointer.signal_stop)
         self._watcher: asyncio.Task[None] | None = None
+        self._seen: int | None = None  # the last row the watcher read, or knows is ours
         self._pending: list[tuple[_Append, asyncio.Future[None]]] = []
         self.group_commit = group_commit
 
@@ -179,6 +182,7 @@ class SqliteEventStore(EventStore):
         """
         db = self._db
         outcomes: list[BaseException | None] = []
+        last = 0
         try:
             db.execute("BEGIN IMMEDIATE")
             for append in batch:
@@ -188,7 +192,7 @@ class SqliteEventStore(EventStore):
                     outcomes.append(error)
                     continue
                 _put_blobs(db, append.blobs)
-                db.executemany(_APPEND, append.rows)
+                last = _insert(db, append.rows)
                 outcomes.append(None)
             db.execute("COMMIT")
         except sqlite3.IntegrityError:
@@ -196,6 +200,7 @@ class SqliteEventStore(EventStore):
             return None
         except sqlite3.Error as error:
             return self._broken(error, len(batch))
+        self._skip_own(batch, outcomes, last)
         return outcomes
 
     def _commit_guarded(self, batch: list[_Append]) -> list[BaseException | None]:
@@ -203,13 +208,14 @@ class SqliteEventStore(EventStore):
         db = self._db
         outcomes: list[BaseException | None] = []
         alone = len(batch) == 1  # no neighbour to protect: no savepoint needed
+        last = 0
         try:
             db.execute("BEGIN IMMEDIATE")
             for append in batch:
                 if not alone:
                     db.execute("SAVEPOINT helix_append")
                 try:
-                    self._write(append)
+                    last = self._write(append)
                 except (HelixError, sqlite3.IntegrityError) as error:
                     if not alone:
                         db.execute("ROLLBACK TO helix_append")
@@ -221,7 +227,19 @@ class SqliteEventStore(EventStore):
             db.execute("ROLLBACK" if alone and outcomes[0] is not None else "COMMIT")
         except sqlite3.Error as error:
             return self._broken(error, len(batch))
+        self._skip_own(batch, outcomes, last)
         return outcomes
+
+    def _skip_own(
+        self, batch: list[_Append], outcomes: list[BaseException | None], last: int
+    ) -> None:
+        """Let the watcher skip the rows just committed: ``_append`` published them.
+
+        Only if they follow what it has read (a checkpoint emptying the WAL wakes it).
+        """
+        count = sum(len(a.rows) for a, o in zip(batch, outcomes, strict=True) if o is None)
+        if self._seen is not None and count and last - count == self._seen:
+            self._seen = last
 
     def _broken(self, error: sqlite3.Error, count: int) -> list[BaseException | None]:
         """Roll back whatever is open: every append of the batch fails with the store."""
@@ -230,12 +248,13 @@ class SqliteEventStore(EventStore):
         failure = StoreUnavailableError(f"the SQLite store at {self.path} failed: {error}")
         return [failure] * count
 
-    def _write(self, append: _Append) -> None:
+    def _write(self, append: _Append) -> int:
+        """Write one append (its seq checked first); the position of its last row."""
         db = self._db
         self._advance(append)
         _put_blobs(db, append.blobs)
         try:
-            db.executemany(_APPEND, append.rows)
+            return _insert(db, append.rows)
         except sqlite3.IntegrityError:
             found = db.execute("SELECT next_seq FROM runs WHERE id = ?", (append.run_id,))
             raise SeqConflictError(
@@ -387,10 +406,10 @@ class SqliteEventStore(EventStore):
 
     async def _start_watching(self) -> None:
         if self._watcher is None:
-            last = self._db.execute("SELECT coalesce(max(pos), 0) FROM events").fetchone()[0]
-            self._watcher = asyncio.create_task(self._watch(last), name="helix-sqlite-watch")
+            self._seen = self._db.execute("SELECT coalesce(max(pos), 0) FROM events").fetchone()[0]
+            self._watcher = asyncio.create_task(self._watch(), name="helix-sqlite-watch")
 
-    async def _watch(self, last_pos: int) -> None:
+    async def _watch(self) -> None:
         """Poll for commits by other connections and publish what they appended.
 
         ``PRAGMA data_version`` changes only when another connection commits, so an
@@ -398,25 +417,25 @@ class SqliteEventStore(EventStore):
         """
         version = self._data_version()
         while True:
-            await asyncio.sleep(_WATCH_INTERVAL_S)
+            await asyncio.sleep(self.watch_interval_s)
             try:
                 current = self._data_version()
                 if current == version:
                     continue
                 version = current
-                last_pos = await self._publish_since(last_pos)
+                await self._publish_since()
             except sqlite3.Error:
                 continue  # a busy or briefly locked file: try again next tick
 
-    async def _publish_since(self, last_pos: int) -> int:
+    async def _publish_since(self) -> None:
         while True:
             rows = self._db.execute(
                 f"SELECT pos, {EVENT_COLUMNS} FROM events WHERE pos > ? ORDER BY pos LIMIT 1000",
-                (last_pos,),
+                (self._seen,),
             ).fetchall()
             if not rows:
-                return last_pos
-            last_pos = rows[-1][0]
+                return
+            self._seen = rows[-1][0]
             by_run: dict[str, list[RawRow]] = {}
             for row in rows:
                 by_run.setdefault(row[1], []).append(row[1:])
@@ -433,6 +452,7 @@ class SqliteEventStore(EventStore):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watcher
             self._watcher = None
+            self._seen = None
         self._checkpointer.stop()
         self._db.close()
 
@@ -444,8 +464,7 @@ def _mark(_number: int) -> str:
     return "?"
 
 
-@dataclass(frozen=True, slots=True)
-class _Append:
+class _Append(NamedTuple):
     run_id: str
     expected_seq: int
     rows: list[EncodedEvent]
@@ -461,6 +480,13 @@ def _refusal(error: BaseException) -> BaseException:
     ):
         return AppendOnlyError(str(error))
     return error
+
+
+def _insert(db: sqlite3.Connection, rows: list[EncodedEvent]) -> int:
+    """Insert an append's rows; the last one's position (``executemany`` does not tell it)."""
+    if len(rows) > 1:
+        db.executemany(_APPEND, rows[:-1])
+    return db.execute(_APPEND, rows[-1]).lastrowid or 0
 
 
 def _put_blobs(db: sqlite3.Connection, blobs: dict[str, bytes]) -> None:

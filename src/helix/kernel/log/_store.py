@@ -26,7 +26,14 @@ from helix.kernel.events import (
     utc_now_iso,
 )
 
-from ._codec import DEFAULT_BLOB_THRESHOLD, blob_hashes, committed, decode_rows, encode
+from ._codec import (
+    DEFAULT_BLOB_THRESHOLD,
+    blob_hashes,
+    committed_batch,
+    decode_rows,
+    encode,
+    encode_batch,
+)
 from ._derived import DerivedData
 from ._ids import check_id, decode_cursor, encode_cursor, min_opt, new_run_id
 from ._leases import LeaseStore
@@ -219,15 +226,14 @@ class EventStore(DerivedData, LeaseStore, ABC):
             )
         ts = utc_now_iso()
         blobs: dict[str, bytes] = {}
-        rows = [
-            encode(run_id, expected_seq + i, e, ts, self.registry, self.blob_threshold, blobs)
-            for i, e in enumerate(events)
-        ]
+        rows = encode_batch(
+            run_id, expected_seq, events, ts, self.registry, self.blob_threshold, blobs
+        )
         epoch = None if lease is None else lease.epoch
         await self._append_rows(run_id, expected_seq, rows, blobs, delta_of(events), ts, epoch)
         if not keep and not self._broadcaster.active:
             return []
-        stored = [committed(r, e) for r, e in zip(rows, events, strict=True)]
+        stored = committed_batch(rows, events)
         if self._broadcaster.active:
             self._broadcaster.publish(run_id, stored)
         return stored
