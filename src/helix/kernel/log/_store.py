@@ -226,16 +226,14 @@ class EventStore(DerivedData, LeaseStore, ABC):
             )
         ts = utc_now_iso()
         blobs: dict[str, bytes] = {}
-        # Built in the encoding pass, handed out only once the rows are committed.
         stored: list[Event] | None = [] if keep or self._broadcaster.active else None
         rows = encode_batch(
             run_id, expected_seq, events, ts, self.registry, self.blob_threshold, blobs, stored
         )
         epoch = None if lease is None else lease.epoch
         await self._append_rows(run_id, expected_seq, rows, blobs, delta_of(events), ts, epoch)
-        if self._broadcaster.active:
-            if stored is None:  # subscribed to during the write
-                stored = committed_batch(rows, events)
+        if self._broadcaster.active:  # built, handed out once committed (or subscribed since)
+            stored = committed_batch(rows, events) if stored is None else stored
             self._broadcaster.publish(run_id, stored)
         return [] if stored is None else stored
 
