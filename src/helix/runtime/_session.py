@@ -47,6 +47,7 @@ class LiveSession:
         self.lease = lease
         """The driver's lease, every append is made with (``None``: not a driver's)."""
         self._changed = asyncio.Event()
+        self._waiting = 0  # tasks waiting on ``_changed``: none, no new event per append
         self._stoppers: set[Stopper] = set()
         self._on_append = on_append
         self._watching: Subscription | None = None
@@ -170,7 +171,7 @@ class LiveSession:
         """Wait until ``ready(state)``; False if ``within_s`` seconds pass first (on the clock)."""
         if within_s is None:
             while not ready(self.state):
-                await self._changed.wait()
+                await self._changed_wait()
             return True
         expired = False
 
@@ -186,7 +187,7 @@ class LiveSession:
                 while not ready(self.state):
                     if expired:
                         return False
-                    await self._changed.wait()
+                    await self._changed_wait()
                 return True
             finally:
                 timer.cancel()
@@ -210,10 +211,21 @@ class LiveSession:
                 task.uncancel()
             return True, None
 
+    async def _changed_wait(self) -> None:
+        self._waiting += 1
+        try:
+            await self._changed.wait()
+        finally:
+            self._waiting -= 1
+
     def _wake(self) -> None:
-        """Wake everyone waiting for a change (each checks again what it waits for)."""
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
+        """Wake everyone waiting for a change (each checks again what it waits for).
+
+        With nobody waiting (a driven run's every append) there is nothing to wake.
+        """
+        if self._waiting:
+            changed, self._changed = self._changed, asyncio.Event()
+            changed.set()
 
     async def _notify(self) -> None:
         self._wake()

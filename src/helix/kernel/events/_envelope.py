@@ -17,7 +17,6 @@ from ._payload import Payload
 
 _ACTOR = re.compile(r"agent|system|user:\S+")
 _PLAIN_ACTORS = frozenset({"agent", "system"})
-_set = object.__setattr__
 
 
 ISO_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
@@ -123,12 +122,19 @@ class NewEvent:
             check_actor(actor)
         if turn is not None and turn < 0:
             raise InvalidEventError(f"invalid turn {turn}: must be 0 or more")
-        _set(self, "payload", payload)
-        _set(self, "actor", actor)
-        _set(self, "turn", turn)
-        _set(self, "ts", ts)
+        _set_payload(self, payload)
+        _set_actor(self, actor)
+        _set_turn(self, turn)
+        _set_ts(self, ts)
 
     @property
     def type(self) -> str:
         """The event type of the payload."""
         return self.payload.TYPE
+
+
+# The slots' own setters: what ``object.__setattr__`` ends at, without its name lookup.
+_set_payload = NewEvent.__dict__["payload"].__set__
+_set_actor = NewEvent.__dict__["actor"].__set__
+_set_turn = NewEvent.__dict__["turn"].__set__
+_set_ts = NewEvent.__dict__["ts"].__set__

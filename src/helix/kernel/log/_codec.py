@@ -69,15 +69,19 @@ def encode_batch(
     registry: EventRegistry,
     threshold: int,
     blobs: dict[str, bytes],
+    stored: list[Event] | None = None,
 ) -> list[EncodedEvent]:
     """``encode`` every event of one append, seqs from ``first_seq``: the append's inner loop.
 
     The same rows as ``encode`` makes one by one; flat, since every event of every turn
-    passes here (a payload longer than the threshold takes ``encode``'s path).
+    passes here (a payload longer than the threshold takes ``encode``'s path). Given a
+    ``stored`` list, the events as ``committed_batch`` would rebuild them from the rows
+    are added to it in the same pass (for the caller to hand out once they commit).
     """
     known = registry.types
     rows: list[EncodedEvent] = []
     append = rows.append
+    keep = None if stored is None else stored.append
     seq = first_seq
     for event in events:
         payload = event.payload
@@ -85,20 +89,20 @@ def encode_batch(
         kind = model.TYPE
         text = model.__pydantic_serializer__.to_json(payload).decode()
         if known.get(kind) is not model or len(text) > threshold:
-            append(encode(run_id, seq, event, ts, registry, threshold, blobs))
+            encoded = encode(run_id, seq, event, ts, registry, threshold, blobs)
+            append(encoded)
+            if keep is not None:
+                keep(committed_batch([encoded], [event])[0])
         else:
-            row = (
-                run_id,
-                seq,
-                kind,
-                model.VERSION,
-                event.ts or ts,
-                event.turn,
-                event.actor,
-                text,
-                None,
-            )
+            at = event.ts or ts
+            turn = event.turn
+            actor = event.actor
+            version = model.VERSION
+            row = (run_id, seq, kind, version, at, turn, actor, text, None)
             append(_new_tuple(EncodedEvent, row))
+            if keep is not None:
+                data = from_json(text)
+                keep(_new_tuple(Event, (run_id, seq, kind, version, at, turn, actor, data)))
         seq += 1
     return rows
 

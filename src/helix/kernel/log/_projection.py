@@ -13,6 +13,9 @@ from helix.kernel.events import STATUS_AFTER, ModelResponded, NewEvent, RunStatu
 
 from ._records import RunDelta
 
+_COUNTED = frozenset({"turn.started", "model.responded"})
+"""The types whose payload changes the row's counters (besides the status ones)."""
+
 
 def delta_of(events: Sequence[NewEvent]) -> RunDelta:
     """Sum up how ``events`` change their run's registry row."""
@@ -24,6 +27,8 @@ def delta_of(events: Sequence[NewEvent]) -> RunDelta:
     for event in events:
         payload = event.payload
         kind = payload.TYPE
+        if kind not in status_after and kind not in _COUNTED:
+            continue  # most of a turn's events (gates, tool calls): nothing to sum
         if kind in status_after:
             status = status_after[kind]
         if kind == "turn.started":

@@ -51,9 +51,11 @@ from ._records import (
 )
 from ._sql import EVENT_COLUMNS, RUN_COLUMNS, run_from_row, run_values, select_runs
 from ._sqlite_file import connect, damage, transaction
+from ._sqlite_rows import APPEND as _APPEND
+from ._sqlite_rows import insert as _insert
+from ._sqlite_rows import put_blobs as _put_blobs
 from ._store import EventStore
 
-_APPEND = f"INSERT INTO events ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _ADVANCE = """
 UPDATE runs SET next_seq = ?, status = coalesce(?, status), turns = max(turns, ?),
     input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
@@ -480,18 +482,3 @@ def _refusal(error: BaseException) -> BaseException:
     ):
         return AppendOnlyError(str(error))
     return error
-
-
-def _insert(db: sqlite3.Connection, rows: list[EncodedEvent]) -> int:
-    """Insert an append's rows; the last one's position (``executemany`` does not tell it)."""
-    if len(rows) > 1:
-        db.executemany(_APPEND, rows[:-1])
-    return db.execute(_APPEND, rows[-1]).lastrowid or 0
-
-
-def _put_blobs(db: sqlite3.Connection, blobs: dict[str, bytes]) -> None:
-    if blobs:
-        db.executemany(
-            "INSERT OR IGNORE INTO blobs (hash, size, data) VALUES (?, ?, ?)",
-            [(h, len(d), d) for h, d in blobs.items()],
-        )

@@ -226,17 +226,16 @@ class EventStore(DerivedData, LeaseStore, ABC):
             )
         ts = utc_now_iso()
         blobs: dict[str, bytes] = {}
+        stored: list[Event] | None = [] if keep or self._broadcaster.active else None
         rows = encode_batch(
-            run_id, expected_seq, events, ts, self.registry, self.blob_threshold, blobs
+            run_id, expected_seq, events, ts, self.registry, self.blob_threshold, blobs, stored
         )
         epoch = None if lease is None else lease.epoch
         await self._append_rows(run_id, expected_seq, rows, blobs, delta_of(events), ts, epoch)
-        if not keep and not self._broadcaster.active:
-            return []
-        stored = committed_batch(rows, events)
-        if self._broadcaster.active:
+        if self._broadcaster.active:  # built, handed out once committed (or subscribed since)
+            stored = committed_batch(rows, events) if stored is None else stored
             self._broadcaster.publish(run_id, stored)
-        return stored
+        return [] if stored is None else stored
 
     # -- reading ----------------------------------------------------------------------
 
