@@ -101,7 +101,7 @@ def test_the_sdk_chooses_over_http(
         made = client.choose(run_id, None, "yes")
         assert made.component_id == card.component_id
         # Answered already, or (the run went on at once) a run that waits for no choice.
-        with pytest.raises(ChoiceClosedError, match="answered already|takes no choice"):
+        with pytest.raises(ChoiceClosedError, match=r"answered already|takes no choice"):
             client.choose(run_id, card.component_id, "no")
     wait_for_status(owner, run_id, "completed")
 

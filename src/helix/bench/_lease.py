@@ -11,6 +11,7 @@ store's commit time of it). One of the ``distributed`` suite's figures (``_distr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -106,7 +107,9 @@ async def _takeover(tmp: Path, lost: str, sizes: LeaseSizes) -> float:
             await store.close()
     finally:
         if first.returncode is None:
-            os.killpg(first.pid, signal.SIGKILL)
+            # Gone already when something else reaped it (Ray, in the same process).
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(first.pid, signal.SIGKILL)
         await first.wait()
 
 
