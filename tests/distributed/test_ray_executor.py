@@ -9,9 +9,7 @@ A node that is killed (``remove_node``) or drained is one the test added itself.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Iterator
-from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -174,10 +172,9 @@ async def test_a_killed_node_s_run_continues_on_another_node_losing_and_repeatin
         await _requests(mock, 2)  # the second model call is in flight on the victim
         stale = await store.get_lease(run_id)
         assert stale is not None
-        killed_at = time.time()
         ray_cluster.cluster.remove_node(victim)
-        resumed = await _until(store, run_id, "lease.taken_over")
-        assert _posix(resumed.ts) - killed_at < 10.0
+        # It goes on on another node: how soon is actor_restart_to_resumed_s's business.
+        await _until(store, run_id, "lease.taken_over")
         await _until(store, run_id, "run.completed")
         await executor.close()
 
@@ -276,7 +273,3 @@ async def _requests(mock: MockModelServer, count: int) -> None:
 
 def _read_all(folder: Path) -> str:
     return "".join(p.read_text(errors="replace") for p in sorted(folder.rglob("*")) if p.is_file())
-
-
-def _posix(ts: str) -> float:
-    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()

@@ -16,8 +16,6 @@ from helix.testing import MockModelServer
 
 from .conftest import MODEL, Cli, free_port, play, wait_for_event, wait_for_status
 
-TAKEOVER_S = 10.0
-
 
 def _holder_pid(db: Path, run_id: str) -> int | None:
     async def read() -> int | None:
@@ -65,11 +63,8 @@ def test_a_served_run_is_driven_by_a_worker_and_survives_its_kill(
     assert pid is not None
     assert pid != server.pid
     os.kill(pid, signal.SIGKILL)
-    killed = time.monotonic()
-    wait_for_event(client, run_id, "lease.taken_over")
-    continued_after = time.monotonic() - killed
+    wait_for_event(client, run_id, "lease.taken_over")  # how soon: a benchmark's figure
     assert wait_for_status(client, run_id, "completed")["turns"] == 2
-    assert continued_after < TAKEOVER_S
     events = _events(client, run_id)
     assert [e["seq"] for e in events] == list(range(len(events)))
     kinds = [e["type"] for e in events]

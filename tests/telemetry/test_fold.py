@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import socket
-import threading
-import time
 from typing import Any
 
 from helix.kernel.events import Event
@@ -63,21 +61,15 @@ def test_a_failed_run_and_a_model_that_gave_up_are_errors() -> None:
 
 
 def test_closing_with_a_drain_bound_does_not_wait_for_a_dead_collector() -> None:
+    """With an export timeout of an hour, ``close`` returning at all is the proof.
+
+    Without the drain bound it would retry the dead collector for that hour (the
+    test's own timeout would fail it first); no wall-clock limit is asserted here.
+    """
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    settings = OtelSettings(f"http://127.0.0.1:{port}/v1/traces", "test", timeout_s=60.0)
+    settings = OtelSettings(f"http://127.0.0.1:{port}/v1/traces", "test", timeout_s=3600.0)
     sink = OtlpSink(settings, delay_ms=10)
     sink.export([OtelSpan(1, 2, None, "s", 1_000, end_ns=2_000)])
-    done = threading.Event()
-    began = time.monotonic()
-
-    def close() -> None:
-        sink.close(drain_s=0.5)
-        done.set()
-
-    closing = threading.Thread(target=close)
-    closing.start()
-    assert done.wait(30), "close waited for the export's 60 s timeout"
-    closing.join()
-    assert time.monotonic() - began < 30
+    sink.close(drain_s=0.5)
