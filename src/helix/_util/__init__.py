@@ -1,6 +1,7 @@
 """Private, domain-free helpers shared by every layer."""
 
 from ._drivers import holder_gone as holder_gone
+from ._drivers import holder_process as holder_process
 from ._drivers import new_holder as new_holder
 from ._files import FileProblem as FileProblem
 from ._files import first_problem as first_problem
@@ -18,6 +19,7 @@ __all__ = [
     "FileProblem",
     "first_problem",
     "holder_gone",
+    "holder_process",
     "new_holder",
     "parse_structured",
     "read_structured",

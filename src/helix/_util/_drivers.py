@@ -22,17 +22,23 @@ def new_holder() -> str:
     return f"{socket.gethostname()}/{os.getpid()}/{secrets.token_hex(4)}"
 
 
+def holder_process(holder: str) -> tuple[str, int] | None:
+    """The ``(host, pid)`` a holder made by ``new_holder`` names; ``None`` for another name."""
+    host, _, rest = holder.partition("/")
+    pid_text, _, _nonce = rest.partition("/")
+    return (host, int(pid_text)) if host and pid_text.isdigit() else None
+
+
 def holder_gone(holder: str) -> bool:
     """Whether ``holder`` names a process of this host that has ended.
 
     ``False`` for any other host's holder (only its lease's expiry can tell) and for a
     name not made by ``new_holder``. A zombie (ended, not yet reaped) counts as gone.
     """
-    host, _, rest = holder.partition("/")
-    pid_text, _, _nonce = rest.partition("/")
-    if host != socket.gethostname() or not pid_text.isdigit():
+    process = holder_process(holder)
+    if process is None or process[0] != socket.gethostname():
         return False
-    pid = int(pid_text)
+    pid = process[1]
     if pid == os.getpid():
         return False
     try:

@@ -22,18 +22,9 @@ import socket
 from dataclasses import dataclass
 from typing import Literal
 
-from helix._util import new_holder
-from helix.errors import (
-    LeaseHeldError,
-    LeaseLostError,
-    ModelNameError,
-    RunStateError,
-    SeqConflictError,
-)
-from helix.kernel.events import LeaseTakenOver, NewEvent
-from helix.runtime import Engine, EngineOpener, Handoff, Until, moved
-
-TERMINAL = frozenset({"completed", "failed", "cancelled"})
+from helix._util import holder_gone, holder_process
+from helix.errors import LeaseHeldError, LeaseLostError, ModelNameError, RunStateError
+from helix.runtime import EngineOpener, Handoff, HolderGone, Until, moved
 
 _log = logging.getLogger(__name__)
 
@@ -113,22 +104,20 @@ class RunActor:
         import ray
 
         restarted = ray.get_runtime_context().was_current_actor_reconstructed
+        gone = _ended(lost) if restarted and lost is not None else None
         async with self.opener() as engine:
             waited = 0.0
             while True:
                 try:
-                    state = await engine.drive(self.run_id, until=self._until())
+                    state = await engine.drive(self.run_id, until=self._until(), gone=gone)
                     break
                 except LeaseLostError:
                     return "held"  # another driver took the run over: it is theirs
                 except LeaseHeldError:
-                    # A restart's lost incarnation may still hold the lease (a process
-                    # of another host, or one not yet reaped): take it from that process,
-                    # else wait for it to expire.
+                    # A restart's lost incarnation may hold the lease still (taken over
+                    # at once through ``gone``); another holder's lease must expire.
                     if not restarted or waited >= self.held_wait_s:
                         return "held"
-                    if lost is not None and await _take_from_lost(engine, self.run_id, lost):
-                        continue
                     await engine.clock.sleep(HELD_WAIT_POLL_S)
                     waited += HELD_WAIT_POLL_S
                 except ModelNameError as error:
@@ -144,46 +133,14 @@ class RunActor:
         return status
 
 
-async def _take_from_lost(engine: Engine, run_id: str, lost: ActorLocation) -> bool:
-    """Take the lease from the lost incarnation's process, log it, and let it go.
+def _ended(lost: ActorLocation) -> HolderGone:
+    """Holders known to have ended: the lost incarnation's process, and any of this host.
 
-    ``True`` if the lease is free now (the next drive takes it at once); ``False`` if
-    another driver, not the lost process, holds it.
+    Ray declared that process lost; the lease's epoch fences off anything it would
+    still append.
     """
-    store = engine.store
-    lease = await store.get_lease(run_id)
-    if lease is None:
-        return True
-    host, _, rest = lease.holder.partition("/")
-    if host != lost.host or rest.partition("/")[0] != str(lost.pid):
-        return False
-    try:
-        taken = await store.take_over_lease(
-            lease, new_holder(), ttl_s=engine.lease_ttl_s, now=engine.clock.now()
-        )
-    except LeaseHeldError:
-        return False  # someone else took it meanwhile
-    try:
-        for _ in range(3):  # a person's steer or approval may land between the reads
-            record = await store.get_run(run_id)
-            if record.status in TERMINAL:
-                break
-            note = LeaseTakenOver(
-                holder=taken.holder,
-                epoch=taken.epoch,
-                previous_holder=lease.holder,
-                previous_epoch=lease.epoch,
-                reason="holder_gone",
-            )
-            try:
-                await store.append(
-                    run_id, [NewEvent(note)], expected_seq=record.next_seq, lease=taken
-                )
-                break
-            except SeqConflictError:
-                continue
-    except LeaseLostError:
-        return False  # taken from us meanwhile: another driver has the run
-    finally:
-        await store.release_lease(taken)
-    return True
+
+    def gone(holder: str) -> bool:
+        return holder_process(holder) == (lost.host, lost.pid) or holder_gone(holder)
+
+    return gone

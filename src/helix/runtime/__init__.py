@@ -32,6 +32,7 @@ from ._executor import moved as moved
 from ._faults import Faults as Faults
 from ._faults import InjectedFault as InjectedFault
 from ._fork import fork_replacing as fork_replacing
+from ._lease import HolderGone as HolderGone
 from ._loop import TERMINAL as TERMINAL
 from ._loop import RunLoop as RunLoop
 from ._placement import Placement as Placement
@@ -72,6 +73,7 @@ __all__ = [
     "ExecutorKind",
     "Faults",
     "Handoff",
+    "HolderGone",
     "InjectedFault",
     "KeepOutcome",
     "LocalExecutor",

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from helix._util import holder_gone
 from helix.errors import ConfigError, LeaseLostError, ModelNameError, RunStateError
 from helix.gates import Gate, GatePipeline, Policy, build_gate_pipeline
 from helix.kernel.events import NewEvent, RunCreated, RunFailed, RunSettings, SupervisorRestarted
@@ -38,7 +39,7 @@ from helix.world import ObjectStore, world_root
 
 from ._blueprint import Blueprint, blueprint_of
 from ._clock import SYSTEM_CLOCK, Clock
-from ._lease import driving, holding_lease, lease_ttl
+from ._lease import HolderGone, driving, holding_lease, lease_ttl
 from ._loop import TERMINAL, RunLoop
 from ._placement import Placer, placed_sandbox
 from ._session import append_checked, finished
@@ -316,7 +317,9 @@ class Engine:
         assert isinstance(created, RunCreated)
         return created.settings
 
-    async def drive(self, run_id: str, *, until: Until | None = None) -> SessionState:
+    async def drive(
+        self, run_id: str, *, until: Until | None = None, gone: HolderGone | None = None
+    ) -> SessionState:
         """Drive the run in this process; return its state when it stops.
 
         It stops when the run ends, or, given ``until``, as soon as ``until(state)``
@@ -335,9 +338,9 @@ class Engine:
         registered in another process). ``RunStateError`` if another process is
         driving it (it holds the run's lease); ``LeaseLostError`` (a ``RunStateError``)
         if another driver took the run over meanwhile: this drive stops, having written
-        nothing since, and the run is the other driver's.
+        nothing since, and the run is the other driver's. ``gone``: as for ``lock``.
         """
-        return await self._drive(run_id, until, None)
+        return await self._drive(run_id, until, None, gone)
 
     async def step(self, run_id: str) -> SessionState:
         """Take the run's next step and return its state (``drive``, stopping after one).
@@ -348,10 +351,12 @@ class Engine:
         A paused or finished run is returned as it is. Like any drive that stops before
         the run ends, the next ``step``/``drive`` logs ``run.resumed`` first.
         """
-        return await self._drive(run_id, None, 1)
+        return await self._drive(run_id, None, 1, None)
 
-    async def _drive(self, run_id: str, until: Until | None, steps: int | None) -> SessionState:
-        async with self.lock(run_id) as lease:
+    async def _drive(
+        self, run_id: str, until: Until | None, steps: int | None, gone: HolderGone | None
+    ) -> SessionState:
+        async with self.lock(run_id, gone=gone) as lease:
             if (await self.store.get_run(run_id)).status == "paused":
                 return await replay_run(self.store, run_id)
             setup = await self.setup(run_id)
@@ -416,7 +421,7 @@ class Engine:
             _log.warning("run %s is not resumed here: %s", run_id, error)
 
     @asynccontextmanager
-    async def lock(self, run_id: str) -> AsyncIterator[Lease]:
+    async def lock(self, run_id: str, *, gone: HolderGone | None = None) -> AsyncIterator[Lease]:
         """Hold the run's lease for the block: its one driver, on any machine.
 
         Taking it over from a driver that neither finished nor released it (expired, or
@@ -426,11 +431,13 @@ class Engine:
         ``RunStateError`` (``LeaseHeldError``) if another live driver holds it;
         ``LeaseLostError`` in place of the block's end if another driver took it over
         meanwhile (the block is cancelled then: its appends would be refused anyway).
+        ``gone``: which holders are known to have ended, taken over at once (default: a
+        process of this host that ended; a Ray actor adds its lost incarnation's).
         """
-        async with holding_lease(self.store, run_id, ttl_s=self.lease_ttl_s, clock=self.clock) as (
-            lease,
-            taken,
-        ):
+        ended = gone or holder_gone
+        async with holding_lease(
+            self.store, run_id, ttl_s=self.lease_ttl_s, clock=self.clock, gone=ended
+        ) as (lease, taken):
             if taken is not None:
                 logged = [NewEvent(taken)]
                 await append_checked(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Literal
 
@@ -44,14 +44,24 @@ def lease_ttl(env: dict[str, str], given: float | None) -> float:
     return given
 
 
+HolderGone = Callable[[str], bool]
+"""Whether a lease holder (``HOST/PID/NONCE``) is known to have ended."""
+
+
 async def take_lease(
-    store: EventStore, run_id: str, *, ttl_s: float, clock: Clock
+    store: EventStore,
+    run_id: str,
+    *,
+    ttl_s: float,
+    clock: Clock,
+    gone: HolderGone = holder_gone,
 ) -> tuple[Lease, LeaseTakenOver | None]:
     """Take the run's lease for a new holder; ``LeaseHeldError`` if a live driver has it.
 
-    A lease whose holder is a process of this host that has ended is taken over at
-    once, without waiting for it to expire. Returns the lease and, when it was taken
-    from a holder that had not released it, the ``lease.taken_over`` to log.
+    A lease whose holder is known to have ended (``gone``: by default a process of this
+    host that has ended) is taken over at once, without waiting for it to expire.
+    Returns the lease and, when it was taken from a holder that had not released it,
+    the ``lease.taken_over`` to log.
     """
     holder = new_holder()
     previous = await store.get_lease(run_id)
@@ -62,7 +72,7 @@ async def take_lease(
         previous = await store.get_lease(run_id)
         if previous is None:  # released meanwhile
             lease = await store.take_lease(run_id, holder, ttl_s=ttl_s, now=clock.now())
-        elif holder_gone(previous.holder):
+        elif gone(previous.holder):
             lease = await store.take_over_lease(previous, holder, ttl_s=ttl_s, now=clock.now())
             reason = "holder_gone"
         else:
@@ -120,7 +130,12 @@ class _Keeper:
 
 @asynccontextmanager
 async def holding_lease(
-    store: EventStore, run_id: str, *, ttl_s: float, clock: Clock
+    store: EventStore,
+    run_id: str,
+    *,
+    ttl_s: float,
+    clock: Clock,
+    gone: HolderGone = holder_gone,
 ) -> AsyncIterator[tuple[Lease, LeaseTakenOver | None]]:
     """Hold the run's lease for the block, renewed under a supervisor; released after.
 
@@ -131,7 +146,7 @@ async def holding_lease(
     lease is lost meanwhile (another driver took it after a renewal failed), the block
     is cancelled and ``LeaseLostError`` raised in its place.
     """
-    lease, taken = await take_lease(store, run_id, ttl_s=ttl_s, clock=clock)
+    lease, taken = await take_lease(store, run_id, ttl_s=ttl_s, clock=clock, gone=gone)
     driver = asyncio.current_task()
     assert driver is not None
     keeper = _Keeper(store, lease, ttl_s, clock, driver)
