@@ -1,6 +1,6 @@
 """One worker process of the ``processes`` executor: an event loop, an engine, its runs.
 
-The parent (``ProcessExecutor``) starts it with the spawn method and talks to it over
+The parent (``ProcessExecutor``) forks it from its fork server and talks to it over
 one pipe, in small tuples of strings:
 
 parent → worker
@@ -46,7 +46,7 @@ Outcome = str
 
 
 def worker_main(worker_id: str, opener: EngineOpener, conn: Connection) -> None:
-    """The worker process's entry point (a module-level function, so spawn can find it)."""
+    """The worker process's entry point (a module-level function: the fork server's)."""
     # Ctrl-C at a terminal reaches the whole process group: the parent stops its workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(

@@ -405,20 +405,21 @@ class Engine:
         return unfinished
 
     async def resume_all(self) -> list[str]:
-        """Drive every run left unfinished (a server does this when it starts)."""
+        """Drive every run left unfinished, here (``LocalExecutor`` does it for a server)."""
         unfinished = await self.unfinished()
         async with open_supervisor() as supervisor:
             for run_id in unfinished:
-                supervisor.spawn(self._drive_quietly(run_id), name=f"resume:{run_id}")
+                supervisor.spawn(self.drive_quietly(run_id), name=f"resume:{run_id}")
         return unfinished
 
-    async def _drive_quietly(self, run_id: str) -> None:
+    async def drive_quietly(self, run_id: str) -> None:
+        """``drive``, leaving a run another process drives, or whose model it cannot open."""
         try:
             await self.drive(run_id)
         except RunStateError:  # another process drives it
             pass
         except ModelNameError as error:  # its provider was registered in another process
-            _log.warning("run %s is not resumed here: %s", run_id, error)
+            _log.warning("run %s is not driven here: %s", run_id, error)
 
     @asynccontextmanager
     async def lock(self, run_id: str, *, gone: HolderGone | None = None) -> AsyncIterator[Lease]:

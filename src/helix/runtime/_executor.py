@@ -16,7 +16,6 @@ supervisor. The ``processes`` and ``ray`` executors live in ``helix.distributed`
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import socket
 from collections.abc import Callable, Mapping
@@ -25,14 +24,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Literal, Protocol, runtime_checkable
 
-from helix.errors import ModelNameError, NodeNotFoundError, NodeStateError, RunStateError
+from helix.errors import NodeNotFoundError, NodeStateError
 from helix.kernel.session import SessionState
 
 from ._engine import Engine
+from ._loop import TERMINAL
 from ._supervisor import ChildSpec, Supervisor
 from ._until import Until
-
-_log = logging.getLogger(__name__)
 
 ExecutorKind = Literal["local", "processes", "ray"]
 """``local``: in this process; ``processes``: worker processes of this machine;
@@ -137,7 +135,7 @@ class Handoff:
 
 def moved(state: SessionState) -> bool:
     """Whether a drive stopped with the run still to go on (handed off, not ended)."""
-    return state.status not in {"completed", "failed", "cancelled", "paused"}
+    return state.status not in TERMINAL and state.status != "paused"
 
 
 def _machine() -> dict[str, float]:
@@ -166,16 +164,8 @@ class LocalExecutor:
         child = f"run:{run_id}"
         if child in self.supervisor.children:
             return
-        spec = ChildSpec(id=child, start=partial(self._drive, run_id), restart="temporary")
-        self.supervisor.start_child(spec)
-
-    async def _drive(self, run_id: str) -> None:
-        try:
-            await self.engine.drive(run_id)
-        except RunStateError:  # another process (or a resume) drives it
-            pass
-        except ModelNameError as error:  # its provider was registered in another process
-            _log.warning("run %s is not driven here: %s", run_id, error)
+        drive = partial(self.engine.drive_quietly, run_id)
+        self.supervisor.start_child(ChildSpec(id=child, start=drive, restart="temporary"))
 
     async def nodes(self) -> list[NodeInfo]:
         runs = tuple(c.removeprefix("run:") for c in self.supervisor.children if c[:4] == "run:")
