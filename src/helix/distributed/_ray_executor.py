@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import importlib.util
 import logging
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -33,6 +32,7 @@ from helix.runtime import (
     EngineOpener,
     ExecutorKind,
     NodeInfo,
+    NodeState,
     Supervisor,
 )
 
@@ -68,7 +68,7 @@ class _Run:
 
     run_id: str
     actor: Any = None
-    placement: ActorLocation | None = None
+    location: ActorLocation | None = None
 
 
 class RayExecutor:
@@ -85,8 +85,7 @@ class RayExecutor:
         namespace: str = "helix",
     ) -> None:
         """Connect to the cluster (token auth on); runs are followed under ``supervisor``."""
-        os.environ.update(ray_environment(cluster.token))  # before Ray's first import here
-        connect_ray(cluster, namespace=namespace)
+        connect_ray(cluster, namespace=namespace)  # sets the token before Ray's first import
         import ray
 
         self.cluster = cluster
@@ -151,12 +150,12 @@ class RayExecutor:
         lost: ActorLocation | None = None
         while True:
             try:
-                run.placement = await run.actor.where.remote()
+                run.location = await run.actor.where.remote()
                 outcome: Outcome = await run.actor.drive.remote(lost)
                 return outcome
             except ActorUnavailableError:  # restarting after its process or node was lost
-                lost = run.placement or lost
-                run.placement = None
+                lost = run.location or lost
+                run.location = None
                 await self.clock.sleep(self.options.retry_s)
             except ActorDiedError:
                 _log.warning(
@@ -176,7 +175,7 @@ class RayExecutor:
             return
         import ray
 
-        actor, run.actor, run.placement = run.actor, None, None
+        actor, run.actor, run.location = run.actor, None, None
         ray.kill(actor, no_restart=True)
 
     async def nodes(self) -> list[NodeInfo]:
@@ -184,11 +183,12 @@ class RayExecutor:
 
         runs: dict[str, list[str]] = {}
         for run in list(self._runs.values()):
-            if run.placement is not None:
-                runs.setdefault(run.placement.node_id, []).append(run.run_id)
+            if run.location is not None:
+                runs.setdefault(run.location.node_id, []).append(run.run_id)
         found = []
         for node in await asyncio.to_thread(ray.nodes):
             node_id = str(node["NodeID"])
+            state: NodeState
             if not node.get("Alive"):
                 state = "dead"
             elif node_id in self._draining:
@@ -205,7 +205,7 @@ class RayExecutor:
                     id=node_id,
                     executor="ray",
                     address=str(node.get("NodeManagerAddress", "")),
-                    state=state,  # type: ignore[arg-type]
+                    state=state,
                     resources=resources,
                     labels={str(k): str(v) for k, v in dict(node.get("Labels") or {}).items()},
                     runs=tuple(sorted(runs.get(node_id, ()))),
