@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import mimetypes
-import os
 import re
 import secrets
 import sys
@@ -122,7 +121,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
                         opener=partial(open_server_engine, config),
                         workers=config.workers,
                         ray_address=config.ray_address,
-                        env={**os.environ, **(config.env or {})},  # the Ray token
+                        env=config.environment,  # the Ray token
                     )
                 )
                 app.state.helix = state

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,6 +71,11 @@ class ServerConfig:
     ray_address: str | None = None
     """The Ray cluster's ``HOST:PORT`` for ``executor="ray"`` (its token:
     ``HELIX_RAY_TOKEN`` in ``env``)."""
+
+    @property
+    def environment(self) -> dict[str, str]:
+        """This process's environment with ``env`` over it (where the Ray token is read)."""
+        return {**os.environ, **(self.env or {})}
 
     @property
     def worlds(self) -> Path:

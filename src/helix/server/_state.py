@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -63,8 +62,7 @@ def _placer(config: ServerConfig) -> Placer | None:
     """With the ray executor, a blueprint's ``placement`` puts its commands on nodes."""
     if config.executor != "ray":
         return None
-    env = {**os.environ, **(config.env or {})}
-    return RayPlacer(ray_address_of(config.ray_address or "", env))
+    return RayPlacer(ray_address_of(config.ray_address or "", config.environment))
 
 
 class ServerState:
