@@ -16,14 +16,15 @@ from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING
 
 from helix.errors import NodeNotFoundError, NodeStateError, RunNotFoundError
-from helix.kernel.log import EventStore
+from helix.kernel.events import RunStatus
+from helix.kernel.log import EventStore, RunRecord
 
 from ._node_models import Drained, Node, NodeList
 
 if TYPE_CHECKING:
     from helix.runtime import Executor
 
-_LIVE = ("queued", "running", "waiting")
+_LIVE: tuple[RunStatus, ...] = ("queued", "running", "waiting")
 _PAGE = 500
 
 
@@ -92,19 +93,18 @@ async def _visible(
 async def _embedded(store: EventStore, workspaces: Collection[str] | None) -> Node:
     """This machine as one node, driving the live runs some process here holds."""
     now = time.time()  # leases are stamped with the drivers' wall clocks
-    driven: list[str] = []
+    driven: list[RunRecord] = []
     for status in _LIVE:
         cursor = None
         while True:
-            page = await store.list_runs(status=status, limit=_PAGE, cursor=cursor)  # type: ignore[arg-type]
+            page = await store.list_runs(status=status, limit=_PAGE, cursor=cursor)
             for record in page.runs:
                 lease = await store.get_lease(record.id)
                 if lease is not None and lease.held(now):
-                    driven.append(record.id)
+                    driven.append(record)
             if page.next_cursor is None:
                 break
             cursor = page.next_cursor
-    visible = await _visible(store, driven, workspaces)
     return Node(
         id="local",
         executor="local",
@@ -112,7 +112,7 @@ async def _embedded(store: EventStore, workspaces: Collection[str] | None) -> No
         state="alive",
         resources=machine_resources(),
         labels={},
-        runs=[r for r in driven if r in visible],
+        runs=[r.id for r in driven if workspaces is None or r.workspace in workspaces],
         run_count=len(driven),
     )
 
