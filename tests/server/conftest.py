@@ -29,7 +29,7 @@ from helix.server import ServerConfig, create_app
 from helix.testing import MockModelServer
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser
+    from playwright.sync_api import Browser, Page
 
 MODEL = "openai:gpt-4.1"
 WAIT_S = 60.0
@@ -244,6 +244,29 @@ def chromium() -> str:
             pytest.fail(message)
         pytest.skip(message)
     return CHROMIUM
+
+
+DASHBOARD_TIMEOUT_MS = 20_000
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+WIDER_THAN_SCREEN = """() => [...document.querySelectorAll("body *")].filter((e) => {
+  const box = e.getBoundingClientRect();
+  return box.width > 0 && box.right > window.innerWidth + 1;
+}).map((e) => `${e.tagName}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`)"""
+"""The elements reaching past the window's right edge (``[]`` when the page fits)."""
+
+
+def open_dashboard(browser: Browser, url: str, token: str, viewport: dict[str, int]) -> Page:
+    """The dashboard at ``url`` signed in with ``token``, in a new context of ``viewport``.
+
+    ``PHONE`` is opened as a mobile device. Close it with ``page.context.close()``.
+    """
+    context = browser.new_context(viewport=viewport, is_mobile=viewport is PHONE)  # type: ignore[arg-type]
+    context.add_init_script(f"localStorage.setItem('helix.token', {token!r})")
+    page = context.new_page()
+    page.set_default_timeout(DASHBOARD_TIMEOUT_MS)
+    page.goto(f"{url}/#/")
+    return page
 
 
 @pytest.fixture

@@ -10,15 +10,17 @@ from playwright.sync_api import Browser, Dialog, expect
 
 from helix.testing import MockModelServer
 
-from .conftest import Admin, LiveServer, start_asking_run, wait_for_event, wait_for_status
-
-TIMEOUT_MS = 20_000
-DESKTOP = {"width": 1280, "height": 800}
-PHONE = {"width": 390, "height": 844}
-_WIDER = """() => [...document.querySelectorAll("body *")].filter((e) => {
-  const box = e.getBoundingClientRect();
-  return box.width > 0 && box.right > window.innerWidth + 1;
-}).map((e) => `${e.tagName}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`)"""
+from .conftest import (
+    DESKTOP,
+    PHONE,
+    WIDER_THAN_SCREEN,
+    Admin,
+    LiveServer,
+    open_dashboard,
+    start_asking_run,
+    wait_for_event,
+    wait_for_status,
+)
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
@@ -34,18 +36,14 @@ def test_the_nodes_page_shows_the_node_its_run_and_a_refused_drain(
     with live.client(token) as dana:
         run_id = start_asking_run(dana, model_server)
         wait_for_event(dana, run_id, "approval.requested")
-        context = browser.new_context(viewport=viewport, is_mobile=viewport is PHONE)  # type: ignore[arg-type]
-        context.add_init_script(f"localStorage.setItem('helix.token', {token!r})")
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        page.goto(f"{live.url}/#/")
+        page = open_dashboard(browser, live.url, token, viewport)
         page.get_by_test_id("nav-nodes").click()
 
         node = page.locator("[data-testid=node][data-id=local]")
         expect(node.get_by_test_id("node-state")).to_have_text("alive")
         expect(node.get_by_test_id("node-run-count")).to_have_text("1")
         expect(node.get_by_test_id("node-run")).to_have_text(run_id)
-        assert page.evaluate(_WIDER) == []
+        assert page.evaluate(WIDER_THAN_SCREEN) == []
 
         asked: list[str] = []
 
@@ -62,7 +60,7 @@ def test_the_nodes_page_shows_the_node_its_run_and_a_refused_drain(
 
         node.get_by_test_id("node-run").click()
         expect(page).to_have_url(f"{live.url}/#/runs/{run_id}")
-        context.close()
+        page.context.close()
         _finish(dana, run_id)
 
 
@@ -71,18 +69,14 @@ def test_a_member_sees_no_nodes_link_and_is_refused_the_page(
 ) -> None:
     admin.user("mia", password="dashboard-pw", workspace="default", role="member")
     token = live.login("mia", "dashboard-pw")
-    context = browser.new_context(viewport=DESKTOP)  # type: ignore[arg-type]
-    context.add_init_script(f"localStorage.setItem('helix.token', {token!r})")
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    page.goto(f"{live.url}/#/")
+    page = open_dashboard(browser, live.url, token, DESKTOP)
     expect(page.get_by_test_id("runs")).to_be_visible()
     expect(page.get_by_test_id("nav-nodes")).to_be_hidden()
     page.goto(f"{live.url}/#/nodes")
     expect(page.get_by_test_id("nodes-error")).to_have_text(
         "only team workspaces' owners and admins may see the nodes"
     )
-    context.close()
+    page.context.close()
 
 
 def _finish(client: httpx.Client, run_id: str) -> None:

@@ -11,15 +11,15 @@ from playwright.sync_api import Browser, expect
 
 from helix.testing import MockModelServer
 
-from .conftest import Admin, LiveServer, make_config
-
-TIMEOUT_MS = 20_000
-DESKTOP = {"width": 1280, "height": 800}
-PHONE = {"width": 390, "height": 844}
-_WIDER = """() => [...document.querySelectorAll("body *")].filter((e) => {
-  const box = e.getBoundingClientRect();
-  return box.width > 0 && box.right > window.innerWidth + 1;
-}).map((e) => `${e.tagName}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`)"""
+from .conftest import (
+    DESKTOP,
+    PHONE,
+    WIDER_THAN_SCREEN,
+    Admin,
+    LiveServer,
+    make_config,
+    open_dashboard,
+)
 
 NEEDY = """\
 from helix.plugins import Plugin
@@ -48,11 +48,7 @@ def test_the_plugins_page_shows_each_plugin_and_why_one_is_inactive(
 ) -> None:
     Admin(server.config.db_url).user("dana", password="dashboard-pw")
     token = server.login("dana", "dashboard-pw")
-    context = browser.new_context(viewport=viewport, is_mobile=viewport is PHONE)  # type: ignore[arg-type]
-    context.add_init_script(f"localStorage.setItem('helix.token', {token!r})")
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    page.goto(f"{server.url}/#/")
+    page = open_dashboard(browser, server.url, token, viewport)
     page.get_by_test_id("nav-plugins").click()
 
     example = page.locator("[data-testid=plugin][data-name=example]")
@@ -65,5 +61,5 @@ def test_the_plugins_page_shows_each_plugin_and_why_one_is_inactive(
     expect(needy.get_by_test_id("plugin-reason")).to_have_text(
         "needs store.vectors, which no plugin provides"
     )
-    assert page.evaluate(_WIDER) == []
-    context.close()
+    assert page.evaluate(WIDER_THAN_SCREEN) == []
+    page.context.close()

@@ -16,14 +16,15 @@ from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING
 
 from helix.errors import NodeNotFoundError, NodeStateError, RunNotFoundError
-from helix.kernel.log import EventStore
+from helix.kernel.events import RunStatus
+from helix.kernel.log import EventStore, RunRecord
 
 from ._node_models import Drained, Node, NodeList
 
 if TYPE_CHECKING:
     from helix.runtime import Executor
 
-_LIVE = ("queued", "running", "waiting")
+_LIVE: tuple[RunStatus, ...] = ("queued", "running", "waiting")
 _PAGE = 500
 
 
@@ -35,40 +36,34 @@ class NodeDoor:
     visible: frozenset[str] | None
 
     async def nodes(self) -> NodeList:
-        """Where runs are driven: the executor's nodes, or this machine (``HelixApi``)."""
-        return await list_nodes(self.store, self.executor, self.visible)
+        """Where runs are driven: the executor's nodes, or this machine (``HelixApi``).
+
+        A node's runs are narrowed to the caller's workspaces (``visible``).
+        """
+        if self.executor is None:
+            return NodeList(executor="local", nodes=[await _embedded(self.store, self.visible)])
+        infos = await self.executor.nodes()
+        every = [r for info in infos for r in info.runs]
+        visible = await _visible(self.store, every, self.visible)
+        return NodeList(executor=self.executor.kind, nodes=[Node.of(i, visible) for i in infos])
 
     async def drain_node(self, node_id: str) -> Drained:
-        """Move the node's runs elsewhere at their next turn boundary (``HelixApi``)."""
-        return await drain_node(self.store, self.executor, node_id, self.visible)
+        """Move the node's runs elsewhere at their next turn boundary (``HelixApi``).
 
-
-async def list_nodes(
-    store: EventStore, executor: Executor | None, workspaces: Collection[str] | None
-) -> NodeList:
-    """The executor's nodes (or the embedded ``local`` one), runs narrowed to ``workspaces``."""
-    if executor is None:
-        return NodeList(executor="local", nodes=[await _embedded(store, workspaces)])
-    infos = await executor.nodes()
-    every = [r for info in infos for r in info.runs]
-    visible = await _visible(store, every, workspaces)
-    return NodeList(executor=executor.kind, nodes=[Node.of(i, visible) for i in infos])
-
-
-async def drain_node(
-    store: EventStore, executor: Executor | None, node_id: str, workspaces: Collection[str] | None
-) -> Drained:
-    """Drain the node through the executor; embedded, ``local`` has nowhere to send its runs."""
-    if executor is None:
-        if node_id != "local":
-            raise NodeNotFoundError(node_id)
-        raise NodeStateError(
-            "runs here are driven by the processes that started them: there is no other"
-            " node to move them to (a server with the processes or ray executor has)"
+        Embedded, ``local`` has nowhere to send its runs.
+        """
+        if self.executor is None:
+            if node_id != "local":
+                raise NodeNotFoundError(node_id)
+            raise NodeStateError(
+                "runs here are driven by the processes that started them: there is no other"
+                " node to move them to (a server with the processes or ray executor has)"
+            )
+        moving = await self.executor.drain(node_id)
+        visible = await _visible(self.store, moving, self.visible)
+        return Drained(
+            node=node_id, runs=[r for r in moving if r in visible], run_count=len(moving)
         )
-    moving = await executor.drain(node_id)
-    visible = await _visible(store, moving, workspaces)
-    return Drained(node=node_id, runs=[r for r in moving if r in visible], run_count=len(moving))
 
 
 async def _visible(
@@ -92,19 +87,18 @@ async def _visible(
 async def _embedded(store: EventStore, workspaces: Collection[str] | None) -> Node:
     """This machine as one node, driving the live runs some process here holds."""
     now = time.time()  # leases are stamped with the drivers' wall clocks
-    driven: list[str] = []
+    driven: list[RunRecord] = []
     for status in _LIVE:
         cursor = None
         while True:
-            page = await store.list_runs(status=status, limit=_PAGE, cursor=cursor)  # type: ignore[arg-type]
+            page = await store.list_runs(status=status, limit=_PAGE, cursor=cursor)
             for record in page.runs:
                 lease = await store.get_lease(record.id)
                 if lease is not None and lease.held(now):
-                    driven.append(record.id)
+                    driven.append(record)
             if page.next_cursor is None:
                 break
             cursor = page.next_cursor
-    visible = await _visible(store, driven, workspaces)
     return Node(
         id="local",
         executor="local",
@@ -112,7 +106,7 @@ async def _embedded(store: EventStore, workspaces: Collection[str] | None) -> No
         state="alive",
         resources=machine_resources(),
         labels={},
-        runs=[r for r in driven if r in visible],
+        runs=[r.id for r in driven if workspaces is None or r.workspace in workspaces],
         run_count=len(driven),
     )
 

@@ -176,11 +176,10 @@ def cluster_down(home: Path, *, timeout_s: float = 30) -> tuple[LocalCluster, li
 def cluster_nodes(cluster: RayAddress) -> list[NodeInfo]:
     """The cluster's nodes as Ray's GCS knows them (this process connects as a driver)."""
     _need_ray()
-    os.environ.update(ray_environment(cluster.token))  # before Ray is first imported here
-    import ray
-
     try:
-        connect_ray(cluster)
+        connect_ray(cluster)  # sets the token's variables before it first imports Ray
+        import ray
+
         listed = ray.nodes()  # type: ignore[no-untyped-call]
     except Exception as error:  # Ray's own errors (a refused token, a head gone)
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__

@@ -145,16 +145,24 @@ def _parse(body: object) -> LocalCluster:
 # -- processes ---------------------------------------------------------------------------
 
 
-def start_ticks(pid: int) -> int | None:
-    """When process ``pid`` started (ticks after boot); ``None`` if it is gone or a zombie."""
+def _stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command (state, parent, …).
+
+    ``None`` if the process is gone or a zombie.
+    """
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
+    # "PID (COMMAND) STATE …": the command may hold spaces and parentheses.
     fields = text[text.rfind(")") + 2 :].split()
-    if not fields or fields[0] == "Z":
-        return None
-    return int(fields[19])
+    return None if not fields or fields[0] == "Z" else fields
+
+
+def start_ticks(pid: int) -> int | None:
+    """When process ``pid`` started (ticks after boot); ``None`` if it is gone or a zombie."""
+    fields = _stat(pid)
+    return None if fields is None else int(fields[19])
 
 
 def alive(process: ClusterProcess) -> bool:
@@ -176,14 +184,8 @@ def descendants(pids: set[int]) -> set[int]:
     """Every live process below ``pids`` (children, their children, …)."""
     parents: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            text = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = text[text.rfind(")") + 2 :].split()
-        if len(fields) > 1 and fields[0] != "Z":
+        fields = _stat(int(entry)) if entry.isdigit() else None
+        if fields is not None and len(fields) > 1:
             parents.setdefault(int(fields[1]), []).append(int(entry))
     found: set[int] = set()
     pending = list(pids)
