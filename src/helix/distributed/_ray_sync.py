@@ -82,20 +82,31 @@ def _file_digest(path: str) -> str:
     return sha.hexdigest()
 
 
+StatKey = tuple[int, int, int, int]
+"""What vouches for a file's content between two walks: (inode, size, mtime, ctime)."""
+
+Known = dict[str, tuple[Entry, StatKey]]
+"""Each regular file's entry and the stat key it had when that entry was true."""
+
+
+def _stat_key(st: os.stat_result) -> StatKey:
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def walk(
     root: Path,
     *,
-    known: Mapping[str, tuple[Entry, tuple[int, ...]]] | None = None,
+    known: Mapping[str, tuple[Entry, StatKey]] | None = None,
     hidden: Sequence[Path] = (),
-) -> tuple[Tree, dict[str, tuple[int, ...]]]:
+) -> tuple[Tree, Known]:
     """Every folder, file and link under ``root``, never following a link.
 
-    A file whose stat key (inode, size, mtime, ctime) is the one ``known`` holds keeps
-    its entry unread; others are hashed. Returns the tree and each file's stat key.
+    A file whose stat key is the one ``known`` holds keeps its entry unread; others
+    are hashed. Returns the tree and what the next walk may take as ``known``.
     Paths in ``hidden`` (and what they hold) are left out.
     """
     tree = Tree()
-    keys: dict[str, tuple[int, ...]] = {}
+    now: Known = {}
     masked = {os.path.abspath(p) for p in hidden}
     pending = [("", str(root))]
     while pending:
@@ -118,18 +129,36 @@ def walk(
                     data = os.fsencode(target)
                     tree.manifest[rel] = Entry(digest_of(data), st.st_mode, len(data), -1)
                 elif stat.S_ISREG(st.st_mode):
-                    key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-                    keys[rel] = key
+                    key = _stat_key(st)
                     before = known.get(rel) if known is not None else None
                     if before is not None and before[1] == key and before[0].mode == st.st_mode:
-                        tree.manifest[rel] = before[0]
+                        entry = before[0]
                     else:
-                        tree.manifest[rel] = Entry(
-                            _file_digest(item.path), st.st_mode, st.st_size, -1
-                        )
+                        entry = Entry(_file_digest(item.path), st.st_mode, st.st_size, -1)
+                    tree.manifest[rel] = entry
+                    now[rel] = (entry, key)
                 else:
                     tree.skipped[rel] = "a special file (not a file, folder or link)"
-    return tree, keys
+    return tree, now
+
+
+def written(root: Path, manifest: Mapping[str, Entry]) -> Known:
+    """``known`` for a world just written to hold ``manifest``, without reading content.
+
+    Each regular file there holds its entry's content (it was written from it), so
+    only its stat key is taken; a path that is not a regular file is left out.
+    """
+    found: Known = {}
+    for path, entry in manifest.items():
+        if entry.is_dir or entry.is_link:
+            continue
+        try:
+            st = os.lstat(root / path)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            found[path] = (entry, _stat_key(st))
+    return found
 
 
 def changes(sent: Mapping[str, Entry], now: Tree) -> tuple[list[Row], list[str]]:
