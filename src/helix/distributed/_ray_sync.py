@@ -75,11 +75,8 @@ def read_regular(path: str | Path, inode: int | None = None) -> bytes:
 
 
 def _file_digest(path: str) -> str:
-    sha = hashlib.sha256()
-    with os.fdopen(_open_regular(path), "rb", buffering=0) as handle:
-        while chunk := handle.read(1 << 20):
-            sha.update(chunk)
-    return sha.hexdigest()
+    with os.fdopen(_open_regular(path), "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 StatKey = tuple[int, int, int, int]
