@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from helix.kernel.events import path_problem
-from helix.world import Entry, Manifest, ObjectStore, restore
+from helix.world import Entry, Manifest, ObjectStore, content_delta, restore
 
 Row = tuple[str, int, int, str, str]
 """One path as it travels: ``(path, mode, size, digest, link target)``; a folder's
@@ -41,12 +41,14 @@ class Tree:
     skipped: dict[str, str] = field(default_factory=dict[str, str])
     """Path → why it does not travel (a special file, an unsafe name)."""
 
+    def row(self, path: str) -> Row:
+        """One path of the manifest as it travels."""
+        e = self.manifest[path]
+        return (path, e.mode, e.size, e.hash, self.targets.get(path, ""))
+
     def rows(self) -> list[Row]:
         """The manifest as it travels."""
-        return [
-            (path, e.mode, e.size, e.hash, self.targets.get(path, ""))
-            for path, e in sorted(self.manifest.items())
-        ]
+        return [self.row(path) for path in sorted(self.manifest)]
 
 
 def digest_of(data: bytes) -> str:
@@ -160,12 +162,9 @@ def written(root: Path, manifest: Mapping[str, Entry]) -> Known:
 
 def changes(sent: Mapping[str, Entry], now: Tree) -> tuple[list[Row], list[str]]:
     """What the command changed: new or changed rows, and removed paths."""
-    changed = [
-        (p, e.mode, e.size, e.hash, now.targets.get(p, ""))
-        for p, e in sorted(now.manifest.items())
-        if (before := sent.get(p)) is None or not before.same_content(e)
-    ]
-    removed = sorted(p for p in sent if p not in now.manifest)
+    found = content_delta(sent, now.manifest)
+    changed = [now.row(p) for p, e in sorted(found.items()) if e is not None]
+    removed = sorted(p for p, e in found.items() if e is None)
     return changed, removed
 
 
