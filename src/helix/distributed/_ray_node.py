@@ -24,7 +24,7 @@ from typing import Any
 from helix.sandbox import BwrapSandbox, CommandResult, tier_statuses
 from helix.world import Entry, ObjectStore, materialize
 
-from ._ray_sync import Row, changes, digest_of, read_regular, walk
+from ._ray_sync import Row, changes, digest_of, read_regular, walk, written
 
 CACHE_ENV = "HELIX_NODE_CACHE"
 """Where a node keeps its content cache and the commands' private world copies."""
@@ -142,8 +142,7 @@ def run_on_node(request: dict[str, Any]) -> dict[str, Any]:
         sent = {r[0]: Entry(r[3], r[1], r[2], -1) for r in rows}
         os.rmdir(copy)
         materialize(cache, sent, copy)
-        _tree, keys = walk(copy)
-        known = {p: (sent[p], k) for p, k in keys.items() if p in sent}
+        known = written(copy, sent)  # its content is the cache's: no need to hash it
         box = _ShownAt(request["shown_at"], **request["limits"])
         try:
             result = asyncio.run(_attentive(box, request, copy))

@@ -43,7 +43,7 @@ from helix.world import Entry
 
 from ._ray import RayAddress, connect_ray
 from ._ray_node import run_on_node
-from ._ray_sync import Tree, digest_of, read_regular, take_back, walk
+from ._ray_sync import Known, Tree, digest_of, read_regular, take_back, walk
 
 SCHEDULE_GRACE_S = 300.0
 """How long past its timeout a command may wait for its node (queued behind others)."""
@@ -160,7 +160,8 @@ class RayNodeSandbox(Sandbox):
         self._limits = dict(limits)
         self._refs: dict[str, Any] = {}
         """Digest → the Ray object holding that content (kept while a world holds it)."""
-        self._trees: dict[Path, tuple[Tree, dict[str, tuple[int, ...]]]] = {}
+        self._walked: tuple[Path, Known] | None = None
+        """The world last sent, and its files' entries with the stat keys that vouch for them."""
         self._lock = threading.Lock()
         self._remote: Any = None
         self.fetched: tuple[int, int] = (0, 0)
@@ -176,19 +177,15 @@ class RayNodeSandbox(Sandbox):
         import ray
 
         with self._lock:
-            tree_keys = self._trees.get(world)
-            known = None
-            if tree_keys is not None:
-                previous, keys = tree_keys
-                known = {p: (previous.manifest[p], k) for p, k in keys.items()}
-            tree, keys = walk(world, known=known, hidden=self._hidden)
-            self._trees = {world: (tree, keys)}
+            before = self._walked[1] if self._walked and self._walked[0] == world else None
+            tree, known = walk(world, known=before, hidden=self._hidden)
+            self._walked = (world, known)
             wanted = {
                 e.hash: p for p, e in tree.manifest.items() if p not in tree.targets and e.hash
             }
             for digest, path in wanted.items():
                 if digest not in self._refs:
-                    data = read_regular(world / path, keys[path][0])
+                    data = read_regular(world / path, known[path][1][0])
                     if digest_of(data) != digest:
                         raise OSError(f"{path} changed while the world was sent: try again")
                     self._refs[digest] = ray.put(data)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from helix.kernel.events import path_problem
-from helix.world import Entry, Manifest, ObjectStore, restore
+from helix.world import Entry, Manifest, ObjectStore, content_delta, restore
 
 Row = tuple[str, int, int, str, str]
 """One path as it travels: ``(path, mode, size, digest, link target)``; a folder's
@@ -41,12 +41,14 @@ class Tree:
     skipped: dict[str, str] = field(default_factory=dict[str, str])
     """Path → why it does not travel (a special file, an unsafe name)."""
 
+    def row(self, path: str) -> Row:
+        """One path of the manifest as it travels."""
+        e = self.manifest[path]
+        return (path, e.mode, e.size, e.hash, self.targets.get(path, ""))
+
     def rows(self) -> list[Row]:
         """The manifest as it travels."""
-        return [
-            (path, e.mode, e.size, e.hash, self.targets.get(path, ""))
-            for path, e in sorted(self.manifest.items())
-        ]
+        return [self.row(path) for path in sorted(self.manifest)]
 
 
 def digest_of(data: bytes) -> str:
@@ -75,27 +77,35 @@ def read_regular(path: str | Path, inode: int | None = None) -> bytes:
 
 
 def _file_digest(path: str) -> str:
-    sha = hashlib.sha256()
-    with os.fdopen(_open_regular(path), "rb", buffering=0) as handle:
-        while chunk := handle.read(1 << 20):
-            sha.update(chunk)
-    return sha.hexdigest()
+    with os.fdopen(_open_regular(path), "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+StatKey = tuple[int, int, int, int]
+"""What vouches for a file's content between two walks: (inode, size, mtime, ctime)."""
+
+Known = dict[str, tuple[Entry, StatKey]]
+"""Each regular file's entry and the stat key it had when that entry was true."""
+
+
+def _stat_key(st: os.stat_result) -> StatKey:
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def walk(
     root: Path,
     *,
-    known: Mapping[str, tuple[Entry, tuple[int, ...]]] | None = None,
+    known: Mapping[str, tuple[Entry, StatKey]] | None = None,
     hidden: Sequence[Path] = (),
-) -> tuple[Tree, dict[str, tuple[int, ...]]]:
+) -> tuple[Tree, Known]:
     """Every folder, file and link under ``root``, never following a link.
 
-    A file whose stat key (inode, size, mtime, ctime) is the one ``known`` holds keeps
-    its entry unread; others are hashed. Returns the tree and each file's stat key.
+    A file whose stat key is the one ``known`` holds keeps its entry unread; others
+    are hashed. Returns the tree and what the next walk may take as ``known``.
     Paths in ``hidden`` (and what they hold) are left out.
     """
     tree = Tree()
-    keys: dict[str, tuple[int, ...]] = {}
+    now: Known = {}
     masked = {os.path.abspath(p) for p in hidden}
     pending = [("", str(root))]
     while pending:
@@ -118,28 +128,43 @@ def walk(
                     data = os.fsencode(target)
                     tree.manifest[rel] = Entry(digest_of(data), st.st_mode, len(data), -1)
                 elif stat.S_ISREG(st.st_mode):
-                    key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-                    keys[rel] = key
+                    key = _stat_key(st)
                     before = known.get(rel) if known is not None else None
                     if before is not None and before[1] == key and before[0].mode == st.st_mode:
-                        tree.manifest[rel] = before[0]
+                        entry = before[0]
                     else:
-                        tree.manifest[rel] = Entry(
-                            _file_digest(item.path), st.st_mode, st.st_size, -1
-                        )
+                        entry = Entry(_file_digest(item.path), st.st_mode, st.st_size, -1)
+                    tree.manifest[rel] = entry
+                    now[rel] = (entry, key)
                 else:
                     tree.skipped[rel] = "a special file (not a file, folder or link)"
-    return tree, keys
+    return tree, now
+
+
+def written(root: Path, manifest: Mapping[str, Entry]) -> Known:
+    """``known`` for a world just written to hold ``manifest``, without reading content.
+
+    Each regular file there holds its entry's content (it was written from it), so
+    only its stat key is taken; a path that is not a regular file is left out.
+    """
+    found: Known = {}
+    for path, entry in manifest.items():
+        if entry.is_dir or entry.is_link:
+            continue
+        try:
+            st = os.lstat(root / path)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            found[path] = (entry, _stat_key(st))
+    return found
 
 
 def changes(sent: Mapping[str, Entry], now: Tree) -> tuple[list[Row], list[str]]:
     """What the command changed: new or changed rows, and removed paths."""
-    changed = [
-        (p, e.mode, e.size, e.hash, now.targets.get(p, ""))
-        for p, e in sorted(now.manifest.items())
-        if (before := sent.get(p)) is None or not before.same_content(e)
-    ]
-    removed = sorted(p for p in sent if p not in now.manifest)
+    found = content_delta(sent, now.manifest)
+    changed = [now.row(p) for p, e in sorted(found.items()) if e is not None]
+    removed = sorted(p for p, e in found.items() if e is None)
     return changed, removed
 
 
