@@ -9,6 +9,7 @@ from ._files import parse_structured as parse_structured
 from ._files import read_structured as read_structured
 from ._gc import MANY_RUNS_GC_THRESHOLD as MANY_RUNS_GC_THRESHOLD
 from ._gc import tune_gc_for_many_runs as tune_gc_for_many_runs
+from ._machine import machine_resources as machine_resources
 from ._redact import MASK as MASK
 from ._redact import redact as redact
 from ._redact import secret_values as secret_values
@@ -20,6 +21,7 @@ __all__ = [
     "first_problem",
     "holder_gone",
     "holder_process",
+    "machine_resources",
     "new_holder",
     "parse_structured",
     "read_structured",

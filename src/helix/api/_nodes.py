@@ -8,13 +8,12 @@ them, so draining it is refused, as ``LocalExecutor`` refuses.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import socket
 import time
 from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING
 
+from helix._util import machine_resources
 from helix.errors import NodeNotFoundError, NodeStateError, RunNotFoundError
 from helix.kernel.events import RunStatus
 from helix.kernel.log import EventStore, RunRecord
@@ -109,11 +108,3 @@ async def _embedded(store: EventStore, workspaces: Collection[str] | None) -> No
         runs=[r.id for r in driven if workspaces is None or r.workspace in workspaces],
         run_count=len(driven),
     )
-
-
-def machine_resources() -> dict[str, float]:
-    """This machine's cores and memory (bytes), as a node's resources."""
-    resources = {"CPU": float(os.cpu_count() or 1)}
-    with contextlib.suppress(ValueError, OSError, AttributeError):  # not every system says
-        resources["memory"] = float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    return resources

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from helix.sandbox import BwrapSandbox, CommandResult, tier_statuses
+from helix.sandbox import BwrapSandbox, CommandResult, tier_status
 from helix.world import Entry, ObjectStore, materialize
 
 from ._ray_sync import Row, changes, digest_of, read_regular, walk, written
@@ -128,7 +128,7 @@ def run_on_node(request: dict[str, Any]) -> dict[str, Any]:
     import ray
 
     node = ray.get_runtime_context().get_node_id()
-    status = next(s for s in tier_statuses() if s.tier == "bwrap")
+    status = tier_status("bwrap")  # not Docker's probe: only bwrap runs here
     if not status.available:
         return {"node": node, "error": f"bubblewrap cannot run on node {node}: {status.reason}"}
     root = node_root(node)

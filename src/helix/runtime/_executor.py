@@ -15,8 +15,6 @@ supervisor. The ``processes`` and ``ray`` executors live in ``helix.distributed`
 
 from __future__ import annotations
 
-import contextlib
-import os
 import socket
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
@@ -24,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Literal, Protocol, runtime_checkable
 
+from helix._util import machine_resources
 from helix.errors import NodeNotFoundError, NodeStateError
 from helix.kernel.session import SessionState
 
@@ -138,14 +137,6 @@ def moved(state: SessionState) -> bool:
     return state.status not in TERMINAL and state.status != "paused"
 
 
-def _machine() -> dict[str, float]:
-    """This machine's cores and memory (bytes), as a node's resources."""
-    resources = {"CPU": float(os.cpu_count() or 1)}
-    with contextlib.suppress(ValueError, OSError, AttributeError):  # not every system says
-        resources["memory"] = float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    return resources
-
-
 class LocalExecutor:
     """Runs driven in this process, each a child of the caller's supervisor.
 
@@ -175,7 +166,7 @@ class LocalExecutor:
                 executor="local",
                 address=socket.gethostname(),
                 state="alive",
-                resources=_machine(),
+                resources=machine_resources(),
                 runs=runs,
             )
         ]

@@ -23,6 +23,7 @@ from ._tiers import require_sandbox as require_sandbox
 from ._tiers import require_tier as require_tier
 from ._tiers import resolve_sandbox as resolve_sandbox
 from ._tiers import sandbox_facts as sandbox_facts
+from ._tiers import tier_status as tier_status
 from ._tiers import tier_statuses as tier_statuses
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "require_tier",
     "resolve_sandbox",
     "sandbox_facts",
+    "tier_status",
     "tier_statuses",
     "url_host",
 ]

@@ -39,11 +39,16 @@ class TierStatus:
 
 def tier_statuses() -> list[TierStatus]:
     """Each tier's availability here (probes are run once per process)."""
-    statuses = [TierStatus("process", True, "always available")]
-    for tier, probe in (("bwrap", _bwrap.probe), ("docker", _docker.probe)):
-        problem = probe()
-        statuses.append(TierStatus(tier, problem is None, problem or "available"))
-    return statuses
+    return [tier_status(tier) for tier in TIERS]
+
+
+def tier_status(tier: str) -> TierStatus:
+    """One tier's availability here, probing only that tier (once per process)."""
+    probes = {"bwrap": _bwrap.probe, "docker": _docker.probe}
+    if check_tier(tier) not in probes:
+        return TierStatus(tier, True, "always available")
+    problem = probes[tier]()
+    return TierStatus(tier, problem is None, problem or "available")
 
 
 def sandbox_facts() -> dict[str, bool]:
