@@ -21,7 +21,7 @@ from helix.errors import SubscriptionOverflowError
 from helix.kernel.events import TERMINAL_EVENTS, Event
 from helix.kernel.log import EventStore
 
-from ._fold import SpanFold
+from ._fold import RUN_STARTS, SpanFold
 from ._settings import OtelSettings
 from ._span import OtelSpan, ts_ns
 
@@ -130,6 +130,9 @@ class TraceExport:
         What closes is sent only if it closed after the follower started (its events
         were lost to an overflow, not appended before anyone here followed).
         """
+        if event.type in RUN_STARTS:  # its first own event: nothing to read back
+            self.cursors[event.run_id] = event.seq - 1
+            return
         first = await _first_own_seq(store, event.run_id)
         self.cursors[event.run_id] = first - 1
         if event.seq > first:
