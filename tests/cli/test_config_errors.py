@@ -3,31 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
+
+from tests._cli import run_helix
 
 MODEL = "anthropic:claude-sonnet-4-5"
 
 
-def _helix(
-    home: Path, *args: str, prelude: str = "", **env: str
-) -> subprocess.CompletedProcess[str]:
-    inherited = {
-        k: v for k, v in os.environ.items() if not k.startswith(("HELIX_", "ANTHROPIC_", "OPENAI_"))
-    }
-    code = (
-        f"{prelude}\nimport sys\nsys.argv = ['helix', *{list(args)!r}]\n"
-        "from helix.cli import main\nmain()"
-    )
-    return subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={**inherited, "HELIX_HOME": str(home), **env},
-        timeout=120,
-    )
+_helix = partial(run_helix, drop=("HELIX_", "ANTHROPIC_", "OPENAI_"))
 
 
 def _no_runs(home: Path) -> bool:

@@ -4,35 +4,19 @@ and a bad setting is one clear line before anything is done."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from helix.errors import ConfigError
 from helix.telemetry import read_otel_settings
+from tests._cli import run_helix
 
 from ._collector import collector
 
-
-def _helix(
-    home: Path, *args: str, prelude: str = "", **env: str
-) -> subprocess.CompletedProcess[str]:
-    inherited = {k: v for k, v in os.environ.items() if not k.startswith(("HELIX_", "OTEL_"))}
-    code = (
-        f"{prelude}\nimport sys\nsys.argv = ['helix', *{list(args)!r}]\n"
-        "from helix.cli import main\nmain()"
-    )
-    return subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={**inherited, "HELIX_HOME": str(home), **env},
-        timeout=120,
-    )
+_helix = partial(run_helix, drop=("HELIX_", "OTEL_"))
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ CLI's local door does (``export_while``), and the collector decodes what arrives
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from helix.telemetry import (
     trace_id_of,
 )
 from helix.telemetry._span import ts_ns
+from tests.server.conftest import free_port
 
 from ._collector import Span, collector
 
@@ -297,9 +297,7 @@ async def test_a_restarted_exporter_sends_only_what_closes_after_it_with_the_sam
 async def test_a_collector_that_is_down_does_not_hold_or_fail_the_run(
     store: EventStore, helix_home: Path, tmp_path: Path
 ) -> None:
-    with socket.socket() as probe:  # a port nobody listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # nobody listens on it
     env = {"HELIX_OTEL_ENDPOINT": f"http://127.0.0.1:{port}", "OTEL_EXPORTER_OTLP_TIMEOUT": "500"}
     settings = read_otel_settings(env)
     assert settings is not None

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import socket
 from typing import Any
 
 from helix.kernel.events import Event
 from helix.telemetry import OtelSettings, OtelSpan, OtlpSink, SpanFold, span_id_of, trace_id_of
+from tests.server.conftest import free_port
 
 TS = "2026-01-02T03:04:05.{:06d}Z"
 
@@ -66,9 +66,7 @@ def test_closing_with_a_drain_bound_does_not_wait_for_a_dead_collector() -> None
     Without the drain bound it would retry the dead collector for that hour (the
     test's own timeout would fail it first); no wall-clock limit is asserted here.
     """
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # nobody listens on it
     settings = OtelSettings(f"http://127.0.0.1:{port}/v1/traces", "test", timeout_s=3600.0)
     sink = OtlpSink(settings, delay_ms=10)
     sink.export([OtelSpan(1, 2, None, "s", 1_000, end_ns=2_000)])

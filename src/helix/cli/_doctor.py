@@ -65,12 +65,10 @@ async def _report() -> dict[str, Any]:
 def _traces() -> dict[str, Any]:
     """Whether runs' traces are exported, where to, and what is wrong with the setting."""
     from helix.errors import HelixError
-    from helix.telemetry import check_otel_installed, read_otel_settings
+    from helix.telemetry import read_otel_settings
 
     try:
         otel = read_otel_settings()
-        if otel is not None:
-            check_otel_installed()
     except HelixError as error:
         return {"on": False, "endpoint": None, "source": None, "error": str(error)}
     if otel is None:

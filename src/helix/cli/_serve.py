@@ -68,14 +68,12 @@ def serve(
 
     from helix.distributed import parse_executor, parse_workers
     from helix.server import ServerConfig, create_app, parse_forwarded_allow_ips
-    from helix.telemetry import check_otel_installed, read_otel_settings
+    from helix.telemetry import read_otel_settings
 
     try:
         settings = Settings.from_env()
         proxies = parse_forwarded_allow_ips(forwarded_allow_ips)
         otel = read_otel_settings()
-        if otel is not None:
-            check_otel_installed()
         kind = parse_executor(executor)
         count = parse_workers(workers)
     except HelixError as error:

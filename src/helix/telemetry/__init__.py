@@ -9,8 +9,8 @@ from ._follow import SpanSink as SpanSink
 from ._follow import TraceExport as TraceExport
 from ._follow import export_while as export_while
 from ._otlp import OtlpSink as OtlpSink
-from ._otlp import check_otel_installed as check_otel_installed
 from ._settings import OtelSettings as OtelSettings
+from ._settings import check_otel_installed as check_otel_installed
 from ._settings import read_otel_settings as read_otel_settings
 from ._span import OtelSpan as OtelSpan
 from ._span import SpanEvent as SpanEvent

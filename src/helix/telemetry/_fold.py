@@ -16,6 +16,9 @@ from helix.kernel.events import TERMINAL_EVENTS, Event
 
 from ._span import OtelSpan, clip, span_id_of, trace_id_of, ts_ns
 
+RUN_STARTS = frozenset({"run.created", "run.forked"})
+"""A run's first own event (a fork's own log starts at its ``run.forked``)."""
+
 
 def _split_model(spec: str) -> tuple[str, str]:
     """``provider:model`` → its two parts (a bare name has no provider)."""
@@ -78,7 +81,7 @@ class SpanFold:
     def apply(self, event: Event) -> list[OtelSpan]:
         """Fold one event; the spans it closed, in the order they closed."""
         kind = event.type
-        if kind in ("run.created", "run.forked") and event.run_id not in self.runs:
+        if kind in RUN_STARTS and event.run_id not in self.runs:
             self._start(event)
             return []
         run = self.runs.get(event.run_id)

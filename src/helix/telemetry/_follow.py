@@ -21,7 +21,7 @@ from helix.errors import SubscriptionOverflowError
 from helix.kernel.events import TERMINAL_EVENTS, Event
 from helix.kernel.log import EventStore
 
-from ._fold import SpanFold
+from ._fold import RUN_STARTS, SpanFold
 from ._settings import OtelSettings
 from ._span import OtelSpan, ts_ns
 
@@ -96,7 +96,7 @@ class TraceExport:
             await self._fill(store, run_id, until=event.seq)
         if run_id in self.ended or event.seq <= self.cursors.get(run_id, -1):
             return
-        await self._apply(store, event, send=True)
+        self._apply(event, send=True)
 
     async def reached(self, run_id: str, seq: int, timeout_s: float) -> bool:
         """Wait until the run's events up to ``seq`` (or its end) are folded; False on timeout."""
@@ -110,7 +110,7 @@ class TraceExport:
     def _reached(self, run_id: str, seq: int) -> bool:
         return run_id in self.ended or self.cursors.get(run_id, -1) >= seq
 
-    async def _apply(self, store: EventStore, event: Event, *, send: bool) -> None:
+    def _apply(self, event: Event, *, send: bool) -> None:
         closed = self.fold.apply(event)
         self.cursors[event.run_id] = event.seq
         if event.type == "agent.spawned" and self.only is not None:
@@ -130,20 +130,23 @@ class TraceExport:
         What closes is sent only if it closed after the follower started (its events
         were lost to an overflow, not appended before anyone here followed).
         """
+        if event.type in RUN_STARTS:  # its first own event: nothing to read back
+            self.cursors[event.run_id] = event.seq - 1
+            return
         first = await _first_own_seq(store, event.run_id)
         self.cursors[event.run_id] = first - 1
         if event.seq > first:
             before = event.seq - 1
             async for old in store.iter_events(event.run_id, after=first - 1, to_seq=before):
                 if old.run_id == event.run_id and event.run_id not in self.ended:
-                    await self._apply(store, old, send=ts_ns(old.ts) >= self.since_ns)
+                    self._apply(old, send=ts_ns(old.ts) >= self.since_ns)
 
     async def _fill(self, store: EventStore, run_id: str, *, until: int | None) -> None:
         """Fold (and send) the run's events after its cursor, up to ``until`` (exclusive)."""
         last = None if until is None else until - 1
         async for old in store.iter_events(run_id, after=self.cursors[run_id], to_seq=last):
             if old.run_id == run_id and old.seq > self.cursors.get(run_id, old.seq):
-                await self._apply(store, old, send=True)
+                self._apply(old, send=True)
 
     async def _refill(self, store: EventStore) -> None:
         """After (re)subscribing: what the open runs appended meanwhile."""

@@ -7,31 +7,18 @@ run, and what it cannot take is dropped by the SDK (which logs it), not queued f
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 from typing import TYPE_CHECKING, Any
 
 from helix._version import __version__
-from helix.errors import ConfigError
 
-from ._settings import OtelSettings
+from ._settings import OtelSettings, check_otel_installed
 from ._span import OtelSpan
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
 
 _SCOPE = "helix"
-
-
-def check_otel_installed() -> None:
-    """``ConfigError`` when export is asked for and the ``otel`` extra is missing."""
-    for module in ("opentelemetry.sdk.trace", "opentelemetry.exporter.otlp.proto.http"):
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except (ModuleNotFoundError, ValueError):  # a parent missing, or blocked
-            found = False
-        if not found:
-            raise ConfigError("trace export needs OpenTelemetry: pip install 'helix-harness[otel]'")
 
 
 class OtlpSink:

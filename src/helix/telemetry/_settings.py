@@ -7,6 +7,7 @@ the standard ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` or ``OTEL_EXPORTER_OTLP_ENDP
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -77,11 +78,23 @@ def _headers(name: str, value: str) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
+def check_otel_installed() -> None:
+    """``ConfigError`` when export is asked for and the ``otel`` extra is missing."""
+    for module in ("opentelemetry.sdk.trace", "opentelemetry.exporter.otlp.proto.http"):
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ModuleNotFoundError, ValueError):  # a parent missing, or blocked
+            found = False
+        if not found:
+            raise ConfigError("trace export needs OpenTelemetry: pip install 'helix-harness[otel]'")
+
+
 def read_otel_settings(env: Mapping[str, str] | None = None) -> OtelSettings | None:
     """The trace export the environment asks for, or ``None`` (off, the default).
 
     ``ConfigError`` names the variable at fault: a URL that is not http(s), headers
-    that are not ``key=value`` pairs, a timeout that is not a number.
+    that are not ``key=value`` pairs, a timeout that is not a number; or, when export
+    is on, says the ``otel`` extra is missing.
     """
     env = os.environ if env is None else env
     if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
@@ -125,6 +138,7 @@ def read_otel_settings(env: Mapping[str, str] | None = None) -> OtelSettings | N
     reasons = env.get("HELIX_OTEL_GATE_REASONS", "").strip().lower()
     if reasons not in _SWITCH:
         raise ConfigError(f"HELIX_OTEL_GATE_REASONS: {reasons!r} is not one of on, off")
+    check_otel_installed()
     return OtelSettings(endpoint, source, headers, service, timeout_s, _SWITCH[reasons])
 
 
