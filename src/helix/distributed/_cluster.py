@@ -37,14 +37,13 @@ from ._cluster_state import (
     start_ticks,
     write_state,
 )
-from ._ray import RAY_TOKEN_ENV, RayAddress, connect_ray, ray_environment
+from ._ray import RAY_TOKEN_ENV, RayAddress, connect_ray, node_info, ray_environment
 
 HOST = "127.0.0.1"
 """Where this machine reaches the head. Ray itself listens on the machine's interface
 address too (its token authentication is what keeps others out)."""
 _LABEL_PART = re.compile(r"[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?")
 _MAX_NODES = 32
-_NODE_ID_LABEL = "ray.io/node-id"
 """A label Ray gives every node: its id, shown once already."""
 
 Tell = Callable[[str], None]
@@ -186,24 +185,7 @@ def cluster_nodes(cluster: RayAddress) -> list[NodeInfo]:
         raise StoreUnavailableError(
             f"cannot reach the Ray cluster at {cluster.address}: {reason}"
         ) from None
-    found = []
-    for node in listed:
-        resources = {
-            k: float(v) for k, v in node.get("Resources", {}).items() if not k.startswith("node:")
-        }
-        labels = {
-            str(k): str(v) for k, v in (node.get("Labels") or {}).items() if k != _NODE_ID_LABEL
-        }
-        found.append(
-            NodeInfo(
-                id=str(node["NodeID"]),
-                executor="ray",
-                address=str(node.get("NodeManagerAddress", "")),
-                state="alive" if node.get("Alive") else "dead",
-                resources=resources,
-                labels=labels,
-            )
-        )
+    found = [node_info(node, id_label=False) for node in listed]
     return sorted(
         found,
         key=lambda n: (n.labels.get("helix.role") != "head", n.labels.get("helix.node", ""), n.id),

@@ -12,9 +12,13 @@ import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from helix.errors import ConfigError
+from helix.runtime import NodeInfo, NodeState
 
+NODE_ID_LABEL = "ray.io/node-id"
+"""The label Ray gives every node: its id."""
 RAY_TOKEN_ENV = "HELIX_RAY_TOKEN"
 """The cluster's shared token (Ray's ``RAY_AUTH_TOKEN``)."""
 
@@ -68,4 +72,37 @@ def connect_ray(cluster: RayAddress, *, namespace: str = "helix") -> None:
         namespace=namespace,
         logging_level=logging.WARNING,
         log_to_driver=False,
+    )
+
+
+def node_info(
+    row: Mapping[str, Any],
+    *,
+    state: NodeState | None = None,
+    runs: tuple[str, ...] = (),
+    id_label: bool = True,
+) -> NodeInfo:
+    """A ``ray.nodes()`` row as a ``NodeInfo`` (``state``: instead of alive/dead).
+
+    Ray's per-node ``node:ADDRESS`` resources are left out, and with ``id_label=False``
+    its ``ray.io/node-id`` label (the id itself) too.
+    """
+    resources = {
+        str(k): float(v)
+        for k, v in dict(row.get("Resources") or {}).items()
+        if not str(k).startswith("node:")
+    }
+    labels = {
+        str(k): str(v)
+        for k, v in dict(row.get("Labels") or {}).items()
+        if id_label or k != NODE_ID_LABEL
+    }
+    return NodeInfo(
+        id=str(row["NodeID"]),
+        executor="ray",
+        address=str(row.get("NodeManagerAddress", "")),
+        state=state or ("alive" if row.get("Alive") else "dead"),
+        resources=resources,
+        labels=labels,
+        runs=runs,
     )

@@ -36,13 +36,10 @@ from helix.runtime import (
     Supervisor,
 )
 
-from ._ray import RayAddress, connect_ray, ray_environment, token_from
+from ._ray import NODE_ID_LABEL, RayAddress, connect_ray, node_info, ray_environment, token_from
 from ._ray_actor import ActorLocation, Outcome, RunActor
 
 _log = logging.getLogger(__name__)
-
-NODE_ID_LABEL = "ray.io/node-id"
-"""The label Ray gives every node: its id (how drained nodes are kept out)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,29 +185,10 @@ class RayExecutor:
         found = []
         for node in await asyncio.to_thread(ray.nodes):
             node_id = str(node["NodeID"])
-            state: NodeState
+            state: NodeState | None = "draining" if node_id in self._draining else None
             if not node.get("Alive"):
                 state = "dead"
-            elif node_id in self._draining:
-                state = "draining"
-            else:
-                state = "alive"
-            resources = {
-                str(k): float(v)
-                for k, v in dict(node.get("Resources") or {}).items()
-                if not str(k).startswith("node:")
-            }
-            found.append(
-                NodeInfo(
-                    id=node_id,
-                    executor="ray",
-                    address=str(node.get("NodeManagerAddress", "")),
-                    state=state,
-                    resources=resources,
-                    labels={str(k): str(v) for k, v in dict(node.get("Labels") or {}).items()},
-                    runs=tuple(sorted(runs.get(node_id, ()))),
-                )
-            )
+            found.append(node_info(node, state=state, runs=tuple(sorted(runs.get(node_id, ())))))
         order = {"alive": 0, "draining": 1, "dead": 2}
         return sorted(found, key=lambda n: (order[n.state], n.id))
 
