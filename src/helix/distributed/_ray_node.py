@@ -30,27 +30,6 @@ CACHE_ENV = "HELIX_NODE_CACHE"
 """Where a node keeps its content cache and the commands' private world copies."""
 
 
-class _ShownAt(BwrapSandbox):
-    """The bwrap tier with the world's private copy shown at the host world's path.
-
-    So a command sees the paths it would see on the host (``pwd``, paths in output).
-    """
-
-    def __init__(self, shown_at: str, **limits: Any) -> None:
-        super().__init__(**limits)
-        self._shown_at = shown_at
-
-    def argv(self, command: str, cwd: Path, **options: Any) -> list[str]:
-        args = super().argv(command, cwd, **options)
-        copy = str(Path(os.path.abspath(cwd)))
-        for index in range(len(args) - 2):
-            if args[index] == "--bind" and args[index + 1] == copy and args[index + 2] == copy:
-                args[index + 2] = self._shown_at
-            elif args[index] == "--chdir" and args[index + 1] == copy:
-                args[index + 1] = self._shown_at
-        return args
-
-
 def node_root(node_id: str) -> Path:
     """This node's folder for the cache and the private copies."""
     base = os.environ.get(CACHE_ENV) or os.path.join(tempfile.gettempdir(), "helix-node")
@@ -143,7 +122,9 @@ def run_on_node(request: dict[str, Any]) -> dict[str, Any]:
         os.rmdir(copy)
         materialize(cache, sent, copy)
         known = written(copy, sent)  # its content is the cache's: no need to hash it
-        box = _ShownAt(request["shown_at"], **request["limits"])
+        # The copy is shown at the host world's path: a command sees the paths it would
+        # see on the host (``pwd``, paths in its output).
+        box = BwrapSandbox(shown_at=Path(request["shown_at"]), **request["limits"])
         try:
             result = asyncio.run(_attentive(box, request, copy))
         finally:

@@ -107,6 +107,8 @@ class BwrapSandbox(ProcessSandbox):
         read_only: More host paths bound read-only at the same place (a toolchain
             under ``/opt``, say); the system is ``/usr`` and ``/etc`` only.
         seccomp: Install the seccomp filter (x86-64 only).
+        shown_at: Where the command sees its world (default: at the world's own path);
+            a node running a private copy shows it at the host world's path.
         **limits: The process tier's options (``cpu_seconds``, ``max_processes``…).
     """
 
@@ -118,6 +120,7 @@ class BwrapSandbox(ProcessSandbox):
         hidden: Iterable[Path] | None = None,
         read_only: Iterable[Path] = (),
         seccomp: bool = True,
+        shown_at: Path | None = None,
         **limits: Any,
     ) -> None:
         limits.setdefault("max_processes", 1024)
@@ -128,6 +131,7 @@ class BwrapSandbox(ProcessSandbox):
         ]
         self._read_only = [os.path.abspath(p) for p in read_only]
         self._seccomp = seccomp
+        self._shown_at = shown_at
         self._bridge: Path | None = None
         parent = pids_parent() if self._max_processes else None
         self._groups = CgroupPool(parent, self._max_processes or 0) if parent else None
@@ -172,13 +176,14 @@ class BwrapSandbox(ProcessSandbox):
         args += ["--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
         for path in [*self._read_only, *(os.path.abspath(p) for p in read_only)]:
             args += ["--ro-bind-try", path, path]
-        args += ["--bind", str(world), str(world)]
+        inside = self._shown_at or world
+        args += ["--bind", str(world), str(inside)]
         args += _masks(self._hidden, world)
         for mount in read_only:
             args += _masks(self._hidden, Path(os.path.abspath(mount)))
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
-        args += ["--chdir", str(world)]
+        args += ["--chdir", str(inside)]
         inner = ["/bin/sh", "-c", command]
         if proxy is not None:
             bridge = self._bridge_script()
