@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from helix.kernel.log import EncodedEvent, SqliteEventStore
+from helix.kernel.log import EncodedEvent, EventStore, SqliteEventStore
 from helix.providers import ModelAdapter, ModelRequest, ModelResponse, Scenario
 from helix.tools import ToolContext, ToolRegistry, ToolResult, builtin_registry, tool
 
@@ -78,3 +78,14 @@ async def write_floor(store: SqliteEventStore, root: Path) -> tuple[float, int]:
     rows = [EncodedEvent(*row) for row in store.connection.execute(f"SELECT {columns} FROM events")]
     rate = await SqliteBench(root, store).raw_inserts(rows, FLOOR_BATCH)
     return len(rows) / rate, len(rows)
+
+
+async def completed_runs(store: EventStore) -> int:
+    """How many runs of the benchmark's store (its own scratch one) completed."""
+    completed, cursor = 0, None
+    while True:
+        page = await store.list_runs(limit=500, cursor=cursor)
+        completed += sum(1 for r in page.runs if r.status == "completed")
+        if page.next_cursor is None:
+            return completed
+        cursor = page.next_cursor

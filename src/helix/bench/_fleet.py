@@ -28,7 +28,7 @@ from helix._util import MANY_RUNS_GC_THRESHOLD, tune_gc_for_many_runs
 from helix.runtime import ChildSpec, Engine, open_supervisor
 
 from ._engine import _Bench, _peak_rss_kib, _rss_kib
-from ._engine_parts import bench_scenario, write_floor
+from ._engine_parts import bench_scenario, completed_runs, write_floor
 from ._figure import Figure
 
 SUITE = "distributed"
@@ -82,7 +82,7 @@ async def _fleet(sizes: FleetSizes, root: Path, tuned_gc: bool) -> Figure:
                 gc.unfreeze()
         elapsed, cpu_s = time.perf_counter() - started, time.process_time() - cpu
         peak = _peak_rss_kib()
-        finished = await _completed(bench, ids)
+        finished = await completed_runs(bench.store)
         floor_s, rows = await write_floor(bench.store, root)
     finally:
         await bench.store.close()
@@ -109,14 +109,6 @@ async def _fleet(sizes: FleetSizes, root: Path, tuned_gc: bool) -> Figure:
 
 async def _drive(engine: Engine, run_id: str) -> None:
     await engine.drive(run_id)
-
-
-async def _completed(bench: _Bench, ids: list[str]) -> int:
-    done = 0
-    for run_id in ids:
-        if (await bench.store.get_run(run_id)).status == "completed":
-            done += 1
-    return done
 
 
 def _reset_peak_rss() -> None:
