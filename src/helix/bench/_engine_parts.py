@@ -6,6 +6,7 @@ processes (``_engine_processes.py``); both build their engines from these.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,3 +90,27 @@ async def completed_runs(store: EventStore) -> int:
         if page.next_cursor is None:
             return completed
         cursor = page.next_cursor
+
+
+def rss_kib() -> float:
+    """This process's resident memory now (KiB)."""
+    return _status_kib("VmRSS")
+
+
+def peak_rss_kib() -> float:
+    """This process's peak resident memory (KiB) since it started or ``reset_peak_rss``."""
+    return _status_kib("VmHWM")
+
+
+def reset_peak_rss() -> None:
+    """Start the peak (``VmHWM``) afresh, so what came before does not count."""
+    with contextlib.suppress(OSError), open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
+
+
+def _status_kib(field_name: str) -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field_name + ":"):
+                return float(line.split()[1])
+    return 0.0
