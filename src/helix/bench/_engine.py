@@ -28,6 +28,7 @@ from helix.tools import builtin_registry
 
 from ._engine_parts import (
     FLOOR_BATCH,
+    ROW_COLUMNS,
     TimedModel,
     Timings,
     bench_scenario,
@@ -186,9 +187,8 @@ async def _commit_floor(
     time), with no harness: the durable log's share of the per-call overhead, measured
     in the same run so that the two can be compared on a machine whose speed varies.
     """
-    columns = "run_id, seq, type, v, ts, turn, actor, data, ext"
     rows = [EncodedEvent(*row) for row in store.connection.execute(
-        f"SELECT {columns} FROM events WHERE run_id = ? ORDER BY seq", (run_id,))]  # fmt: skip
+        f"SELECT {ROW_COLUMNS} FROM events WHERE run_id = ? ORDER BY seq", (run_id,))]  # fmt: skip
     commits: dict[str, list[EncodedEvent]] = {}
     for row in rows:
         commits.setdefault(row.ts, []).append(row)

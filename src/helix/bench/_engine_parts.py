@@ -67,6 +67,8 @@ def bench_scenario(turns: int, delay_s: float = 0.0) -> Scenario:
 
 
 FLOOR_BATCH = 1000
+ROW_COLUMNS = ", ".join(EncodedEvent._fields)
+"""The ``events`` table's columns an ``EncodedEvent`` holds, in its order (to read rows back)."""
 
 
 async def write_floor(store: SqliteEventStore, root: Path) -> tuple[float, int]:
@@ -75,8 +77,8 @@ async def write_floor(store: SqliteEventStore, root: Path) -> tuple[float, int]:
     No harness at all, and the kindest batching (1,000 rows a commit): a floor under
     any engine that logs the same events durably, so the ideal can be judged by it.
     """
-    columns = "run_id, seq, type, v, ts, turn, actor, data, ext"
-    rows = [EncodedEvent(*row) for row in store.connection.execute(f"SELECT {columns} FROM events")]
+    select = f"SELECT {ROW_COLUMNS} FROM events"
+    rows = [EncodedEvent(*row) for row in store.connection.execute(select)]
     rate = await SqliteBench(root, store).raw_inserts(rows, FLOOR_BATCH)
     return len(rows) / rate, len(rows)
 

@@ -23,6 +23,7 @@ from helix.runtime import Blueprint, Engine, RunSetup, open_supervisor
 
 from ._engine_parts import (
     FLOOR_BATCH,
+    ROW_COLUMNS,
     Timings,
     bench_scenario,
     bench_tools,
@@ -116,8 +117,7 @@ async def _postgres_floor(db_url: str) -> tuple[float, int]:
     bench = PostgresBench(db_url)
     try:
         conn = await bench._connection()
-        columns = "run_id, seq, type, v, ts, turn, actor, data, ext"
-        rows = [EncodedEvent(*row) for row in await conn.fetch(f"SELECT {columns} FROM events")]
+        rows = [EncodedEvent(*row) for row in await conn.fetch(f"SELECT {ROW_COLUMNS} FROM events")]
         rate = await bench.raw_inserts(rows, FLOOR_BATCH)
     finally:
         await bench.close()
