@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
 import uuid
@@ -31,33 +32,40 @@ async def _admin(sql: str) -> None:
         await conn.close()
 
 
+@contextlib.contextmanager
+def _scratch_database() -> Iterator[str]:
+    """A new PostgreSQL database's URL, dropped afterwards."""
+    name = f"helix_test_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    base = POSTGRES_ADMIN_URL.rsplit("/", 1)[0]
+    try:
+        yield f"{base}/{name}"
+    finally:
+        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """A fresh PostgreSQL database for this test session, dropped afterwards.
 
     Without a server, the tests that need it fail in CI and skip elsewhere.
     """
-    name = f"helix_test_{uuid.uuid4().hex[:12]}"
-    try:
-        asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
-    except Exception as error:  # any failure to reach the server lands here
-        message = f"PostgreSQL is not reachable at {POSTGRES_ADMIN_URL}: {error}"
-        if _in_ci():
-            pytest.fail(message)
-        pytest.skip(message)
-    base = POSTGRES_ADMIN_URL.rsplit("/", 1)[0]
-    yield f"{base}/{name}"
-    asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    with contextlib.ExitStack() as stack:
+        try:
+            url = stack.enter_context(_scratch_database())
+        except Exception as error:  # any failure to reach the server lands here
+            message = f"PostgreSQL is not reachable at {POSTGRES_ADMIN_URL}: {error}"
+            if _in_ci():
+                pytest.fail(message)
+            pytest.skip(message)
+        yield url
 
 
 @pytest.fixture
 def fresh_postgres_url(postgres_url: str) -> Iterator[str]:
     """A PostgreSQL database of this test's own (several processes share it), dropped after."""
-    name = f"helix_test_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
-    base = POSTGRES_ADMIN_URL.rsplit("/", 1)[0]
-    yield f"{base}/{name}"
-    asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    with _scratch_database() as url:
+        yield url
 
 
 @pytest.fixture

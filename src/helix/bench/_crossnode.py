@@ -31,7 +31,7 @@ from helix.testing import run_created
 
 from ._figure import Figure, percentile
 from ._postgres import temporary_database
-from ._server import _serve, _Served, _token, _ts, _ws_token
+from ._server import _free_port, _serve, _Served, _token, _ts, _ws_token
 
 SUITE = "distributed"
 WAIT_S = 60.0
@@ -91,8 +91,6 @@ async def _measure(sizes: StreamSizes, db_url: str, root: Path) -> Figure:
 async def _helix_serve(db_url: str, home: Path) -> AsyncIterator[int]:
     """A ``helix serve`` process on ``db_url``; its port."""
     import httpx
-
-    from ._server import _free_port
 
     port = _free_port()
     env = {**os.environ, "HELIX_DB": db_url, "HELIX_HOME": str(home)}

@@ -9,7 +9,6 @@ timing wrappers record the model's and the tool's own time, which is subtracted.
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
 import tempfile
 import time
@@ -29,10 +28,13 @@ from helix.tools import builtin_registry
 
 from ._engine_parts import (
     FLOOR_BATCH,
+    ROW_COLUMNS,
     TimedModel,
     Timings,
     bench_scenario,
     bench_tools,
+    peak_rss_kib,
+    rss_kib,
     write_floor,
 )
 from ._engine_processes import processes_figures
@@ -185,9 +187,8 @@ async def _commit_floor(
     time), with no harness: the durable log's share of the per-call overhead, measured
     in the same run so that the two can be compared on a machine whose speed varies.
     """
-    columns = "run_id, seq, type, v, ts, turn, actor, data, ext"
     rows = [EncodedEvent(*row) for row in store.connection.execute(
-        f"SELECT {columns} FROM events WHERE run_id = ? ORDER BY seq", (run_id,))]  # fmt: skip
+        f"SELECT {ROW_COLUMNS} FROM events WHERE run_id = ? ORDER BY seq", (run_id,))]  # fmt: skip
     commits: dict[str, list[EncodedEvent]] = {}
     for row in rows:
         commits.setdefault(row.ts, []).append(row)
@@ -200,13 +201,13 @@ async def _concurrent(sizes: EngineSizes, root: Path) -> list[Figure]:
     scenario = bench_scenario(sizes.concurrent_turns, sizes.model_delay_s)
     bench = _Bench(root, scenario, group_commit=True)
     ids = [await bench.create() for _ in range(sizes.concurrent_runs)]
-    before = _rss_kib()
+    before = rss_kib()
     started = time.perf_counter()
     async with asyncio.TaskGroup() as group:
         for run_id in ids:
             group.create_task(bench.engine.drive(run_id))
     elapsed = time.perf_counter() - started
-    peak = _peak_rss_kib()
+    peak = peak_rss_kib()
     floor = await write_floor(bench.store, root)
     await bench.store.close()
     ideal = sizes.concurrent_turns * sizes.model_delay_s
@@ -275,18 +276,3 @@ async def _per_turn(sizes: EngineSizes, root: Path) -> list[Figure]:
 def _folder(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-def _rss_kib() -> float:
-    return _status_kib("VmRSS")
-
-
-def _peak_rss_kib() -> float:
-    return _status_kib("VmHWM")
-
-
-def _status_kib(field_name: str) -> float:
-    for line in Path(f"/proc/{os.getpid()}/status").read_text().splitlines():
-        if line.startswith(field_name + ":"):
-            return float(line.split()[1])
-    return 0.0

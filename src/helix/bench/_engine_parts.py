@@ -6,12 +6,13 @@ processes (``_engine_processes.py``); both build their engines from these.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from helix.kernel.log import EncodedEvent, SqliteEventStore
+from helix.kernel.log import EncodedEvent, EventStore, SqliteEventStore
 from helix.providers import ModelAdapter, ModelRequest, ModelResponse, Scenario
 from helix.tools import ToolContext, ToolRegistry, ToolResult, builtin_registry, tool
 
@@ -66,6 +67,8 @@ def bench_scenario(turns: int, delay_s: float = 0.0) -> Scenario:
 
 
 FLOOR_BATCH = 1000
+ROW_COLUMNS = ", ".join(EncodedEvent._fields)
+"""The ``events`` table's columns an ``EncodedEvent`` holds, in its order (to read rows back)."""
 
 
 async def write_floor(store: SqliteEventStore, root: Path) -> tuple[float, int]:
@@ -74,7 +77,42 @@ async def write_floor(store: SqliteEventStore, root: Path) -> tuple[float, int]:
     No harness at all, and the kindest batching (1,000 rows a commit): a floor under
     any engine that logs the same events durably, so the ideal can be judged by it.
     """
-    columns = "run_id, seq, type, v, ts, turn, actor, data, ext"
-    rows = [EncodedEvent(*row) for row in store.connection.execute(f"SELECT {columns} FROM events")]
+    select = f"SELECT {ROW_COLUMNS} FROM events"
+    rows = [EncodedEvent(*row) for row in store.connection.execute(select)]
     rate = await SqliteBench(root, store).raw_inserts(rows, FLOOR_BATCH)
     return len(rows) / rate, len(rows)
+
+
+async def completed_runs(store: EventStore) -> int:
+    """How many runs of the benchmark's store (its own scratch one) completed."""
+    completed, cursor = 0, None
+    while True:
+        page = await store.list_runs(limit=500, cursor=cursor)
+        completed += sum(1 for r in page.runs if r.status == "completed")
+        if page.next_cursor is None:
+            return completed
+        cursor = page.next_cursor
+
+
+def rss_kib() -> float:
+    """This process's resident memory now (KiB)."""
+    return _status_kib("VmRSS")
+
+
+def peak_rss_kib() -> float:
+    """This process's peak resident memory (KiB) since it started or ``reset_peak_rss``."""
+    return _status_kib("VmHWM")
+
+
+def reset_peak_rss() -> None:
+    """Start the peak (``VmHWM``) afresh, so what came before does not count."""
+    with contextlib.suppress(OSError), open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
+
+
+def _status_kib(field_name: str) -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field_name + ":"):
+                return float(line.split()[1])
+    return 0.0

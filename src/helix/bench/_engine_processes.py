@@ -21,7 +21,15 @@ from helix.kernel.log import EncodedEvent, EventStore, SqliteEventStore, open_st
 from helix.providers import ModelAdapter, ScriptedModel
 from helix.runtime import Blueprint, Engine, RunSetup, open_supervisor
 
-from ._engine_parts import FLOOR_BATCH, Timings, bench_scenario, bench_tools, write_floor
+from ._engine_parts import (
+    FLOOR_BATCH,
+    ROW_COLUMNS,
+    Timings,
+    bench_scenario,
+    bench_tools,
+    completed_runs,
+    write_floor,
+)
 from ._figure import Figure
 from ._postgres import PostgresBench, temporary_database
 
@@ -84,7 +92,7 @@ async def processes_figures(
             executor.submit(run_id)
         await executor.wait_idle()
         elapsed = time.perf_counter() - started
-        completed = await _completed(engine.store)
+        completed = await completed_runs(engine.store)
         if postgres_url is None:
             assert isinstance(engine.store, SqliteEventStore)
             floor_s, rows = await write_floor(engine.store, root)
@@ -104,23 +112,12 @@ async def processes_figures(
     yield Figure(SUITE, "concurrent_write_floor", floor_s / ideal, "ratio", floor_params)
 
 
-async def _completed(store: EventStore) -> int:
-    completed, cursor = 0, None
-    while True:
-        page = await store.list_runs(limit=500, cursor=cursor)
-        completed += sum(1 for r in page.runs if r.status == "completed")
-        if page.next_cursor is None:
-            return completed
-        cursor = page.next_cursor
-
-
 async def _postgres_floor(db_url: str) -> tuple[float, int]:
     """Seconds plain ``asyncpg`` takes to write the rows those runs wrote, and how many."""
     bench = PostgresBench(db_url)
     try:
         conn = await bench._connection()
-        columns = "run_id, seq, type, v, ts, turn, actor, data, ext"
-        rows = [EncodedEvent(*row) for row in await conn.fetch(f"SELECT {columns} FROM events")]
+        rows = [EncodedEvent(*row) for row in await conn.fetch(f"SELECT {ROW_COLUMNS} FROM events")]
         rate = await bench.raw_inserts(rows, FLOOR_BATCH)
     finally:
         await bench.close()

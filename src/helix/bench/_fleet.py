@@ -15,7 +15,6 @@ other work does not inflate as it does the wall time), and the write floor (plai
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import tempfile
 import time
@@ -27,8 +26,15 @@ from pathlib import Path
 from helix._util import MANY_RUNS_GC_THRESHOLD, tune_gc_for_many_runs
 from helix.runtime import ChildSpec, Engine, open_supervisor
 
-from ._engine import _Bench, _peak_rss_kib, _rss_kib
-from ._engine_parts import bench_scenario, write_floor
+from ._engine import _Bench
+from ._engine_parts import (
+    bench_scenario,
+    completed_runs,
+    peak_rss_kib,
+    reset_peak_rss,
+    rss_kib,
+    write_floor,
+)
 from ._figure import Figure
 
 SUITE = "distributed"
@@ -66,8 +72,8 @@ async def _fleet(sizes: FleetSizes, root: Path, tuned_gc: bool) -> Figure:
         created = time.perf_counter()
         ids = [await bench.create() for _ in range(sizes.runs)]
         create_s = time.perf_counter() - created
-        _reset_peak_rss()
-        before = _rss_kib()
+        reset_peak_rss()
+        before = rss_kib()
         previous = tune_gc_for_many_runs() if tuned_gc else None
         cpu, started = time.process_time(), time.perf_counter()
         try:
@@ -81,8 +87,8 @@ async def _fleet(sizes: FleetSizes, root: Path, tuned_gc: bool) -> Figure:
                 gc.set_threshold(*previous)
                 gc.unfreeze()
         elapsed, cpu_s = time.perf_counter() - started, time.process_time() - cpu
-        peak = _peak_rss_kib()
-        finished = await _completed(bench, ids)
+        peak = peak_rss_kib()
+        finished = await completed_runs(bench.store)
         floor_s, rows = await write_floor(bench.store, root)
     finally:
         await bench.store.close()
@@ -109,17 +115,3 @@ async def _fleet(sizes: FleetSizes, root: Path, tuned_gc: bool) -> Figure:
 
 async def _drive(engine: Engine, run_id: str) -> None:
     await engine.drive(run_id)
-
-
-async def _completed(bench: _Bench, ids: list[str]) -> int:
-    done = 0
-    for run_id in ids:
-        if (await bench.store.get_run(run_id)).status == "completed":
-            done += 1
-    return done
-
-
-def _reset_peak_rss() -> None:
-    """Start the peak (``VmHWM``) afresh, so creating the runs does not count."""
-    with contextlib.suppress(OSError), open("/proc/self/clear_refs", "w") as refs:
-        refs.write("5")

@@ -22,10 +22,10 @@ import tempfile
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 from helix.errors import RunStateError
+from helix.kernel.events import parse_iso
 from helix.kernel.log import SqliteEventStore
 from helix.providers import ModelAdapter, Scenario, ScriptedModel
 from helix.runtime import Engine, RunSetup
@@ -102,7 +102,7 @@ async def _takeover(tmp: Path, lost: str, sizes: LeaseSizes) -> float:
             await _drive_when_free(store, run_id, home, sizes, env)
             taken = await store.event_at(run_id, head)
             assert taken is not None, "the second driver appended nothing"
-            return _posix(taken.ts) - lost_at
+            return parse_iso(taken.ts) - lost_at
         finally:
             await store.close()
     finally:
@@ -139,7 +139,3 @@ async def _wait_for(store: SqliteEventStore, run_id: str, event_type: str) -> No
         async for event in events:
             if event.type == event_type:
                 return
-
-
-def _posix(ts: str) -> float:
-    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()

@@ -21,13 +21,13 @@ import tempfile
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from helix.distributed import RayAddress, RayExecutor, ray_environment
 from helix.errors import ConfigError
+from helix.kernel.events import parse_iso
 from helix.kernel.log import EventStore, open_store
 from helix.providers import Scenario
 from helix.runtime import Engine, open_supervisor
@@ -169,11 +169,7 @@ async def _kill_and_resume(
                 if event.type == "lease.taken_over":
                     reason = str(event.data.get("reason", ""))
                 if event.type == "run.resumed":
-                    resumed = _posix(event.ts) - killed_at
+                    resumed = parse_iso(event.ts) - killed_at
                 if event.type in ("run.completed", "run.failed"):
                     break
     return resumed, reason
-
-
-def _posix(ts: str) -> float:
-    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()

@@ -62,19 +62,7 @@ def run_suite(
         return run_extension(ExtensionSizes.quick() if quick else ExtensionSizes(), workdir=workdir)
     if name == "distributed":
         from ._distributed import DistributedSizes, run_distributed
-        from ._ray_restart import RayRestartSizes, run_ray_restart
 
         spread = DistributedSizes.quick() if quick else DistributedSizes()
-        restart = RayRestartSizes.quick() if quick else RayRestartSizes()
-        return _chain(
-            run_distributed(spread, postgres_url=postgres_url, workdir=workdir),
-            run_ray_restart(restart, postgres_url=postgres_url, workdir=workdir),
-        )
+        return run_distributed(spread, postgres_url=postgres_url, workdir=workdir)
     raise ConfigError(f"unknown benchmark suite {name!r}: choose from {', '.join(SUITES)}")
-
-
-async def _chain(*parts: AsyncIterator[Figure]) -> AsyncIterator[Figure]:
-    """The figures of several parts of a suite, one part after another."""
-    for part in parts:
-        async for figure in part:
-            yield figure

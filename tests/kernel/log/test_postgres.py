@@ -6,12 +6,13 @@ none answers, a skip elsewhere.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from helix.errors import StoreUnavailableError
+from helix.errors import StoreUnavailableError, SubscriptionGapError, SubscriptionOverflowError
 from helix.kernel.events import EventRegistry, NewEvent, ToolCompleted
 from helix.kernel.log import EventStore, open_store
 from helix.kernel.log._postgres import PostgresEventStore
@@ -114,8 +115,6 @@ async def test_racing_processes_never_gap_or_duplicate(
 async def test_subscriber_sees_another_process_append(
     store: PostgresEventStore, postgres_url: str
 ) -> None:
-    import asyncio
-
     run_id = (await store.create_run(run_created())).id
     async with store.subscribe(run_id) as sub:
         assert (await anext(sub)).seq == 0
@@ -146,8 +145,6 @@ async def test_missing_database_is_a_clear_error(postgres_url: str) -> None:
 
 async def _drop_listener(store: PostgresEventStore, admin: PostgresEventStore) -> None:
     """Terminate the store's LISTEN backend; return once the store has noticed."""
-    import asyncio
-
     listener = store._listener
     assert listener is not None
     assert await admin.pool.fetchval("SELECT pg_terminate_backend($1)", listener.get_server_pid())
@@ -162,8 +159,6 @@ async def test_a_dropped_listener_reads_what_it_missed_from_the_log(postgres_url
     The last events of a run may land in the gap: no later notice would reveal it, so
     the store, listening again, has every subscriber read the log from where it was.
     """
-    import asyncio
-
     async with (
         await PostgresEventStore.open(postgres_url) as reader,
         await PostgresEventStore.open(postgres_url) as writer,
@@ -185,10 +180,6 @@ async def test_a_dropped_listener_reads_what_it_missed_from_the_log(postgres_url
 
 async def test_an_all_runs_subscriber_is_told_of_a_dropped_listener(postgres_url: str) -> None:
     """Every run's stream has no log to read on a gap: it is told, with its cursors."""
-    import asyncio
-
-    from helix.errors import SubscriptionGapError, SubscriptionOverflowError
-
     async with (
         await PostgresEventStore.open(postgres_url) as reader,
         await PostgresEventStore.open(postgres_url) as writer,
@@ -211,8 +202,6 @@ async def test_a_long_id_and_a_big_commit_reach_another_process(postgres_url: st
     So PostgreSQL's 8,000-byte payload limit always holds (the longest id included);
     the other process reads the events themselves from the log.
     """
-    import asyncio
-
     async with (
         await PostgresEventStore.open(postgres_url) as reader,
         await PostgresEventStore.open(postgres_url) as writer,
