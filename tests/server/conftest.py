@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -23,6 +22,7 @@ import httpx
 import pytest
 import uvicorn
 
+from helix._util import free_port as free_port
 from helix.accounts import Accounts, Hashing, open_accounts
 from helix.providers import Scenario
 from helix.server import ServerConfig, create_app
@@ -34,12 +34,6 @@ if TYPE_CHECKING:
 MODEL = "openai:gpt-4.1"
 WAIT_S = 60.0
 """A safety net for a busy machine, never a performance limit."""
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class LiveServer:

@@ -10,6 +10,7 @@ from ._files import read_structured as read_structured
 from ._gc import MANY_RUNS_GC_THRESHOLD as MANY_RUNS_GC_THRESHOLD
 from ._gc import tune_gc_for_many_runs as tune_gc_for_many_runs
 from ._machine import machine_resources as machine_resources
+from ._ports import free_port as free_port
 from ._redact import MASK as MASK
 from ._redact import redact as redact
 from ._redact import secret_values as secret_values
@@ -19,6 +20,7 @@ __all__ = [
     "MASK",
     "FileProblem",
     "first_problem",
+    "free_port",
     "holder_gone",
     "holder_process",
     "machine_resources",

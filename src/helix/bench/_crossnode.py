@@ -25,13 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from helix._util import free_port
 from helix.kernel.events import NewEvent, SteerReceived, parse_iso
 from helix.kernel.log import EventStore
 from helix.testing import run_created
 
 from ._figure import Figure, percentile
 from ._postgres import temporary_database
-from ._server import _free_port, _serve, _Served, _token, _ts, _ws_token
+from ._server import _serve, _Served, _token, _ts, _ws_token
 
 SUITE = "distributed"
 WAIT_S = 60.0
@@ -92,7 +93,7 @@ async def _helix_serve(db_url: str, home: Path) -> AsyncIterator[int]:
     """A ``helix serve`` process on ``db_url``; its port."""
     import httpx
 
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "HELIX_DB": db_url, "HELIX_HOME": str(home)}
     command = [sys.executable, "-m", "helix", "serve", "--port", str(port), "--no-resume"]
     log = await asyncio.to_thread(_log_file, home)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from helix._util import free_port
 from helix.accounts import Hashing
 from helix.kernel.events import NewEvent, SteerReceived, parse_iso
 from helix.kernel.log import EventStore, SqliteEventStore
@@ -120,7 +121,7 @@ async def _serve(home: Path, db_url: str | None = None) -> _Served:
         ws_queue=100_000,
     )
     app = create_app(config, announce=lambda _link: None)
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", ws="websockets-sansio")
     )
@@ -142,14 +143,6 @@ async def _serve(home: Path, db_url: str | None = None) -> _Served:
             break
         await asyncio.sleep(0.01)
     return served
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 async def _token(served: _Served) -> str:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from helix._util import free_port
 from helix.errors import ConfigError, ConflictError, NotFoundError, StoreUnavailableError
 from helix.runtime import NodeInfo
 
@@ -114,7 +115,7 @@ def cluster_up(
         remove_state(home)  # left by a cluster whose processes are gone
     token = env.get(RAY_TOKEN_ENV) or secrets.token_hex(32)
     child_env = {**env, **ray_environment(token)}
-    port = _free_port()
+    port = free_port(HOST)
     address = f"{HOST}:{port}"
     logs = cluster_dir(home) / "logs"
     logs.mkdir(exist_ok=True, mode=0o700)
@@ -122,7 +123,7 @@ def cluster_up(
     try:
         tell(f"starting the head node at {address} …")
         head_args = ["--head", f"--port={port}", "--include-dashboard=false",
-                     f"--ray-client-server-port={_free_port()}"]  # fmt: skip
+                     f"--ray-client-server-port={free_port(HOST)}"]  # fmt: skip
         started.append(_start(logs, "head", head_args, {"helix.role": "head"}, spec, child_env))
         write_state(home, LocalCluster(address, token, tuple(started)))
         _wait_for_port(port, started[0], timeout_s)
@@ -214,10 +215,10 @@ def _start(
     command = [
         sys.executable, "-m", "ray.scripts.scripts", "start", "--block", *args,
         "--disable-usage-stats",
-        f"--node-manager-port={_free_port()}", f"--object-manager-port={_free_port()}",
-        f"--dashboard-agent-listen-port={_free_port()}",
-        f"--dashboard-agent-grpc-port={_free_port()}",
-        f"--runtime-env-agent-port={_free_port()}", f"--metrics-export-port={_free_port()}",
+        f"--node-manager-port={free_port(HOST)}", f"--object-manager-port={free_port(HOST)}",
+        f"--dashboard-agent-listen-port={free_port(HOST)}",
+        f"--dashboard-agent-grpc-port={free_port(HOST)}",
+        f"--runtime-env-agent-port={free_port(HOST)}", f"--metrics-export-port={free_port(HOST)}",
         "--labels=" + ",".join(f"{k}={v}" for k, v in labels.items()),
     ]  # fmt: skip
     if spec.cpus is not None:
@@ -255,12 +256,6 @@ def _stop(processes: list[ClusterProcess], *, timeout_s: float = 30) -> list[int
         with contextlib.suppress(ChildProcessError):
             os.waitpid(process.pid, os.WNOHANG)
     return sorted(tree)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind((HOST, 0))
-        return int(probe.getsockname()[1])
 
 
 def _wait_for_port(port: int, head: ClusterProcess, timeout_s: float) -> None:
