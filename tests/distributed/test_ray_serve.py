@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
@@ -71,55 +70,35 @@ def test_serve_refuses_a_ray_executor_it_cannot_use(
 
 
 def test_a_server_with_the_ray_executor_drives_its_runs_on_the_cluster(
-    ray_cluster: RayCluster, postgres_url: str, tmp_path: Path
+    ray_cluster: RayCluster, fresh_postgres_url: str, tmp_path: Path
 ) -> None:
     connect_ray(ray_cluster.address)  # from the main thread; the server's is then a no-op
-    base = postgres_url.rsplit("/", 1)[0]
-    name = f"helix_serve_ray_{uuid.uuid4().hex[:8]}"
-    asyncio.run(_admin(f"{base}/postgres", f'CREATE DATABASE "{name}"'))
-    try:
-        with MockModelServer() as mock:
-            mock.play(Scenario.of({"text": "Done on the cluster.", "delay_s": 1}))
-            config = ServerConfig(
-                db_url=f"{base}/{name}",
-                home=tmp_path / "home",
-                hashing=Hashing.cheap(),
-                env={"OPENAI_API_KEY": "test", "OPENAI_BASE_URL": mock.openai_base_url},
-                executor="ray",
-                ray_address=ray_cluster.address.address,
-            )
-            live = LiveServer(config).start()
-            try:
-                state = live.app.state.helix
-                assert state.executor.kind == "ray"
-                with live.client() as anonymous:
-                    login = anonymous.post("/auth/link", json={"token": live.bootstrap_token})
-                with live.client(login.json()["token"]) as client:
-                    body = {"objective": "say done", "model": "openai:gpt-4.1"}
-                    run_id = client.post("/runs", json=body).json()["id"]
-                    placed = wait_until(
-                        lambda: [
-                            n for n in asyncio.run(state.executor.nodes()) if run_id in n.runs
-                        ],
-                        "the run's actor on a node",
-                    )
-                    assert placed[0].executor == "ray"
-                    done = wait_for_status(client, run_id, "completed", "failed")
-                    assert done["status"] == "completed"
-                    assert "Done on the cluster." in str(
-                        client.get(f"/runs/{run_id}/events").json()
-                    )
-            finally:
-                live.stop()
-    finally:
-        asyncio.run(_admin(f"{base}/postgres", f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-
-
-async def _admin(url: str, sql: str) -> None:
-    import asyncpg
-
-    conn = await asyncpg.connect(url, timeout=5)
-    try:
-        await conn.execute(sql)
-    finally:
-        await conn.close()
+    with MockModelServer() as mock:
+        mock.play(Scenario.of({"text": "Done on the cluster.", "delay_s": 1}))
+        config = ServerConfig(
+            db_url=fresh_postgres_url,
+            home=tmp_path / "home",
+            hashing=Hashing.cheap(),
+            env={"OPENAI_API_KEY": "test", "OPENAI_BASE_URL": mock.openai_base_url},
+            executor="ray",
+            ray_address=ray_cluster.address.address,
+        )
+        live = LiveServer(config).start()
+        try:
+            state = live.app.state.helix
+            assert state.executor.kind == "ray"
+            with live.client() as anonymous:
+                login = anonymous.post("/auth/link", json={"token": live.bootstrap_token})
+            with live.client(login.json()["token"]) as client:
+                body = {"objective": "say done", "model": "openai:gpt-4.1"}
+                run_id = client.post("/runs", json=body).json()["id"]
+                placed = wait_until(
+                    lambda: [n for n in asyncio.run(state.executor.nodes()) if run_id in n.runs],
+                    "the run's actor on a node",
+                )
+                assert placed[0].executor == "ray"
+                done = wait_for_status(client, run_id, "completed", "failed")
+                assert done["status"] == "completed"
+                assert "Done on the cluster." in str(client.get(f"/runs/{run_id}/events").json())
+        finally:
+            live.stop()
