@@ -32,11 +32,14 @@ from ._executor import moved as moved
 from ._faults import Faults as Faults
 from ._faults import InjectedFault as InjectedFault
 from ._fork import fork_replacing as fork_replacing
+from ._graph import GraphConductor as GraphConductor
+from ._graph import retry_task as retry_task
 from ._lease import HolderGone as HolderGone
 from ._loop import TERMINAL as TERMINAL
 from ._loop import RunLoop as RunLoop
 from ._placement import Placement as Placement
 from ._placement import Placer as Placer
+from ._plan import Plan as Plan
 from ._policy_replay import ApprovalOutcome as ApprovalOutcome
 from ._policy_replay import PolicyReplay as PolicyReplay
 from ._policy_replay import ReplayedCall as ReplayedCall
@@ -47,6 +50,8 @@ from ._setup import RunSetup as RunSetup
 from ._supervisor import ChildSpec as ChildSpec
 from ._supervisor import Supervisor as Supervisor
 from ._supervisor import open_supervisor as open_supervisor
+from ._taskgraph import TaskGraph as TaskGraph
+from ._taskgraph import TaskSpec as TaskSpec
 from ._until import Until as Until
 from ._world_control import KeepOutcome as KeepOutcome
 from ._world_control import compare as compare
@@ -72,6 +77,7 @@ __all__ = [
     "Executor",
     "ExecutorKind",
     "Faults",
+    "GraphConductor",
     "Handoff",
     "HolderGone",
     "InjectedFault",
@@ -82,6 +88,7 @@ __all__ = [
     "NodeState",
     "Placement",
     "Placer",
+    "Plan",
     "PolicyReplay",
     "ReplayedCall",
     "RunLoop",
@@ -90,6 +97,8 @@ __all__ = [
     "SandboxSettings",
     "Supervisor",
     "SystemClock",
+    "TaskGraph",
+    "TaskSpec",
     "UnjudgedCall",
     "Until",
     "blueprint_of",
@@ -106,6 +115,7 @@ __all__ = [
     "replay_policy",
     "replay_policy_workspace",
     "resume",
+    "retry_task",
     "rollback",
     "steer",
 ]

@@ -36,6 +36,7 @@ from helix.providers import ROLES, Price, PriceBook, parse_model_name
 from helix.tools import ToolRegistry
 
 from ._placement import Placement
+from ._taskgraph import TaskGraph
 
 DEFAULT_SYSTEM = (
     "You are an autonomous agent working in a directory (your world) on the task you are"
@@ -125,6 +126,9 @@ class Blueprint(_Strict):
     plugins: tuple[str, ...] = ()
     mcp: tuple[McpServerSpec, ...] = ()
     """MCP servers whose tools the run offers as ``SERVER__TOOL`` (names unique)."""
+    graph: TaskGraph | None = None
+    """A task graph: the run is a graph whose tasks are child runs (``_taskgraph.py``,
+    docs/graphs.md); the rest of the blueprint is the tasks' ceiling and defaults."""
     max_tokens: int = Field(default=4096, gt=0)
     temperature: float | None = Field(default=None, ge=0, le=2)
 

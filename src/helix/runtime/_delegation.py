@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from helix.errors import BlueprintError, ConfigError, HelixError, RunNotFoundError, RunStateError
@@ -53,7 +54,7 @@ class ChildRuns:
             settings = None
         await self._create_unless_exists(child_id, objective, settings, blueprint)
         try:
-            final = await self._until_settled(child_id)
+            final = await settle(self.engine, child_id, stop_when_paused=True)
         except asyncio.CancelledError:  # the parent was cancelled: so is the child
             await asyncio.shield(_cancel_quietly(self.engine, child_id))
             raise
@@ -64,41 +65,6 @@ class ChildRuns:
             )
             await self.session.append([NewEvent(reported, turn=self.session.state.turn)])
         return Delegation(child_id, final.status, report)
-
-    async def _until_settled(self, child_id: str) -> SessionState:
-        """The child's state once it has ended, or paused.
-
-        A paused child (at its budget, or by a person) waits for a person; its parent
-        does not: it is told, and the child can be resumed on its own.
-        """
-        store = self.engine.store
-        async with asyncio.TaskGroup() as group:
-            driver = group.create_task(self._drive_or_await(child_id))
-            async with store.subscribe(child_id) as events:
-                async for event in events:
-                    if event.type in TERMINAL_EVENTS:
-                        break
-                    paused = event.type == "run.paused"
-                    if paused and (await replay_run(store, child_id)).status == "paused":
-                        driver.cancel()
-                        break
-        return await replay_run(store, child_id)
-
-    async def _drive_or_await(self, child_id: str) -> SessionState:
-        """Drive the child here, or wait for its end if another driver has it.
-
-        Another driver: a server resuming every unfinished run when it starts, say.
-        """
-        try:
-            return await self.engine.drive(child_id)
-        except RunStateError:
-            pass
-        store = self.engine.store
-        async with store.subscribe(child_id) as events:
-            async for event in events:
-                if event.type in TERMINAL_EVENTS:
-                    break
-        return await replay_run(store, child_id)
 
     async def _create_unless_exists(
         self, child_id: str, objective: str, settings: Blueprint | None, path: str | None
@@ -133,39 +99,88 @@ class ChildRuns:
             raise ConfigError(
                 f"delegation is already nested {MAX_DEPTH} deep: do this sub-task yourself"
             )
-        parent = self.setup.blueprint
-        own = self._load(path) if path is not None else parent
-        offered = self.setup.tools.names
-        asked = own.tools if own.tools is not None else offered
-        beyond = [name for name in asked if name not in offered]
-        if beyond:
-            raise BlueprintError(
-                f"the child's blueprint asks for tools this run does not have: {', '.join(beyond)}"
-            )
+        own = self._load(path) if path is not None else self.setup.blueprint
         state = self.session.state
         cap = state.budget.usd if state.budget is not None else None
-        budget = own.budget
-        if cap is not None:
-            left = max(0.0, cap - state.spent_usd)
-            usd = left if budget.usd is None else min(left, budget.usd)
-            budget = budget.model_copy(update={"usd": usd})
-        return own.model_copy(
-            update={
-                "model": own.model or parent.model,
-                "tools": tuple(asked),
-                "policy": self.setup.policy.intersect(own.policy),
-                "approvals": parent.approvals,
-                "sandbox": parent.sandbox,
-                "budget": budget,
-            }
-        )
+        left = None if cap is None else max(0.0, cap - state.spent_usd)
+        return narrowed(self.setup, own, tools=own.tools, usd_left=left)
 
     def _load(self, path: str) -> Blueprint:
-        world = self.setup.world
-        target = (world / path).resolve()
-        if not target.is_relative_to(world):
-            raise BlueprintError(f"the child's blueprint {path!r} is outside the world")
-        return Blueprint.load(target)
+        return load_in_world(self.setup.world, path, "the child's blueprint")
+
+
+def load_in_world(world: Path, path: str, what: str) -> Blueprint:
+    """A blueprint file in ``world`` (``BlueprintError`` for one outside it, via a link too)."""
+    target = (world / path).resolve()
+    if not target.is_relative_to(world):
+        raise BlueprintError(f"{what} {path!r} is outside the world")
+    return Blueprint.load(target)
+
+
+def narrowed(
+    setup: RunSetup, own: Blueprint, *, tools: tuple[str, ...] | None, usd_left: float | None
+) -> Blueprint:
+    """A child's settings: ``own``, narrowed to what the run of ``setup`` may do.
+
+    Its tools (``tools``, else all the parent's) must be the parent's; its ceiling is the
+    intersection of both; approvals and sandbox are the parent's; its USD budget is at
+    most ``usd_left``; its model is its own, else the parent's.
+    """
+    parent = setup.blueprint
+    offered = setup.tools.names
+    asked = tools if tools is not None else offered
+    beyond = [name for name in asked if name not in offered]
+    if beyond:
+        raise BlueprintError(
+            f"the child's blueprint asks for tools this run does not have: {', '.join(beyond)}"
+        )
+    budget = own.budget
+    if usd_left is not None:
+        usd = usd_left if budget.usd is None else min(usd_left, budget.usd)
+        budget = budget.model_copy(update={"usd": usd})
+    return own.model_copy(
+        update={
+            "model": own.model or parent.model,
+            "tools": tuple(asked),
+            "policy": setup.policy.intersect(own.policy),
+            "approvals": parent.approvals,
+            "sandbox": parent.sandbox,
+            "budget": budget,
+            "graph": None,
+        }
+    )
+
+
+async def settle(engine: Engine, child_id: str, *, stop_when_paused: bool) -> SessionState:
+    """Drive a child run here (or wait for it, if another driver has it) until it ends.
+
+    ``stop_when_paused``: a child that pauses (at its budget, or by a person) is settled
+    too: its parent is told and the child can be resumed on its own (``delegate``).
+    Otherwise a paused child is waited on until someone resumes it and it ends (a
+    graph's task).
+    """
+    store = engine.store
+    async with asyncio.TaskGroup() as group:
+        driver = group.create_task(_drive_or_await(engine, child_id))
+        async with store.subscribe(child_id) as events:
+            async for event in events:
+                if event.type in TERMINAL_EVENTS:
+                    break
+                paused = stop_when_paused and event.type == "run.paused"
+                if paused and (await replay_run(store, child_id)).status == "paused":
+                    driver.cancel()
+                    break
+    return await replay_run(store, child_id)
+
+
+async def _drive_or_await(engine: Engine, child_id: str) -> None:
+    """Drive the child here; if another driver has it, ``settle`` waits on its log.
+
+    Another driver: a server resuming every unfinished run when it starts, say. A child
+    that is paused when this starts is not driven (whoever resumes it drives it).
+    """
+    with contextlib.suppress(RunStateError):
+        await engine.drive(child_id)
 
 
 def _report(final: SessionState) -> str:

@@ -21,7 +21,7 @@ from helix._util import holder_gone
 from helix.errors import ConfigError, LeaseLostError, ModelNameError, RunStateError
 from helix.gates import Gate, GatePipeline, Policy, build_gate_pipeline
 from helix.kernel.events import NewEvent, RunCreated, RunFailed, RunSettings, SupervisorRestarted
-from helix.kernel.log import EventStore, Lease, RunRecord, SqliteEventStore, new_run_id
+from helix.kernel.log import EventStore, Lease, RunRecord, new_run_id
 from helix.kernel.session import SessionState, replay_run
 from helix.mcp.client import McpSource
 from helix.plugins import Plugins, PluginSource
@@ -31,7 +31,6 @@ from helix.providers import (
     ScriptAccess,
     check_model,
     check_usable,
-    parse_model_name,
 )
 from helix.sandbox import Sandbox, StrongestSandbox, require_sandbox
 from helix.tools import ToolRegistry, ToolSource, builtin_registry
@@ -39,9 +38,12 @@ from helix.world import ObjectStore, world_root
 
 from ._blueprint import Blueprint, blueprint_of
 from ._clock import SYSTEM_CLOCK, Clock
+from ._engine_checks import refuse_own_data, require_prices
+from ._graph import GraphConductor
 from ._lease import HolderGone, driving, holding_lease, lease_ttl
 from ._loop import TERMINAL, RunLoop
 from ._placement import Placer, placed_sandbox
+from ._plan import check_graph, check_task_blueprints, task_models
 from ._session import append_checked, finished
 from ._setup import RunSetup
 from ._supervisor import ChildSpec, open_supervisor
@@ -187,23 +189,28 @@ class Engine:
         spec: str | tuple[str, ...] | None = blueprint.model
         if model:
             spec = model if isinstance(model, str) else tuple(model)
-        if spec is None:
+        if blueprint.graph is not None:
+            check_graph(blueprint, self.tools)
+        elif spec is None:
             raise ConfigError("no model: pass --model provider:model or set model in the blueprint")
-        names = [spec] if isinstance(spec, str) else list(spec)
+        names = [] if spec is None else [spec] if isinstance(spec, str) else list(spec)
+        names += task_models(blueprint) if spec is None else []
         self.check_model(names)
         self.check_usable(names)  # a missing SDK or key is refused here, not retried later
         budget = blueprint.budget
         if budget_usd is not None:
             budget = budget.model_copy(update={"usd": budget_usd})
         if budget.usd is not None:
-            _require_prices(blueprint.price_book(self.prices), names)
+            require_prices(blueprint.price_book(self.prices), names)
         blueprint = blueprint.model_copy(update={"model": spec, "budget": budget})
         if world is None:  # a new folder of its own (as a fork gets), not the caller's cwd
             fresh = new_run_id()
             run_id, world = run_id or fresh, self.home / "worlds" / fresh
             world.mkdir(parents=True)
         world = world_root(world)  # a folder, never /
-        self._refuse_own_data(world)
+        refuse_own_data(self.home, self.store, world)
+        if blueprint.graph is not None:
+            check_task_blueprints(blueprint, world)
         settings = RunSettings(
             blueprint=blueprint.model_dump(mode="json"),
             auto_approve=auto_approve,
@@ -212,32 +219,13 @@ class Engine:
         )
         created = RunCreated(
             objective=objective,
-            model=spec if isinstance(spec, str) else " | ".join(spec),
+            model=_joined(spec) or "",
             world=str(world),
             blueprint=blueprint.name,
             budget=budget,
             settings=settings,
         )
         return await self.store.create_run(created, workspace=workspace, run_id=run_id, actor=actor)
-
-    def _refuse_own_data(self, world: Path) -> None:
-        """``ConfigError`` if ``world`` holds Helix's own data (its home, its SQLite store).
-
-        A run's snapshots, tools and file views read and write its world: they would
-        copy the store into the object store, let the agent rewrite it, and (by opening
-        and closing the database file in the process holding it) drop SQLite's locks,
-        so that another process's connection may reset the write-ahead log under it.
-        """
-        own = [self.home.resolve()]
-        if isinstance(self.store, SqliteEventStore):
-            own.append(self.store.path.resolve())
-        for path in own:
-            if path == world or path.is_relative_to(world):
-                raise ConfigError(
-                    f"the world {world} holds Helix's own data ({path}): a run may not see"
-                    " or change it; choose a folder that does not contain it, or keep"
-                    " HELIX_HOME and HELIX_DB elsewhere"
-                )
 
     def check_model(self, spec: str | Sequence[str]) -> None:
         """``ModelNameError`` unless every name is well formed and this engine may open it."""
@@ -361,10 +349,14 @@ class Engine:
                 return await replay_run(self.store, run_id)
             setup = await self.setup(run_id)
             setup.lease = lease
-            model = self._model_factory(setup) if self._model_factory is not None else None
-            if model is None and setup.blueprint.model is not None:
-                self.check_model(setup.blueprint.model)  # an unknown name fails no run
-            loop = RunLoop(setup, model)
+            loop: RunLoop | GraphConductor
+            if setup.blueprint.graph is not None:
+                loop = GraphConductor(setup)  # its steps start tasks, not turns
+            else:
+                model = self._model_factory(setup) if self._model_factory is not None else None
+                if model is None and setup.blueprint.model is not None:
+                    self.check_model(setup.blueprint.model)  # an unknown name fails no run
+                loop = RunLoop(setup, model)
             result: list[SessionState] = []
             refused: list[BaseException] = []
 
@@ -484,14 +476,3 @@ def _describe(error: BaseException) -> str:
 
 def _joined(model: str | tuple[str, ...] | None) -> str | None:
     return model if isinstance(model, str) or model is None else " | ".join(model)
-
-
-def _require_prices(prices: PriceBook, names: Sequence[str]) -> None:
-    """Refuse a USD cap that could not bind: a model with no known price costs ``null``."""
-    for name in names:
-        if not prices.knows(*parse_model_name(name)):
-            raise ConfigError(
-                f"{name} has no known price, so a USD budget cannot bind it: give its price"
-                f' in the blueprint (prices: {{"{name}": {{input: …, output: …}}}}, USD per'
-                " million tokens) or drop the USD cap"
-            )

@@ -24,6 +24,7 @@ from helix.kernel.session import (
     PendingApproval,
     PendingChoice,
     SessionState,
+    TaskState,
     Usage,
     decode_state,
     encode_state,
@@ -87,6 +88,20 @@ _EVERY_FIELD = {
     },
     "choice_calls": {"c10": "cmp_2"},
     "choices_made": {"cmp_3": ChoiceMade("b", "user:ann", reason=None)},
+    "plan": {"tasks": [{"id": "a", "objective": "x"}], "max_parallel": 4},
+    "tasks": {
+        "a": TaskState(
+            status="failed",
+            attempts=2,
+            run_id="run_a2",
+            runs=["run_a1", "run_a2"],
+            objective="x",
+            report={"rows": [1, 2.5, None, "ü"]},
+            error="its run failed",
+            cost_usd=0.25,
+            budget_usd=None,
+        )
+    },
     "started_at": "2026-12-01T07:00:00.123456Z",
     "created_by": "user:ann",
 }

@@ -23,6 +23,11 @@ from ._gate import ApprovalRequested as ApprovalRequested
 from ._gate import EgressAttempts as EgressAttempts
 from ._gate import EgressCounted as EgressCounted
 from ._gate import GateDecided as GateDecided
+from ._graph import GraphPlanned as GraphPlanned
+from ._graph import TaskCompleted as TaskCompleted
+from ._graph import TaskFailed as TaskFailed
+from ._graph import TaskRetried as TaskRetried
+from ._graph import TaskStarted as TaskStarted
 from ._mcp import McpEgressDecided as McpEgressDecided
 from ._mcp import McpServerFailed as McpServerFailed
 from ._mcp import McpServerStarted as McpServerStarted
@@ -106,6 +111,7 @@ __all__ = [
     "FileChanged",
     "ForkPoint",
     "GateDecided",
+    "GraphPlanned",
     "LeaseTakenOver",
     "McpEgressDecided",
     "McpSampleRefused",
@@ -134,6 +140,10 @@ __all__ = [
     "RunStatus",
     "SteerReceived",
     "SupervisorRestarted",
+    "TaskCompleted",
+    "TaskFailed",
+    "TaskRetried",
+    "TaskStarted",
     "ToolCall",
     "ToolCompleted",
     "ToolInterrupted",

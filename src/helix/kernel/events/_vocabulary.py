@@ -15,6 +15,7 @@ from ._control import (
     upcast_ui_component_v1,
 )
 from ._gate import ApprovalDecided, ApprovalRequested, EgressCounted, GateDecided
+from ._graph import GraphPlanned, TaskCompleted, TaskFailed, TaskRetried, TaskStarted
 from ._mcp import (
     McpEgressDecided,
     McpServerFailed,
@@ -97,6 +98,11 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
     McpEgressDecided,
     McpSampled,
     McpSampleRefused,
+    GraphPlanned,
+    TaskStarted,
+    TaskCompleted,
+    TaskFailed,
+    TaskRetried,
 )
 
 

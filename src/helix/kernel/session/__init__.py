@@ -25,6 +25,8 @@ from ._state import Message as Message
 from ._state import PendingApproval as PendingApproval
 from ._state import PendingChoice as PendingChoice
 from ._state import SessionState as SessionState
+from ._state import TaskState as TaskState
+from ._state import TaskStatus as TaskStatus
 from ._state import Usage as Usage
 from ._trace import TraceSpan as TraceSpan
 from ._trace import trace as trace
@@ -43,6 +45,8 @@ __all__ = [
     "SpendQuery",
     "SpendReport",
     "SpendSlot",
+    "TaskState",
+    "TaskStatus",
     "TraceSpan",
     "Usage",
     "apply",

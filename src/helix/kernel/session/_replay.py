@@ -21,6 +21,7 @@ from ._state import (
     PendingApproval,
     PendingChoice,
     SessionState,
+    TaskState,
     Usage,
 )
 
@@ -308,6 +309,46 @@ def _agent_reported(state: SessionState, event: Event, data: dict[str, Any]) -> 
         state.delegated_usd += data.get("cost_usd") or 0.0
 
 
+def _graph_planned(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    state.plan = data["plan"]
+    for task in data["plan"].get("tasks") or ():
+        state.tasks.setdefault(task["id"], TaskState())
+
+
+def _task_started(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    task = state.tasks.setdefault(data["task"], TaskState())
+    task.status, task.run_id, task.attempts = "running", data["run_id"], data["attempt"]
+    task.budget_usd, task.error, task.objective = data.get("budget_usd"), None, data["objective"]
+    task.runs.append(data["run_id"])
+    state.children.append(data["run_id"])
+
+
+def _task_completed(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    task = state.tasks.setdefault(data["task"], TaskState())
+    task.status, task.report, task.budget_usd = "completed", data["report"], None
+    _task_spent(state, event, task, data)
+
+
+def _task_failed(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    task = state.tasks.setdefault(data["task"], TaskState())
+    task.status = "pending" if data["retrying"] else "failed"
+    task.error, task.budget_usd = data["error"], None
+    _task_spent(state, event, task, data)
+
+
+def _task_spent(state: SessionState, event: Event, task: TaskState, data: dict[str, Any]) -> None:
+    cost = data.get("cost_usd") or 0.0
+    task.cost_usd += cost
+    state.children_reported.add(data["run_id"])
+    if event.run_id == state.run_id:  # like agent.reported: it counts against the graph
+        state.delegated_usd += cost
+
+
+def _task_retried(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    task = state.tasks.setdefault(data["task"], TaskState())
+    task.status, task.attempts = "pending", 0
+
+
 def _ui_component(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     if data.get("id") is None:
         return  # a version 1 component: nothing can name it
@@ -362,6 +403,11 @@ _HANDLERS: dict[str, _Handler] = {
     "steer.received": _steer_received,
     "agent.spawned": _agent_spawned,
     "agent.reported": _agent_reported,
+    "graph.planned": _graph_planned,
+    "task.started": _task_started,
+    "task.completed": _task_completed,
+    "task.failed": _task_failed,
+    "task.retried": _task_retried,
     "ui.component": _ui_component,
     "ui.asked": _ui_asked,
     "ui.chosen": _ui_chosen,

@@ -72,6 +72,33 @@ class ChoiceMade:
     reason: str | None = None
 
 
+TaskStatus = Literal["pending", "running", "completed", "failed"]
+"""Where a graph's task is: waiting for its dependencies, running, done, or failed for good."""
+
+
+@dataclass
+class TaskState:
+    """One task of a graph run, folded from its ``task.*`` events."""
+
+    status: TaskStatus = "pending"
+    attempts: int = 0
+    """How many attempts were started (a person's retry starts counting afresh)."""
+    run_id: str | None = None
+    """The run of the latest attempt."""
+    runs: list[str] = field(default_factory=list[str])
+    """Every attempt's run, oldest first."""
+    objective: str | None = None
+    """What the latest attempt's run was asked (the task's objective with its inputs)."""
+    report: Any = None
+    """The accepted report (``completed``)."""
+    error: str | None = None
+    """Why the latest attempt failed."""
+    cost_usd: float = 0.0
+    """What every finished attempt spent."""
+    budget_usd: float | None = None
+    """The budget set aside for the running attempt."""
+
+
 @dataclass
 class Usage:
     """Tokens and money spent."""
@@ -159,6 +186,10 @@ class SessionState:
     """call id → component id, for ``ask_choice`` calls that showed their card."""
     choices_made: dict[str, ChoiceMade] = field(default_factory=dict[str, ChoiceMade])
     """component id → what closed its wait, for answered (or closed) cards."""
+    plan: dict[str, Any] | None = None
+    """A graph run's plan (``graph.planned``); ``None`` for any other run."""
+    tasks: dict[str, TaskState] = field(default_factory=dict[str, TaskState])
+    """A graph run's tasks by id, in the plan's order."""
     started_at: str | None = None
     """When the run was created (its wall-clock budget counts from here)."""
     created_by: str | None = None
