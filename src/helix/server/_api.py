@@ -33,4 +33,6 @@ def local_api(state: ServerState, caller: Caller) -> LocalApi:
         blueprints=partial(stored_blueprint, state.accounts),
         drive=state.drive,
         executor=state.executor,
+        automations=state.automations,
+        clock=state.clock,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._automation import AutomationFired
 from ._control import (
     AgentReported,
     AgentSpawned,
@@ -97,6 +98,7 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
     McpEgressDecided,
     McpSampled,
     McpSampleRefused,
+    AutomationFired,
 )
 
 
