@@ -63,6 +63,8 @@ class Scheduler:
         """The time of the last wake that went through every automation (tests wait on it)."""
         self.fired = 0
         """Firings this server claimed (cron, webhook and event)."""
+        self.endings_seen = 0
+        """Run endings ``follow`` went through (tests wait on it)."""
 
     # -- firing --------------------------------------------------------------------------
 
@@ -152,6 +154,7 @@ class Scheduler:
                     async for event in events:
                         if event.type in _ENDINGS:
                             await self.ended(event)
+                            self.endings_seen += 1
             except SubscriptionOverflowError:
                 await asyncio.sleep(0)  # a burst past the queue: those endings are not seen
 
