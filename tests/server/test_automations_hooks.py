@@ -24,7 +24,7 @@ from ._automation_kit import (
     store_blueprint,
     user,
 )
-from .conftest import MODEL, Admin, LiveServer, make_config, wait_for_status, wait_until
+from .conftest import MODEL, Admin, LiveServer, wait_for_status, wait_until
 
 
 @pytest.fixture
@@ -70,7 +70,8 @@ def test_a_signed_webhook_starts_a_run_once_and_refuses_forgeries_and_replays(
     caplog.set_level(logging.DEBUG)
     created = add(ann, "ann", {"kind": "webhook"}, name="deploy")
     automation, secret = created["automation"], created["secret"]
-    assert secret and secret.startswith("whsec_")
+    assert secret
+    assert secret.startswith("whsec_")
     body = json.dumps({"ref": "main"}).encode()
 
     good = _post(server, automation["id"], body, _signed(secret, body, T0))
