@@ -22,7 +22,7 @@ from helix.errors import ConfigError
 
 def _at(*parts: int, zone: str = "UTC") -> float:
     tz = UTC if zone == "UTC" else ZoneInfo(zone)
-    return datetime(*parts, tzinfo=tz).timestamp()  # type: ignore[misc]
+    return datetime(*parts, tzinfo=tz).timestamp()  # type: ignore[arg-type,misc]
 
 
 def _show(seconds: float) -> str:

@@ -6,7 +6,7 @@ are the public SDK over either. See docs/sdk.md.
 """
 
 from ._async_client import AsyncClient as AsyncClient
-from ._automations import AutomationSource as AutomationSource
+from ._automations import AutomationSetup as AutomationSetup
 from ._automations import TargetUnavailableError as TargetUnavailableError
 from ._automations import start_target as start_target
 from ._choice_models import ChoiceBody as ChoiceBody
@@ -69,7 +69,7 @@ __all__ = [
     "Approval",
     "ApprovalList",
     "AsyncClient",
-    "AutomationSource",
+    "AutomationSetup",
     "BlueprintLookup",
     "ChoiceBody",
     "ChoiceCard",

@@ -10,9 +10,10 @@ call it.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from helix.automations import (
     Automation,
@@ -27,15 +28,14 @@ from helix.automations import (
     new_secret,
 )
 from helix.errors import ConflictError
-from helix.kernel.events import AutomationFired, format_iso
+from helix.kernel.events import AutomationFired, NewEvent, Payload, format_iso
+from helix.kernel.log import EventStore, RunRecord
 
 if TYPE_CHECKING:
     from helix.runtime import Blueprint, Clock
 
     from ._local import LocalApi
 
-AutomationSource: TypeAlias = "AutomationStore | Callable[[], Awaitable[AutomationStore]]"
-"""The store, or an async function that opens it when first needed."""
 _Lookup = Callable[[str, str], Awaitable["Blueprint"]]
 
 
@@ -88,56 +88,54 @@ def iso(seconds: float) -> str:
     return format_iso(datetime.fromtimestamp(seconds, UTC))
 
 
+@dataclass(slots=True)
+class AutomationSetup:
+    """What ``LocalApi`` needs for automations (its ``automations=`` argument)."""
+
+    store: AutomationStore
+    blueprints: _Lookup
+    """Finds a workspace's stored blueprint by name (a target's): the server's accounts."""
+    clock: Clock | None = None
+    """What time it is for automations (creation, next firing); default: the engine's."""
+
+
 class AutomationDoor:
     """The automation half of ``LocalApi`` (mixed in; ``LocalApi`` sets the state)."""
 
     visible: frozenset[str] | None
     actor: str
     workspace: str
+    store: EventStore
+    automation_setup: AutomationSetup | None
 
-    def _init_automations(
-        self, source: AutomationSource | None, lookup: _Lookup | None, clock: Clock | None
-    ) -> None:
-        self._automation_source = source
-        self._automation_store: AutomationStore | None = (
-            source if isinstance(source, AutomationStore) else None
-        )
-        self._owns_automations = False
-        self._lookup = lookup
-        self._automation_clock = clock
+    async def record_why(self, record: RunRecord, why: Payload | None) -> None:
+        """Log ``why`` (``automation.fired``) right after a new run's ``run.created``."""
+        if why is not None:
+            await self.store.append(record.id, [NewEvent(why)], expected_seq=record.next_seq)
 
-    async def _close_automations(self) -> None:
-        store, owned = self._automation_store, self._owns_automations
-        if owned and store is not None:
-            self._automation_store, self._owns_automations = None, False
-            await store.close()
+    def _setup(self) -> AutomationSetup:
+        if self.automation_setup is None:
+            raise ConflictError(
+                "automations live on a server's database: this door has none"
+                " (set HELIX_SERVER, or HELIX_DB to the server's database)"
+            )
+        return self.automation_setup
 
     async def automation_store(self) -> AutomationStore:
-        """The store (opened now if it was given as a function)."""
-        if self._automation_store is None:
-            if self._automation_source is None or isinstance(
-                self._automation_source, AutomationStore
-            ):
-                raise ConflictError("this door has no automation store")
-            self._automation_store = await self._automation_source()
-            self._owns_automations = True
-        return self._automation_store
+        """The store (``ConflictError`` if this door has none)."""
+        return self._setup().store
 
     def now(self) -> float:
         """What time it is for automations (the given clock, else the engine's)."""
-        if self._automation_clock is not None:
-            return self._automation_clock.now()
+        clock = self._setup().clock
+        if clock is not None:
+            return clock.now()
         engine: Any = getattr(self, "engine")  # noqa: B009 (LocalApi's, made on first need)
         return float(engine.clock.now())
 
     async def stored_blueprint(self, workspace: str, name: str) -> Blueprint:
         """The workspace's stored blueprint ``name`` (``NotFoundError`` if none)."""
-        if self._lookup is None:
-            raise ConflictError("this door cannot look up stored blueprints")
-        return await self._lookup(workspace, name)
-
-    def _visible(self, workspaces: Collection[str] | None = None) -> Collection[str] | None:
-        return self.visible if workspaces is None else workspaces
+        return await self._setup().blueprints(workspace, name)
 
     async def _found(self, automation_id: str) -> Automation:
         store = await self.automation_store()

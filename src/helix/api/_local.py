@@ -20,19 +20,12 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
 from helix.errors import NotFoundError, RunStateError
-from helix.kernel.events import (
-    TERMINAL_EVENTS,
-    TERMINAL_STATUSES,
-    Budget,
-    NewEvent,
-    Payload,
-    RunStatus,
-)
+from helix.kernel.events import TERMINAL_EVENTS, TERMINAL_STATUSES, Budget, Payload, RunStatus
 from helix.kernel.log import EventStore, RunRecord, export_lines
 from helix.kernel.session import replay_run, spend, trace
 from helix.world import WorldBrowser, parse_point
 
-from ._automations import AutomationDoor, AutomationSource
+from ._automations import AutomationDoor, AutomationSetup
 from ._choice_models import ChoiceCard, Chosen
 from ._ids import resolve_run
 from ._importing import import_run
@@ -57,15 +50,7 @@ from ._trace_models import Span
 from ._worlds import list_world_names, run_folder
 
 if TYPE_CHECKING:  # the runtime loads when a run is made or changed, not to read runs
-    from helix.runtime import (
-        Blueprint,
-        CandidatePolicy,
-        Clock,
-        Engine,
-        Executor,
-        PolicyReplay,
-        Supervisor,
-    )
+    from helix.runtime import Blueprint, CandidatePolicy, Engine, Executor, PolicyReplay, Supervisor
 
 BlueprintLookup = Callable[[str, str], Awaitable["Blueprint"]]
 """(workspace, name) → the workspace's stored blueprint (a server's accounts hold them)."""
@@ -91,9 +76,7 @@ class LocalApi(NodeDoor, AutomationDoor):
         drive: Callable[[str], None] | None = None,
         workspaces: Collection[str] | None = None,
         executor: Executor | None = None,
-        automations: AutomationSource | None = None,
-        stored_blueprints: BlueprintLookup | None = None,
-        clock: Clock | None = None,
+        automations: AutomationSetup | None = None,
     ) -> None:
         """An API over ``engine``.
 
@@ -115,12 +98,7 @@ class LocalApi(NodeDoor, AutomationDoor):
                 default: every run. Others are not found, by id, prefix or ``last``.
             executor: Where runs are driven (a server's), for ``nodes`` and
                 ``drain_node``; default: this machine as one node, ``local``.
-            automations: The automation store, or an async function opening it when
-                first needed (closed by ``aclose``); ``None``: automations are refused.
-            stored_blueprints: Finds a workspace's stored blueprint by name, for
-                automation targets; default: ``blueprints``.
-            clock: What time it is for automations (creation, next firing); default:
-                the engine's clock.
+            automations: Their store, blueprints and clock; ``None``: none here.
         """
         if callable(engine):
             if store is None or home is None:
@@ -138,10 +116,9 @@ class LocalApi(NodeDoor, AutomationDoor):
         self._blueprints = blueprints
         self._drive = drive
         self.visible = None if workspaces is None else frozenset(workspaces)
-        self.executor = executor
+        self.executor, self.automation_setup = executor, automations
         self._stack: AsyncExitStack | None = None
         self._supervisor: Supervisor | None = None
-        self._init_automations(automations, stored_blueprints or blueprints, clock)
 
     @property
     def engine(self) -> Engine:
@@ -175,7 +152,6 @@ class LocalApi(NodeDoor, AutomationDoor):
             for child in supervisor.children:
                 supervisor.cancel_child(child)
             await stack.aclose()
-        await self._close_automations()
 
     def drive(self, run_id: str) -> None:
         """Drive the run in the background, unless this object drives it already."""
@@ -210,11 +186,7 @@ class LocalApi(NodeDoor, AutomationDoor):
         attended: bool = True,
         why: Payload | None = None,
     ) -> Run:
-        """Start a run and drive it in the background (``HelixApi.create``).
-
-        ``why``: an event logged right after ``run.created``, before the run is driven
-        (``automation.fired``: what started it).
-        """
+        """Start a run and drive it in the background (``HelixApi.create``)."""
         workspace = workspace or self.workspace
         loaded = await self._blueprint(blueprint, workspace)
         folder, made = run_folder(self.worlds, workspace, world, paths=self.world_paths)
@@ -235,8 +207,7 @@ class LocalApi(NodeDoor, AutomationDoor):
                 with contextlib.suppress(OSError):
                     folder.rmdir()
             raise
-        if why is not None:
-            await self.store.append(record.id, [NewEvent(why)], expected_seq=record.next_seq)
+        await self.record_why(record, why)  # before it is driven: what started it
         self.drive(record.id)
         return await self._run(record)
 
