@@ -149,13 +149,13 @@ def test_a_failed_run_starts_the_automation_waiting_for_failures(
 @pytest.mark.parametrize(
     ("change", "status", "code"),
     [
-        ({"trigger": {"kind": "cron", "cron": "61 * * * *"}}, 422, "invalid_config"),
-        ({"trigger": {"kind": "cron", "cron": "* * *"}}, 422, "invalid_config"),
-        ({"trigger": {"kind": "cron", "cron": "0 0 30 2 *"}}, 422, "invalid_config"),
+        ({"trigger": {"kind": "cron", "cron": "61 * * * *"}}, 422, "invalid_request"),
+        ({"trigger": {"kind": "cron", "cron": "* * *"}}, 422, "invalid_request"),
+        ({"trigger": {"kind": "cron", "cron": "0 0 30 2 *"}}, 422, "invalid_request"),
         (
             {"trigger": {"kind": "cron", "cron": "* * * * *", "timezone": "Mars/Base"}},
             422,
-            "invalid_config",
+            "invalid_request",
         ),
         ({"trigger": {"kind": "sometimes"}}, 422, "invalid_request"),
         ({"missed": "twice"}, 422, "invalid_request"),

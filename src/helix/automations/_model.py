@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from helix.errors import ConfigError
+
 from ._cron import CronSchedule
 
 MissedPolicy = Literal["skip", "once", "all"]
@@ -37,7 +39,11 @@ class CronTrigger(_Closed):
 
     @model_validator(mode="after")
     def _parses(self) -> CronTrigger:
-        object.__setattr__(self, "cron", CronSchedule.parse(self.cron, self.timezone).expression)
+        try:
+            parsed = CronSchedule.parse(self.cron, self.timezone)
+        except ConfigError as error:
+            raise ValueError(str(error)) from None
+        object.__setattr__(self, "cron", parsed.expression)
         return self
 
     def schedule(self) -> CronSchedule:
