@@ -129,7 +129,7 @@ def test_automations_embedded_on_the_servers_database(
     try:
         with live.client(token) as client:
             store_blueprint(client, "ann")
-        code, out, err = _helix(
+        code, _out, err = _helix(
             env,
             "automations",
             "add",
