@@ -225,3 +225,19 @@ def test_viewers_list_but_cannot_change_and_others_see_nothing(
     assert ann.delete(f"/automations/{created['id']}").status_code == 204
     assert ann.get(f"/automations/{created['id']}").status_code == 404
     assert ann.get("/automations/..%2F").status_code == 404
+
+
+def test_a_firing_whose_owner_may_no_longer_act_records_why(
+    server: LiveServer, ann: httpx.Client, clock: SetClock
+) -> None:
+    admin = Admin(server.config.db_url)
+    created = add(ann, "ann", {"kind": "webhook"}, name="deploy")
+    admin.role("ann", "ann", "viewer")  # the owner became a viewer of the workspace
+    body = b"{}"
+    refused = _post(server, created["automation"]["id"], body, _signed(created["secret"], body, T0))
+    assert refused.status_code == 409
+    assert "can no longer start runs" in refused.json()["error"]["message"]
+    listed = ann.get(f"/automations/{created['automation']['id']}").json()
+    assert listed["last_firing"]["run_id"] is None
+    assert "can no longer start runs" in listed["last_firing"]["error"]
+    assert fired_runs(ann, "ann") == []

@@ -22,12 +22,11 @@ from helix.accounts import can_act
 from helix.api import start_target
 from helix.automations import (
     Automation,
-    AutomationNotFoundError,
     CronTrigger,
     EventTrigger,
     slots_to_fire,
 )
-from helix.errors import HelixError, SubscriptionOverflowError
+from helix.errors import ConflictError, HelixError, SubscriptionOverflowError
 from helix.kernel.events import AutomationFired, Event, format_iso
 
 from ._api import local_api
@@ -103,7 +102,7 @@ class Scheduler:
         name = automation.owner.removeprefix("user:")
         roles = await self.state.accounts.store.roles(name)
         if not can_act(roles.get(automation.workspace)):
-            raise AutomationNotFoundError(
+            raise ConflictError(
                 f"the owner {name!r} can no longer start runs in workspace {automation.workspace!r}"
             )
         return Caller(name, roles)
