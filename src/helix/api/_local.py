@@ -20,11 +20,12 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
 from helix.errors import NotFoundError, RunStateError
-from helix.kernel.events import TERMINAL_EVENTS, TERMINAL_STATUSES, Budget, RunStatus
+from helix.kernel.events import TERMINAL_EVENTS, TERMINAL_STATUSES, Budget, Payload, RunStatus
 from helix.kernel.log import EventStore, RunRecord, export_lines
 from helix.kernel.session import replay_run, spend, trace
 from helix.world import WorldBrowser, parse_point
 
+from ._automations import AutomationDoor, AutomationSetup
 from ._choice_models import ChoiceCard, Chosen
 from ._ids import resolve_run
 from ._importing import import_run
@@ -58,7 +59,7 @@ BlueprintArg: TypeAlias = "Blueprint | dict[str, Any] | str | None"
 _PAGE = 1000
 
 
-class LocalApi(NodeDoor):
+class LocalApi(NodeDoor, AutomationDoor):
     """The engine and its store behind ``HelixApi``, acting as ``actor``."""
 
     def __init__(
@@ -75,6 +76,7 @@ class LocalApi(NodeDoor):
         drive: Callable[[str], None] | None = None,
         workspaces: Collection[str] | None = None,
         executor: Executor | None = None,
+        automations: AutomationSetup | None = None,
     ) -> None:
         """An API over ``engine``.
 
@@ -96,6 +98,7 @@ class LocalApi(NodeDoor):
                 default: every run. Others are not found, by id, prefix or ``last``.
             executor: Where runs are driven (a server's), for ``nodes`` and
                 ``drain_node``; default: this machine as one node, ``local``.
+            automations: Their store, blueprints and clock; ``None``: none here.
         """
         if callable(engine):
             if store is None or home is None:
@@ -113,7 +116,7 @@ class LocalApi(NodeDoor):
         self._blueprints = blueprints
         self._drive = drive
         self.visible = None if workspaces is None else frozenset(workspaces)
-        self.executor = executor
+        self.executor, self.automation_setup = executor, automations
         self._stack: AsyncExitStack | None = None
         self._supervisor: Supervisor | None = None
 
@@ -181,6 +184,7 @@ class LocalApi(NodeDoor):
         budget_usd: float | None = None,
         auto_approve: bool = False,
         attended: bool = True,
+        why: Payload | None = None,
     ) -> Run:
         """Start a run and drive it in the background (``HelixApi.create``)."""
         workspace = workspace or self.workspace
@@ -203,6 +207,7 @@ class LocalApi(NodeDoor):
                 with contextlib.suppress(OSError):
                     folder.rmdir()
             raise
+        await self.record_why(record, why)  # before it is driven: what started it
         self.drive(record.id)
         return await self._run(record)
 

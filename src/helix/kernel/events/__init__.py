@@ -1,5 +1,6 @@
 """Typed, versioned events: the envelope, the vocabulary and its upcasters."""
 
+from ._automation import AutomationFired as AutomationFired
 from ._checks import Digest as Digest
 from ._checks import WorldPath as WorldPath
 from ._checks import is_digest as is_digest
@@ -98,6 +99,7 @@ __all__ = [
     "ApprovalDecided",
     "ApprovalQuestion",
     "ApprovalRequested",
+    "AutomationFired",
     "Budget",
     "BudgetExceeded",
     "Digest",

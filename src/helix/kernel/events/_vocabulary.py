@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._automation import AutomationFired
 from ._control import (
     AgentReported,
     AgentSpawned,
@@ -103,6 +104,7 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
     TaskCompleted,
     TaskFailed,
     TaskRetried,
+    AutomationFired,
 )
 
 
