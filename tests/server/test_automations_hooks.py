@@ -171,7 +171,8 @@ def test_a_failed_run_starts_the_automation_waiting_for_failures(
             "invalid_request",
         ),
         ({"target": {"kind": "workflow", "workflow": "release"}}, 409, "target_unavailable"),
-        ({"target": {"kind": "graph", "plan": "plan.yaml"}}, 409, "target_unavailable"),
+        ({"target": {"kind": "graph", "plan": "plan.yaml"}}, 404, "account_not_found"),
+        ({"target": {"kind": "graph", "plan": "nightly"}}, 422, "invalid_blueprint"),
         ({"workspace": "elsewhere"}, 404, "automation_not_found"),
     ],
 )
@@ -189,6 +190,26 @@ def test_bad_automations_are_refused_with_a_clear_error(
     assert answer.status_code == status, answer.text
     assert answer.json()["error"]["code"] == code
     assert ann.get("/automations").json()["automations"] == []
+
+
+def test_a_webhook_starts_the_task_graph_of_a_stored_plan(
+    server: LiveServer, ann: httpx.Client
+) -> None:
+    tasks = [{"id": "a", "objective": "a"}, {"id": "b", "objective": "b", "depends_on": ["a"]}]
+    stored = ann.put("/workspaces/ann/blueprints/release", json={"model": MODEL, "tasks": tasks})
+    assert stored.status_code == 200, stored.text
+    target = {"kind": "graph", "plan": "release", "objective": "ship the release"}
+    created = add(ann, "ann", {"kind": "webhook"}, name="ship", target=target)
+    body = b"{}"
+    started = _post(server, created["automation"]["id"], body, _signed(created["secret"], body, T0))
+    assert started.status_code == 202, started.text
+    run_id = started.json()["run_id"]
+    done = wait_for_status(ann, run_id, "completed", "failed")
+    assert done["status"] == "completed"
+    assert done["objective"] == "ship the release"
+    types = [e["type"] for e in ann.get(f"/runs/{run_id}/events").json()["events"]]
+    assert types[:3] == ["run.created", "automation.fired", "graph.planned"]
+    assert types.count("task.completed") == 2
 
 
 def test_viewers_list_but_cannot_change_and_others_see_nothing(

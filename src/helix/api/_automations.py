@@ -24,10 +24,11 @@ from helix.automations import (
     AutomationStore,
     BlueprintTarget,
     CronTrigger,
+    GraphTarget,
     WebhookTrigger,
     new_secret,
 )
-from helix.errors import ConflictError
+from helix.errors import BlueprintError, ConflictError
 from helix.kernel.events import AutomationFired, NewEvent, Payload, format_iso
 from helix.kernel.log import EventStore, RunRecord
 
@@ -53,8 +54,11 @@ def _unavailable(kind: str) -> TargetUnavailableError:
 
 
 async def check_target(api: LocalApi, spec: AutomationSpec, workspace: str) -> None:
-    """Refuse a target that could never start: an unknown blueprint, an unwired kind."""
+    """Refuse a target that could never start: an unknown blueprint or plan, an unwired kind."""
     target = spec.target
+    if isinstance(target, GraphTarget):
+        await _plan(api, workspace, target)
+        return
     if not isinstance(target, BlueprintTarget):
         raise _unavailable(target.kind)
     await api.stored_blueprint(workspace, target.blueprint)
@@ -62,14 +66,31 @@ async def check_target(api: LocalApi, spec: AutomationSpec, workspace: str) -> N
         api.engine.check_model([target.model])
 
 
+async def _plan(api: LocalApi, workspace: str, target: GraphTarget) -> Blueprint:
+    """The stored blueprint a graph target names: it must hold tasks (a plan)."""
+    blueprint = await api.stored_blueprint(workspace, target.plan)
+    if blueprint.graph is None:
+        raise BlueprintError(
+            f"the stored blueprint {target.plan!r} has no tasks: a graph target names a plan"
+            " (a blueprint with tasks, docs/graphs.md)"
+        )
+    return blueprint
+
+
 async def start_target(api: LocalApi, automation: Automation, fired: AutomationFired) -> str:
     """Start what ``automation`` targets, as ``api``'s actor; the started run's id.
 
     A blueprint target is a run of the workspace's stored blueprint, with ``fired``
-    logged right after its ``run.created``. ``workflow`` and ``graph`` targets are
-    refused (``TargetUnavailableError``) until those land: wire them here.
+    logged right after its ``run.created``; a graph target, a run of the stored plan (a
+    blueprint with tasks) it names. ``workflow`` targets are refused
+    (``TargetUnavailableError``) until workflows land: wire them here.
     """
     target = automation.target
+    if isinstance(target, GraphTarget):
+        plan = await _plan(api, automation.workspace, target)
+        objective = target.objective or f"Run the task graph {target.plan}"
+        run = await api.create(objective, blueprint=plan, workspace=automation.workspace, why=fired)
+        return run.id
     if not isinstance(target, BlueprintTarget):
         raise _unavailable(target.kind)
     blueprint = await api.stored_blueprint(automation.workspace, target.blueprint)

@@ -98,7 +98,7 @@ class WorkflowTarget(_Closed):
 
 
 class GraphTarget(_Closed):
-    """Start the task graph of the plan ``plan`` (not wired yet: refused)."""
+    """Start the task graph of the workspace's stored plan ``plan`` (a blueprint with tasks)."""
 
     kind: Literal["graph"] = "graph"
     plan: str

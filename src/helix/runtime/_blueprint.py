@@ -46,6 +46,10 @@ DEFAULT_SYSTEM = (
 )
 
 
+GRAPH_KEYS = ("tasks", "max_parallel")
+"""A graph's keys, which a blueprint may hold at its top as well as under ``graph``."""
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -190,6 +194,11 @@ class Blueprint(_Strict):
         """
         if not isinstance(data, dict):
             raise BlueprintError(f"{source}: a blueprint is a mapping of settings")
+        graph = {key: data[key] for key in GRAPH_KEYS if key in data}
+        if graph:  # a plan's tasks may stand at the top (docs/graphs.md)
+            if "graph" in data:
+                raise BlueprintError(f"{source}: give tasks at the top or under graph, not both")
+            data = {**{k: v for k, v in data.items() if k not in GRAPH_KEYS}, "graph": graph}
         try:
             return cls.model_validate({"name": name, **data} if name is not None else data)
         except ValidationError as error:
