@@ -40,11 +40,12 @@ from helix.world import ObjectStore, world_root
 from ._blueprint import Blueprint, blueprint_of
 from ._clock import SYSTEM_CLOCK, Clock
 from ._lease import HolderGone, driving, holding_lease, lease_ttl
-from ._loop import TERMINAL, RunLoop
+from ._loop import TERMINAL
 from ._placement import Placer, placed_sandbox
 from ._session import append_checked, finished
 from ._setup import RunSetup
 from ._supervisor import ChildSpec, open_supervisor
+from ._tree import loop_for
 from ._until import Until, UntilFailed
 
 _log = logging.getLogger(__name__)
@@ -364,7 +365,7 @@ class Engine:
             model = self._model_factory(setup) if self._model_factory is not None else None
             if model is None and setup.blueprint.model is not None:
                 self.check_model(setup.blueprint.model)  # an unknown name fails no run
-            loop = RunLoop(setup, model)
+            loop = loop_for(setup, model)  # RunLoop, or the blueprint's strategy's
             result: list[SessionState] = []
             refused: list[BaseException] = []
 

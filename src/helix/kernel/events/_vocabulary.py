@@ -38,6 +38,7 @@ from ._run import (
     upcast_run_created_v1,
 )
 from ._sampling import McpSampled, McpSampleRefused
+from ._strategy import StrategyBranched, StrategyChosen, StrategyScored
 from ._tool import FileChanged, ToolCompleted, ToolInterrupted, ToolRequested, ToolStarted
 from ._turn import TurnEnded, TurnStarted
 from ._world import (
@@ -97,6 +98,9 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
     McpEgressDecided,
     McpSampled,
     McpSampleRefused,
+    StrategyBranched,
+    StrategyScored,
+    StrategyChosen,
 )
 
 
