@@ -1,4 +1,4 @@
-"""``chain_of_thought`` and ``plan_then_act``: what the model is sent (the mock server records it)."""
+"""``chain_of_thought`` and ``plan_then_act``: what the model is sent (the mock server keeps it)."""
 
 from __future__ import annotations
 
@@ -95,7 +95,8 @@ async def test_plan_then_act_plans_with_no_tools_then_acts(
     plan, act, last = [r.body for r in server.requests if r.api == "openai"]
     assert _tools(plan) == []  # the planning call is offered no tool
     assert "planning only" in _system(plan)
-    assert "write_file" in _tools(act) and "write_file" in _tools(last)
+    assert "write_file" in _tools(act)
+    assert "write_file" in _tools(last)
     assert "planning only" not in _system(act)
     said = [m for m in act["messages"] if m["role"] in ("user", "assistant")]
     assert [m["role"] for m in said] == ["user", "assistant", "user"]
@@ -103,7 +104,8 @@ async def test_plan_then_act_plans_with_no_tools_then_acts(
     assert said[2]["content"].startswith("Now carry out your plan")
     log = await engine.store.read(run.id)
     (told,) = [e for e in log if e.type == "steer.received"]
-    assert told.actor == "system" and told.turn == 1  # the log says why turn 2 began
+    assert told.actor == "system"
+    assert told.turn == 1
     assert [e.data["turn"] for e in log if e.type == "turn.started"] == [1, 2, 3]
 
 
@@ -125,7 +127,7 @@ async def test_a_plan_then_act_reply_that_calls_tools_at_once_just_acts(
 def test_unknown_strategies_are_refused() -> None:
     from helix.errors import BlueprintError
 
-    with pytest.raises(BlueprintError, match="plan.yaml: strategy: Input tag 'plan_first'"):
+    with pytest.raises(BlueprintError, match=r"plan\.yaml: strategy: Input tag 'plan_first'"):
         Blueprint.parse({"strategy": {"kind": "plan_first"}}, source="plan.yaml")
-    with pytest.raises(BlueprintError, match="strategy.chain_of_thought.steps"):
+    with pytest.raises(BlueprintError, match=r"strategy\.chain_of_thought\.steps"):
         Blueprint.parse({"strategy": {"kind": "chain_of_thought", "steps": 3}}, source="x")

@@ -27,7 +27,8 @@ JUDGE = "grep -qx 42 answer.txt"
 def _scenario(path: Path, answer: str, *, delay_s: float = 0.0, after: int = 0) -> str:
     """A model that writes ``answer`` then says so (``after``: replies it is not asked for)."""
     write = {"name": "write_file", "args": {"path": "answer.txt", "content": f"{answer}\n"}}
-    steps = [*[{"text": "(not mine)"}] * after,
+    steps = [
+        *[{"text": "(not mine)"}] * after,
         {"text": f"I think it is {answer}.", "tool_calls": [write], "delay_s": delay_s},
         {"text": f"Answered {answer}."},
     ]
@@ -109,10 +110,12 @@ async def test_three_branches_and_a_test_command_judge_keep_the_passing_branch(
     assert (world / "answer.txt").read_text() == "42\n"
     assert state.status == "completed"
     assert state.summary == f"kept branch {branches[1]} (score 1): Answered 42."
-    assert state.strategy is not None and state.strategy.kept
+    assert state.strategy is not None
+    assert state.strategy.kept
     for branch, answer in zip(branches, ["41", "42", "43"], strict=True):
         record = await engine.store.get_run(branch)
-        assert record.parent is not None and record.parent.run_id == run.id
+        assert record.parent is not None
+        assert record.parent.run_id == run.id
         assert record.status == "completed"
         assert (Path(record.world) / "answer.txt").read_text() == f"{answer}\n"
         assert record.model == models[int(answer) - 41]
@@ -120,7 +123,8 @@ async def test_three_branches_and_a_test_command_judge_keep_the_passing_branch(
     seqs = [e.seq for e in log]
     assert branched.seq < min(e.seq for e in _of(log, "strategy.scored"))
     assert chosen.seq > max(e.seq for e in _of(log, "strategy.scored"))
-    assert log[-1].type == "run.completed" and seqs == list(range(len(log)))
+    assert log[-1].type == "run.completed"
+    assert seqs == list(range(len(log)))
 
 
 async def test_a_drive_cut_short_resumes_without_rerunning_finished_branches(
@@ -191,7 +195,8 @@ async def test_no_passing_branch_keeps_nothing_and_fails_the_run(
     run = await engine.create("x", blueprint=_blueprint(models), world=world)
     state = await engine.drive(run.id)
     assert state.status == "failed"
-    assert state.error is not None and "no branch was kept" in state.error
+    assert state.error is not None
+    assert "no branch was kept" in state.error
     (chosen,) = _of(await engine.store.read(run.id), "strategy.chosen")
     assert chosen.data["branch"] is None
     assert chosen.data["reason"] == "no branch scored above 0"
@@ -256,7 +261,7 @@ def test_bad_strategies_are_refused_with_the_field_and_the_reason(
     strategy: dict[str, object], message: str
 ) -> None:
     """Refused as the blueprint is read: before any run exists (the CLI: tests/cli)."""
-    with pytest.raises(BlueprintError, match="tot.yaml: ") as refused:
+    with pytest.raises(BlueprintError, match=r"tot\.yaml: ") as refused:
         Blueprint.parse({"strategy": {"kind": "tree_of_thoughts", **strategy}}, source="tot.yaml")
     assert message in str(refused.value)
 

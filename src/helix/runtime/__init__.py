@@ -44,6 +44,11 @@ from ._policy_replay import UnjudgedCall as UnjudgedCall
 from ._policy_replay import replay_policy as replay_policy
 from ._policy_replay import replay_policy_workspace as replay_policy_workspace
 from ._setup import RunSetup as RunSetup
+from ._strategies import ChainOfThought as ChainOfThought
+from ._strategies import CommandJudge as CommandJudge
+from ._strategies import PlanThenAct as PlanThenAct
+from ._strategies import RunJudge as RunJudge
+from ._strategies import TreeOfThoughts as TreeOfThoughts
 from ._supervisor import ChildSpec as ChildSpec
 from ._supervisor import Supervisor as Supervisor
 from ._supervisor import open_supervisor as open_supervisor
@@ -65,8 +70,10 @@ __all__ = [
     "CandidateBudget",
     "CandidateEgress",
     "CandidatePolicy",
+    "ChainOfThought",
     "ChildSpec",
     "Clock",
+    "CommandJudge",
     "Engine",
     "EngineOpener",
     "Executor",
@@ -82,14 +89,17 @@ __all__ = [
     "NodeState",
     "Placement",
     "Placer",
+    "PlanThenAct",
     "PolicyReplay",
     "ReplayedCall",
+    "RunJudge",
     "RunLoop",
     "RunSetup",
     "SamplingSettings",
     "SandboxSettings",
     "Supervisor",
     "SystemClock",
+    "TreeOfThoughts",
     "UnjudgedCall",
     "Until",
     "blueprint_of",

@@ -309,12 +309,9 @@ class EventStore(DerivedData, LeaseStore, ABC):
         world: str | None = None,
         budget: Budget | None = None,
     ) -> RunRecord:
-        """Create a run whose log is this run's up to ``at_seq``, then its own.
+        """A run whose log is this one's up to ``at_seq`` (a turn boundary), then its own.
 
-        Nothing is copied: the fork's registry row points at its parent and its only
-        new event is ``run.forked``. ``at_seq`` must be a turn boundary. ``world`` gives
-        the fork a directory of its own (else it works in its parent's); ``budget``
-        caps of its own (else its parent's).
+        Nothing is copied (one new event: ``run.forked``); ``world``, ``budget``: its own.
         """
         parent = await self.get_run(run_id)
         if at_seq < 0 or at_seq > parent.head:
@@ -332,9 +329,8 @@ class EventStore(DerivedData, LeaseStore, ABC):
         fork_id = fork_id or new_run_id()
         check_id(fork_id)
         point = ForkPoint(run_id=run_id, seq=at_seq)
-        forked = RunForked(
-            parent=point, turn=turn, message=message, model=model, world=world, budget=budget
-        )
+        forked = RunForked(parent=point, turn=turn, message=message, model=model, world=world)
+        forked = forked.model_copy(update={"budget": budget})
         ts = utc_now_iso()
         record = RunRecord(
             id=fork_id,
