@@ -150,6 +150,7 @@ class TreeOfThoughtsLoop:
         if not progress.decided:
             await self._make_branches(progress)
             await self._drive_and_judge(session, progress)
+            await session.wait_until(lambda s: s.status != "paused", None)  # a person holds it
             await self._append(session, self._choose(progress))
         if progress.chosen is not None and not progress.kept:
             await keep(_engine(self.setup), progress.chosen, by="system", driver=self.setup.lease)
