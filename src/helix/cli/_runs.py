@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # the kernel's event models load when a command runs, not at 
     from helix.api import Run
     from helix.kernel.events import RunStatus
 
-    from ._strategy import Tree
+    from ._strategy import StrategyTree
 
 ACTIVE: tuple[RunStatus, ...] = ("queued", "running", "waiting", "paused")
 
@@ -94,7 +94,7 @@ def print_active(found: list[Run]) -> None:
         typer.echo(f"  {shown[one.id]}  {status_text(one, shown[one.id])}  {one.objective[:50]}")
 
 
-def show_run(one: Run, *, json: bool, tree: Tree | None = None) -> None:
+def show_run(one: Run, *, json: bool, tree: StrategyTree | None = None) -> None:
     """``helix show`` output (a strategy run's branches and their scores after its fields)."""
     from ._render import record_dict, run_lines
 

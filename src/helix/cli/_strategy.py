@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class Branch:
+class StrategyRow:
     """One branch as the strategy run's log tells it (and its status now)."""
 
     run_id: str
@@ -21,12 +21,12 @@ class Branch:
 
 
 @dataclass
-class Tree:
+class StrategyTree:
     """A strategy run's branching: where, how judged, the branches, the decision."""
 
     turn: int
     judge: str
-    branches: list[Branch] = field(default_factory=list[Branch])
+    branches: list[StrategyRow] = field(default_factory=list[StrategyRow])
     decided: bool = False
     kept: str | None = None
     reason: str = ""
@@ -58,16 +58,16 @@ class Tree:
         return rows
 
 
-async def tree_of(api: HelixApi, run_id: str) -> Tree | None:
+async def tree_of(api: HelixApi, run_id: str) -> StrategyTree | None:
     """The run's branching (``strategy.*`` events of its own log), or ``None``."""
-    tree: Tree | None = None
+    tree: StrategyTree | None = None
     async for event in api.events(run_id):
         if event.run_id != run_id or not event.type.startswith("strategy."):
             continue
         data = event.data
         if event.type == "strategy.branched":
-            branches = [Branch(b["run_id"]) for b in data["branches"]]
-            tree = Tree(data["turn"], data["judge"], branches)
+            branches = [StrategyRow(b["run_id"]) for b in data["branches"]]
+            tree = StrategyTree(data["turn"], data["judge"], branches)
         elif tree is not None and event.type == "strategy.scored":
             for branch in tree.branches:
                 if branch.run_id == data["branch"]:
