@@ -17,7 +17,7 @@ import pytest
 from helix.errors import BlueprintError
 from helix.kernel.events import Event
 from helix.kernel.log import EventStore, SqliteEventStore, open_store
-from helix.runtime import Blueprint, Engine, ModelPrice
+from helix.runtime import Blueprint, Engine, ModelPrice, cancel, fork_with_world
 from helix.sandbox import ProcessSandbox
 
 JUDGE = "grep -qx 42 answer.txt"
@@ -293,3 +293,49 @@ async def test_a_judge_run_scores_each_branch_in_its_world(engine: Engine, tmp_p
     assert scores == [0.75, 0.75]
     (chosen,) = _of(log, "strategy.chosen")
     assert chosen.data["branch"] == branched.data["branches"][0]["run_id"]  # the first of equals
+
+
+async def test_cancelling_the_run_cancels_the_branches_still_going(
+    engine: Engine, tmp_path: Path
+) -> None:
+    models = [
+        _scenario(tmp_path / "b0.json", "42"),
+        _scenario(tmp_path / "b1.json", "7", delay_s=3600),  # still working when cancelled
+    ]
+    world = tmp_path / "world"
+    world.mkdir()
+    run = await engine.create("x", blueprint=_blueprint(models), world=world)
+
+    async def scored_once() -> None:
+        async with engine.store.subscribe(run.id) as events:
+            async for event in events:
+                if event.type == "strategy.scored":
+                    return
+
+    drive = asyncio.ensure_future(engine.drive(run.id))
+    await scored_once()
+    await cancel(engine.store, run.id, by="user:ann")
+    state = await drive
+
+    assert state.status == "cancelled"
+    log = await engine.store.read(run.id)
+    assert not _of(log, "strategy.chosen")
+    (branched,) = _of(log, "strategy.branched")
+    first, second = (b["run_id"] for b in branched.data["branches"])
+    assert (await engine.store.get_run(first)).status == "completed"
+    assert (await engine.store.get_run(second)).status == "cancelled"
+    assert not (world / "answer.txt").exists()  # nothing was kept
+
+
+async def test_a_fork_of_a_strategy_run_is_a_plain_run(engine: Engine, tmp_path: Path) -> None:
+    models = [_scenario(tmp_path / f"b{i}.json", a) for i, a in enumerate(["42", "7"])]
+    world = tmp_path / "world"
+    world.mkdir()
+    run = await engine.create("x", blueprint=_blueprint(models), world=world)
+    await engine.drive(run.id)
+    fork = await fork_with_world(engine, run.id, 0, message="once more")
+    state = await engine.drive(fork.id)
+    assert state.status == "completed"
+    assert state.summary == "Answered 42."  # the run's own model, played once, no branches
+    own = [e for e in await engine.store.read(fork.id) if e.run_id == fork.id]
+    assert not [e for e in own if e.type.startswith("strategy.")]
