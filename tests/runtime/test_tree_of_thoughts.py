@@ -339,3 +339,21 @@ async def test_a_fork_of_a_strategy_run_is_a_plain_run(engine: Engine, tmp_path:
     assert state.summary == "Answered 42."  # the run's own model, played once, no branches
     own = [e for e in await engine.store.read(fork.id) if e.run_id == fork.id]
     assert not [e for e in own if e.type.startswith("strategy.")]
+
+
+async def test_a_branch_model_that_cannot_open_fails_the_run_before_it_branches(
+    engine: Engine, tmp_path: Path
+) -> None:
+    mine = _scenario(tmp_path / "b0.json", "42")
+    world = tmp_path / "world"
+    world.mkdir()
+    blueprint = _blueprint([mine, "openai:gpt-4.1"])  # no OPENAI_API_KEY in this engine
+    run = await engine.create("x", blueprint=blueprint, world=world)
+    state = await engine.drive(run.id)
+    assert state.status == "failed"
+    assert state.error is not None
+    assert "OPENAI_API_KEY" in state.error
+    log = await engine.store.read(run.id)
+    assert not _of(log, "strategy.branched")  # refused before anything was logged for it
+    listed = (await engine.store.list_runs(limit=500)).runs
+    assert not [r for r in listed if r.parent is not None and r.parent.run_id == run.id]
