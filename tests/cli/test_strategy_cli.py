@@ -97,3 +97,11 @@ def test_a_bad_strategy_is_a_usage_error_and_starts_nothing(
     assert message in result.stderr
     assert "Traceback" not in result.stderr
     assert helix(home, "runs", "--json").stdout == ""
+
+
+def test_schema_events_lists_the_strategy_events(tmp_path: Path) -> None:
+    result = helix(tmp_path / "home", "schema", "events")
+    assert result.returncode == 0, result.stderr
+    mapping = json.loads(result.stdout)["discriminator"]["mapping"]
+    for kind in ("strategy.branched", "strategy.scored", "strategy.chosen"):
+        assert kind in mapping
