@@ -46,6 +46,12 @@ def test_show_lists_the_branches_their_scores_and_the_one_kept(tmp_path: Path) -
     ran = helix(home, "run", "six times seven", "--blueprint", str(blueprint), "--dir", str(world))
     assert ran.returncode == 0, ran.stderr
     assert (world / "answer.txt").read_text() == "42\n"
+    said = " ".join(ran.stdout.split())  # the terminal's view, unwrapped
+    assert "branched 3 ways at turn 0: run_" in said
+    assert "(judged by command: grep -qx 42 answer.txt)" in said
+    assert said.count("completed: score 0") == 2
+    assert said.count("completed: score 1") == 1
+    assert "the best score of 3 branches (1)" in said
 
     listed = [json.loads(line) for line in helix(home, "runs", "--json").stdout.splitlines()]
     (root,) = [r["id"] for r in listed if r["parent"] is None]  # the branches are its forks

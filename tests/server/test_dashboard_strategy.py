@@ -88,6 +88,10 @@ def test_the_run_page_shows_the_branches_their_scores_and_the_one_kept(
         f"Kept {branches[1]}: the best score of 3 branches (1)."
     )
     expect(page.get_by_test_id("outcome")).to_contain_text(f"kept branch {branches[1]}")
+    notes = page.get_by_test_id("note")  # the conversation tells the same steps
+    expect(notes.filter(has_text="branched 3 ways at turn 0")).to_have_count(1)
+    expect(notes.filter(has_text=f"branch {branches[1]} completed: score 1")).to_have_count(1)
+    expect(notes.filter(has_text=f"kept branch {branches[1]}: the best score")).to_have_count(1)
     assert page.evaluate(WIDER_THAN_SCREEN) == []
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     name = "phone" if viewport is PHONE else "desktop"
