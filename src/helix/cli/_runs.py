@@ -122,7 +122,7 @@ def show(
         from ._strategy import tree_of
 
         one = await door.api.get(run_id)
-        show_run(one, json=json, tree=await tree_of(door.api, one.id))
+        show_run(one, json=json, tree=await tree_of(door.api, one))
 
     run(lambda: with_door(main))
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from helix.api import HelixApi
+    from helix.api import HelixApi, Run
 
 
 @dataclass
@@ -58,23 +59,51 @@ class StrategyTree:
         return rows
 
 
-async def tree_of(api: HelixApi, run_id: str) -> StrategyTree | None:
-    """The run's branching (``strategy.*`` events of its own log), or ``None``."""
+async def tree_of(api: HelixApi, run: Run) -> StrategyTree | None:
+    """The run's branching (``strategy.*`` events of its own log), or ``None``.
+
+    Only a tree-of-thoughts run's log is read past its first event (its blueprint says),
+    and a log that cannot be read is left to ``helix logs`` to report: ``show`` shows
+    the run's registry row whatever its log holds.
+    """
+    from helix.errors import HelixError
+
+    if run.parent is not None:  # a fork of a strategy run is a plain run
+        return None
+    try:
+        return await _read_tree(api, run.id)
+    except HelixError:
+        return None
+
+
+def _fold(tree: StrategyTree | None, kind: str, data: dict[str, Any]) -> StrategyTree | None:
+    if kind == "strategy.branched":
+        branches = [StrategyRow(b["run_id"]) for b in data["branches"]]
+        return StrategyTree(data["turn"], data["judge"], branches)
+    if tree is not None and kind == "strategy.scored":
+        for branch in tree.branches:
+            if branch.run_id == data["branch"]:
+                branch.scored, branch.score = True, data["score"]
+                branch.detail = data.get("detail", "")
+    elif tree is not None and kind == "strategy.chosen":
+        tree.decided, tree.kept, tree.reason = True, data["branch"], data["reason"]
+    return tree
+
+
+def _is_tree(created: dict[str, Any]) -> bool:
+    settings = created.get("settings") or {}
+    strategy = (settings.get("blueprint") or {}).get("strategy") or {}
+    return isinstance(strategy, dict) and strategy.get("kind") == "tree_of_thoughts"
+
+
+async def _read_tree(api: HelixApi, run_id: str) -> StrategyTree | None:
     tree: StrategyTree | None = None
-    async for event in api.events(run_id):
-        if event.run_id != run_id or not event.type.startswith("strategy."):
-            continue
-        data = event.data
-        if event.type == "strategy.branched":
-            branches = [StrategyRow(b["run_id"]) for b in data["branches"]]
-            tree = StrategyTree(data["turn"], data["judge"], branches)
-        elif tree is not None and event.type == "strategy.scored":
-            for branch in tree.branches:
-                if branch.run_id == data["branch"]:
-                    branch.scored, branch.score = True, data["score"]
-                    branch.detail = data.get("detail", "")
-        elif tree is not None and event.type == "strategy.chosen":
-            tree.decided, tree.kept, tree.reason = True, data["branch"], data["reason"]
+    async with contextlib.aclosing(api.events(run_id)) as events:
+        async for event in events:
+            if event.seq == 0 and not (event.type == "run.created" and _is_tree(event.data)):
+                return None
+            if event.run_id == run_id and event.type.startswith("strategy."):
+                tree = _fold(tree, event.type, event.data)
     if tree is not None:
         from helix.errors import NotFoundError
 
