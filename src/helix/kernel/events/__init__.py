@@ -67,6 +67,10 @@ from ._status import STATUS_AFTER as STATUS_AFTER
 from ._status import TERMINAL_EVENTS as TERMINAL_EVENTS
 from ._status import TERMINAL_STATUSES as TERMINAL_STATUSES
 from ._status import RunStatus as RunStatus
+from ._strategy import StrategyBranch as StrategyBranch
+from ._strategy import StrategyBranched as StrategyBranched
+from ._strategy import StrategyChosen as StrategyChosen
+from ._strategy import StrategyScored as StrategyScored
 from ._tool import FileChanged as FileChanged
 from ._tool import ToolCompleted as ToolCompleted
 from ._tool import ToolInterrupted as ToolInterrupted
@@ -141,6 +145,10 @@ __all__ = [
     "RunStarted",
     "RunStatus",
     "SteerReceived",
+    "StrategyBranch",
+    "StrategyBranched",
+    "StrategyChosen",
+    "StrategyScored",
     "SupervisorRestarted",
     "TaskCompleted",
     "TaskFailed",

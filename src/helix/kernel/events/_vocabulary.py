@@ -40,6 +40,7 @@ from ._run import (
     upcast_run_created_v1,
 )
 from ._sampling import McpSampled, McpSampleRefused
+from ._strategy import StrategyBranched, StrategyChosen, StrategyScored
 from ._tool import FileChanged, ToolCompleted, ToolInterrupted, ToolRequested, ToolStarted
 from ._turn import TurnEnded, TurnStarted
 from ._world import (
@@ -105,6 +106,9 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
     TaskFailed,
     TaskRetried,
     AutomationFired,
+    StrategyBranched,
+    StrategyScored,
+    StrategyChosen,
 )
 
 
