@@ -1,0 +1,192 @@
+"""A task graph on its run's page, in a real browser: its tasks as nodes by level with the
+edges between them, states followed live, a report approved from the page (and the
+dependent then runs), a node's run and report one tap away; a list by level on a phone.
+
+``HELIX_REFRESH_SCREENSHOTS=1`` also rewrites ``docs/screenshots/graph-desktop.png`` and
+``docs/screenshots/graph-phone.png``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from helix.testing import MockModelServer
+
+from .conftest import (
+    DASHBOARD_TIMEOUT_MS,
+    DESKTOP,
+    PHONE,
+    WIDER_THAN_SCREEN,
+    LiveServer,
+    make_config,
+    open_dashboard,
+    wait_for_status,
+)
+
+expect.set_options(timeout=DASHBOARD_TIMEOUT_MS)
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+REFRESH = os.environ.get("HELIX_REFRESH_SCREENSHOTS") == "1"
+PLAN: dict[str, Any] = {
+    "model": "scripted:done.yaml",
+    "graph": {
+        "tasks": [
+            {"id": "fetch", "objective": "fetch the data"},
+            {"id": "left", "objective": "clean the left half", "depends_on": ["fetch"]},
+            {"id": "right", "objective": "clean the right half", "inputs": {"data": "fetch"}},
+            {
+                "id": "join",
+                "objective": "join both halves",
+                "depends_on": ["left", "right"],
+                "approve": True,
+            },
+            {"id": "ship", "objective": "ship it", "depends_on": ["join"]},
+        ]
+    },
+}
+EDGES = {("fetch", "left"), ("fetch", "right"), ("left", "join"), ("right", "join"),
+         ("join", "ship")}  # fmt: skip
+
+
+@pytest.fixture
+def server(tmp_path: Path, model_server: MockModelServer) -> Iterator[LiveServer]:
+    """A server whose tasks may play ``scripts/done.yaml``: one reply, the task's report."""
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "done.yaml").write_text("- text: the task is done\n")
+    live = LiveServer(make_config(tmp_path, model_server, scripts=scripts)).start()
+    try:
+        yield live
+    finally:
+        live.stop()
+
+
+@pytest.fixture
+def owner(server: LiveServer) -> Iterator[httpx.Client]:
+    with server.client() as anonymous:
+        answer = anonymous.post("/auth/link", json={"token": server.bootstrap_token})
+    assert answer.status_code == 200, answer.text
+    with server.client(answer.json()["token"]) as client:
+        yield client
+
+
+def _start(owner: httpx.Client) -> str:
+    answer = owner.post("/runs", json={"objective": "the data report", "blueprint": PLAN})
+    assert answer.status_code == 201, answer.text
+    run_id: str = answer.json()["id"]
+    return run_id
+
+
+def _run_page(
+    browser: Browser, server: LiveServer, token: str, viewport: dict[str, int], run_id: str
+) -> Page:
+    page = open_dashboard(browser, server.url, token, viewport)
+    expect(page.get_by_test_id("new-run")).to_be_visible()  # signed in, the first page drawn
+    page.goto(f"{server.url}/#/runs/{run_id}")
+    return page
+
+
+def _node(page: Page, task: str) -> Any:
+    return page.locator(f"[data-testid=graph-node][data-task={task}]")
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_a_graph_is_drawn_followed_live_and_its_gate_approved_from_the_page(
+    server: LiveServer, owner: httpx.Client, browser: Browser, viewport: dict[str, int]
+) -> None:
+    graph = _start(owner)
+    token = owner.headers["Authorization"].split()[1]
+    page = _run_page(browser, server, token, viewport, graph)
+    expect(page.get_by_test_id("graph")).to_be_visible()
+    expect(page.get_by_test_id("graph-node")).to_have_count(5)
+    if viewport is DESKTOP:  # columns by level, an edge per dependency (inputs' too)
+        edges = page.get_by_test_id("graph-edge")
+        expect(edges).to_have_count(len(EDGES))
+        drawn = {(e.get_attribute("data-from"), e.get_attribute("data-to")) for e in edges.all()}
+        assert drawn == EDGES
+        x = {t: _node(page, t).bounding_box()["x"] for t in ("fetch", "left", "right", "join")}  # type: ignore[index]
+        assert x["fetch"] < x["left"] == x["right"] < x["join"]
+        expect(page.get_by_test_id("graph-level")).to_have_count(0)
+    else:  # a list by level, nothing wider than the phone
+        levels = page.get_by_test_id("graph-level")
+        expect(levels).to_have_count(4)
+        expect(levels.nth(1).get_by_test_id("graph-node")).to_have_count(2)
+        expect(levels.nth(2)).to_contain_text("after left, right")
+        expect(page.get_by_test_id("graph-edge")).to_have_count(0)
+
+    # the graph goes on while the page is open: join's report waits for a person
+    join, ship = _node(page, "join"), _node(page, "ship")
+    expect(join).to_have_attribute("data-state", "awaiting")
+    expect(join).to_contain_text("awaiting approval")
+    for task in ("fetch", "left", "right"):
+        expect(_node(page, task)).to_have_attribute("data-state", "completed")
+    expect(ship).to_have_attribute("data-state", "pending")
+    detail = page.get_by_test_id("task-detail")  # what needs a person is shown first
+    expect(detail).to_contain_text("join both halves")
+    expect(detail.get_by_test_id("task-report")).to_have_text("the task is done")
+    assert page.evaluate(WIDER_THAN_SCREEN) == []
+    expect(detail).not_to_contain_text("null")
+    if REFRESH:
+        name = "graph-desktop.png" if viewport is DESKTOP else "graph-phone.png"
+        page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+
+    detail.get_by_test_id("task-approval").get_by_role("button", name="Approve").click()
+    expect(ship).to_have_attribute("data-state", "completed")  # live, no reload
+    expect(join).to_have_attribute("data-state", "completed")
+    expect(page.get_by_test_id("status").first).to_have_text("completed")
+    expect(detail).to_contain_text("Approved by")
+    decided = [
+        e for e in owner.get(f"/runs/{graph}/events").json()["events"]
+        if e["type"] == "approval.decided"
+    ]  # fmt: skip
+    assert [(e["data"]["decision"], e["data"]["by"].startswith("user:")) for e in decided] == [
+        ("allow", True)
+    ]
+
+    # a tap on a node: its report, and its run one tap further
+    _node(page, "ship").click()
+    expect(detail).to_contain_text("ship it")
+    expect(detail.get_by_test_id("task-report")).to_have_text("the task is done")
+    child = owner.get(f"/runs/{graph}").json()
+    assert child["status"] == "completed"
+    detail.get_by_test_id("task-run").click()
+    expect(page).to_have_url(f"{server.url}/#/runs/run_" + page.url.rsplit("run_", 1)[1])
+    expect(page.get_by_test_id("graph")).to_be_hidden()  # a task's run is not a graph
+    expect(page.get_by_role("heading", level=1)).to_contain_text("ship it")
+    page.context.close()
+
+
+def test_a_failed_task_shows_its_error_and_attempts(
+    server: LiveServer, owner: httpx.Client, browser: Browser
+) -> None:
+    plan = {
+        "model": "scripted:done.yaml",
+        "graph": {
+            "tasks": [
+                {"id": "count", "objective": "count", "report": {"type": "object"}, "retries": 1},
+                {"id": "after", "objective": "use it", "inputs": {"n": "count"}},
+            ]
+        },
+    }
+    answer = owner.post("/runs", json={"objective": "count things", "blueprint": plan})
+    assert answer.status_code == 201, answer.text
+    graph = answer.json()["id"]
+    wait_for_status(owner, graph, "paused")  # both attempts replied text, not JSON
+    token = owner.headers["Authorization"].split()[1]
+    page = _run_page(browser, server, token, DESKTOP, graph)
+    count = _node(page, "count")
+    expect(count).to_have_attribute("data-state", "failed")
+    expect(count).to_contain_text("attempt 2")
+    expect(_node(page, "after")).to_have_attribute("data-state", "pending")
+    count.click()
+    detail = page.get_by_test_id("task-detail")
+    expect(detail.get_by_test_id("task-error")).to_contain_text("not JSON")
+    expect(detail).to_contain_text("2 attempts")
+    expect(detail.get_by_test_id("task-approval")).to_have_count(0)
+    page.context.close()
