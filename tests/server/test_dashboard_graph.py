@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from helix.testing import MockModelServer
 
@@ -92,8 +92,14 @@ def _run_page(
     return page
 
 
-def _node(page: Page, task: str) -> Any:
+def _node(page: Page, task: str) -> Locator:
     return page.locator(f"[data-testid=graph-node][data-task={task}]")
+
+
+def _left(page: Page, task: str) -> float:
+    box = _node(page, task).bounding_box()
+    assert box is not None
+    return box["x"]
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
@@ -110,7 +116,7 @@ def test_a_graph_is_drawn_followed_live_and_its_gate_approved_from_the_page(
         expect(edges).to_have_count(len(EDGES))
         drawn = {(e.get_attribute("data-from"), e.get_attribute("data-to")) for e in edges.all()}
         assert drawn == EDGES
-        x = {t: _node(page, t).bounding_box()["x"] for t in ("fetch", "left", "right", "join")}  # type: ignore[index]
+        x = {t: _left(page, t) for t in ("fetch", "left", "right", "join")}
         assert x["fetch"] < x["left"] == x["right"] < x["join"]
         expect(page.get_by_test_id("graph-level")).to_have_count(0)
     else:  # a list by level, nothing wider than the phone
