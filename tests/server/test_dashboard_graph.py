@@ -17,6 +17,8 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
+from helix.kernel.events import Event
+from helix.kernel.session import replay
 from helix.testing import MockModelServer
 
 from .conftest import (
@@ -92,6 +94,41 @@ def _run_page(
     return page
 
 
+FOLD = """async (events) => {
+  const { GraphFold } = await import("/graph.js");
+  const fold = new GraphFold();
+  events.forEach((event) => fold.add(event));
+  return Object.fromEntries([...fold.tasks].map(([id, t]) => [id, { status: t.status,
+    attempts: t.attempts, run_id: t.runId, runs: t.runs, objective: t.objective,
+    report: t.report, error: t.error, cost_usd: t.costUsd, budget_usd: t.budgetUsd,
+    awaiting: fold.state(id) === "awaiting", passed: Boolean(fold.passed(id)) }]));
+}"""
+"""The page's own fold (static/graph.js) of a graph's events, task by task."""
+
+
+def _folds_as_the_engine_does(page: Page, owner: httpx.Client, graph: str) -> None:
+    """The page folds the graph's log into the tasks ``SessionState.tasks`` holds."""
+    events = owner.get(f"/runs/{graph}/events", params={"limit": 1000}).json()["events"]
+    state = replay([Event(**e) for e in events])
+    plan = {t["id"]: t for t in (state.plan or {})["tasks"]}
+    expected = {
+        task_id: {
+            "status": t.status, "attempts": t.attempts, "run_id": t.run_id, "runs": t.runs,
+            "objective": t.objective, "report": t.report, "error": t.error,
+            "cost_usd": t.cost_usd, "budget_usd": t.budget_usd,
+            "awaiting": t.status == "completed" and any(
+                p.call_id == f"task:{task_id}:{t.run_id}" for p in state.pending_approvals.values()
+            ),
+            "passed": t.status == "completed" and (
+                not plan[task_id].get("approve")
+                or f"task:{task_id}:{t.run_id}" in state.approved_calls
+            ),
+        }
+        for task_id, t in state.tasks.items()
+    }  # fmt: skip
+    assert page.evaluate(FOLD, events) == expected
+
+
 def _node(page: Page, task: str) -> Locator:
     return page.locator(f"[data-testid=graph-node][data-task={task}]")
 
@@ -147,6 +184,7 @@ def test_a_graph_is_drawn_followed_live_and_its_gate_approved_from_the_page(
     expect(join).to_have_attribute("data-state", "completed")
     expect(page.get_by_test_id("status").first).to_have_text("completed")
     expect(detail).to_contain_text("Approved by")
+    _folds_as_the_engine_does(page, owner, graph)  # the gate passed
     decided = [
         e for e in owner.get(f"/runs/{graph}/events").json()["events"]
         if e["type"] == "approval.decided"
@@ -195,4 +233,61 @@ def test_a_failed_task_shows_its_error_and_attempts(
     expect(detail.get_by_test_id("task-error")).to_contain_text("not JSON")
     expect(detail).to_contain_text("2 attempts")
     expect(detail.get_by_test_id("task-approval")).to_have_count(0)
+    _folds_as_the_engine_does(page, owner, graph)
     page.context.close()
+
+
+def test_the_page_folds_retries_denials_and_a_persons_retry_as_the_engine_does(
+    server: LiveServer, owner: httpx.Client, browser: Browser
+) -> None:
+    plan = {"tasks": [{"id": "a", "objective": "a", "approve": True, "retries": 1},
+                      {"id": "b", "objective": "b", "depends_on": ["a"]}]}  # fmt: skip
+    steps: list[tuple[str, dict[str, Any]]] = [
+        ("graph.planned", {"plan": plan}),
+        ("task.started", {"task": "a", "run_id": "r1", "attempt": 1, "objective": "a",
+                          "budget_usd": 0.5}),
+        ("task.failed", {"task": "a", "run_id": "r1", "attempt": 1, "error": "boom",
+                         "retrying": True, "cost_usd": 0.25}),
+        ("task.started", {"task": "a", "run_id": "r2", "attempt": 2, "objective": "a"}),
+        ("task.completed", {"task": "a", "run_id": "r2", "report": {"rows": 3}, "cost_usd": 0.5}),
+        ("approval.requested", {"request_id": "q1", "call_id": "task:a:r2", "name": "task",
+                                "expires_at": None,
+                                "args": {"task": "a", "run_id": "r2", "report": {"rows": 3}}}),
+        ("approval.decided", {"request_id": "q1", "decision": "deny", "by": "user:ann"}),
+        ("task.failed", {"task": "a", "run_id": "r2", "attempt": 2, "error": "denied",
+                         "retrying": False}),
+        ("task.retried", {"task": "a", "by": "user:ann"}),
+        ("task.started", {"task": "a", "run_id": "r3", "attempt": 1, "objective": "a"}),
+        ("task.completed", {"task": "a", "run_id": "r3", "report": "fine"}),
+        ("approval.requested", {"request_id": "q2", "call_id": "task:a:r3", "name": "task",
+                                "expires_at": None,
+                                "args": {"task": "a", "run_id": "r3", "report": "fine"}}),
+    ]  # fmt: skip
+    events = [
+        {"run_id": "g", "seq": seq, "type": kind, "v": 1, "ts": "2026-12-01T00:00:00+00:00",
+         "turn": None, "actor": "system", "data": data}
+        for seq, (kind, data) in enumerate(steps, start=1)
+    ]  # fmt: skip
+    page = browser.new_page()
+    page.goto(server.url + "/")
+    folded = page.evaluate(FOLD, events)
+    state = replay([Event(**e) for e in events])
+    for task_id, task in state.tasks.items():
+        mine = folded[task_id]
+        assert (mine["status"], mine["attempts"], mine["run_id"], mine["runs"]) == (
+            task.status,
+            task.attempts,
+            task.run_id,
+            task.runs,
+        )
+        assert (mine["report"], mine["error"], mine["cost_usd"], mine["budget_usd"]) == (
+            task.report,
+            task.error,
+            task.cost_usd,
+            task.budget_usd,
+        )
+    assert folded["a"]["awaiting"] is True  # the third run's report waits for a person
+    assert folded["a"]["runs"] == ["r1", "r2", "r3"]
+    assert folded["a"]["cost_usd"] == 0.75
+    assert folded["b"]["status"] == "pending"
+    page.close()
