@@ -263,7 +263,7 @@ def test_the_page_folds_retries_denials_and_a_persons_retry_as_the_engine_does(
                                 "expires_at": None,
                                 "args": {"task": "a", "run_id": "r3", "report": "fine"}}),
     ]  # fmt: skip
-    events = [
+    events: list[dict[str, Any]] = [
         {"run_id": "g", "seq": seq, "type": kind, "v": 1, "ts": "2026-12-01T00:00:00+00:00",
          "turn": None, "actor": "system", "data": data}
         for seq, (kind, data) in enumerate(steps, start=1)
