@@ -170,6 +170,9 @@ def test_a_graph_is_drawn_followed_live_and_its_gate_approved_from_the_page(
     for task in ("fetch", "left", "right"):
         expect(_node(page, task)).to_have_attribute("data-state", "completed")
     expect(ship).to_have_attribute("data-state", "pending")
+    expect(page.get_by_test_id("graph-tally")).to_have_text(
+        "3 of 5 completed · 1 awaiting approval"
+    )
     detail = page.get_by_test_id("task-detail")  # what needs a person is shown first
     expect(detail).to_contain_text("join both halves")
     expect(detail.get_by_test_id("task-report")).to_have_text("the task is done")
@@ -182,6 +185,7 @@ def test_a_graph_is_drawn_followed_live_and_its_gate_approved_from_the_page(
     detail.get_by_test_id("task-approval").get_by_role("button", name="Approve").click()
     expect(ship).to_have_attribute("data-state", "completed")  # live, no reload
     expect(join).to_have_attribute("data-state", "completed")
+    expect(page.get_by_test_id("graph-tally")).to_have_text("5 of 5 completed")
     expect(page.get_by_test_id("status").first).to_have_text("completed")
     expect(detail).to_contain_text("Approved by")
     _folds_as_the_engine_does(page, owner, graph)  # the gate passed

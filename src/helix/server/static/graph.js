@@ -109,8 +109,16 @@ export function graphView({ decide }) {
   let selected = null;
   const canvas = h("div", { class: "graph-canvas", "data-testid": "graph-canvas" });
   const detail = h("div", { class: "task-detail", "data-testid": "task-detail", hidden: true });
+  const tally = h("span", { class: "muted", "data-testid": "graph-tally" });
   const el = h("section", { class: "card graph", "data-testid": "graph", hidden: true },
-    h("h2", {}, "Tasks"), canvas, detail);
+    h("h2", {}, "Tasks ", tally), canvas, detail);
+
+  function paintTally() {
+    const count = {};
+    for (const id of nodes.keys()) count[fold.state(id)] = (count[fold.state(id)] || 0) + 1;
+    tally.textContent = `${count.completed || 0} of ${nodes.size} completed` +
+      ["running", "awaiting", "failed"].filter((s) => count[s]).map((s) => ` · ${count[s]} ${LABEL[s]}`).join("");
+  }
 
   function nodeOf(id) {
     return h("button", { class: "graph-node", "data-testid": "graph-node", "data-task": id,
@@ -159,6 +167,7 @@ export function graphView({ decide }) {
       canvas.replaceChildren(plane);
     }
     for (const id of nodes.keys()) paintNode(id);
+    paintTally();
   }
 
   function paintNode(id) {
@@ -207,6 +216,7 @@ export function graphView({ decide }) {
       if (!changed || !fold.plan) return;
       if (changed === "*") { el.hidden = false; build(); return; }
       paintNode(changed);
+      paintTally();
       if (selected === null && fold.state(changed) === "awaiting") select(changed); // what needs a person
       else if (selected === changed) paintDetail();
     },
