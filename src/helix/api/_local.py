@@ -46,6 +46,7 @@ from ._models import (
 from ._nodes import NodeDoor
 from ._spend_query import spend_query
 from ._trace_models import Span
+from ._workflow_door import LocalWorkflows, WorkflowsSource
 from ._worlds import list_world_names, run_folder
 
 if TYPE_CHECKING:  # the runtime loads when a run is made or changed, not to read runs
@@ -58,7 +59,7 @@ BlueprintArg: TypeAlias = "Blueprint | dict[str, Any] | str | None"
 _PAGE = 1000
 
 
-class LocalApi(NodeDoor):
+class LocalApi(NodeDoor, LocalWorkflows):
     """The engine and its store behind ``HelixApi``, acting as ``actor``."""
 
     def __init__(
@@ -75,6 +76,7 @@ class LocalApi(NodeDoor):
         drive: Callable[[str], None] | None = None,
         workspaces: Collection[str] | None = None,
         executor: Executor | None = None,
+        workflows: WorkflowsSource | None = None,
     ) -> None:
         """An API over ``engine``.
 
@@ -96,6 +98,8 @@ class LocalApi(NodeDoor):
                 default: every run. Others are not found, by id, prefix or ``last``.
             executor: Where runs are driven (a server's), for ``nodes`` and
                 ``drain_node``; default: this machine as one node, ``local``.
+            workflows: The workflows (``helix.workflows.Workflows``, or a function
+                opening them when first needed); default: none (``ConfigError``).
         """
         if callable(engine):
             if store is None or home is None:
@@ -114,6 +118,7 @@ class LocalApi(NodeDoor):
         self._drive = drive
         self.visible = None if workspaces is None else frozenset(workspaces)
         self.executor = executor
+        self._workflow_source = workflows
         self._stack: AsyncExitStack | None = None
         self._supervisor: Supervisor | None = None
 

@@ -32,13 +32,14 @@ from ._models import (
 )
 from ._node_models import Drained, NodeList
 from ._trace_models import Span
+from ._workflow_door import WorkflowDoor
 
 if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is chosen
     from helix.runtime import Blueprint, CandidatePolicy, PolicyReplay
 
 
 @runtime_checkable
-class HelixApi(Protocol):
+class HelixApi(WorkflowDoor, Protocol):
     """What a client can do with runs (async). Errors are Helix's exception tree."""
 
     async def create(

@@ -33,4 +33,5 @@ def local_api(state: ServerState, caller: Caller) -> LocalApi:
         blueprints=partial(stored_blueprint, state.accounts),
         drive=state.drive,
         executor=state.executor,
+        workflows=state.workflows,
     )

@@ -29,6 +29,7 @@ from helix.accounts import Accounts, open_accounts
 from helix.distributed import open_executor
 from helix.kernel.log import EventStore, open_store
 from helix.runtime import ChildSpec, Supervisor, open_supervisor
+from helix.workflows import Workflows, open_workflows
 
 from . import (
     _links,
@@ -41,6 +42,7 @@ from . import (
     _routes_policy,
     _routes_runs,
     _routes_trace,
+    _routes_workflows,
     _routes_world,
     _stream,
 )
@@ -103,8 +105,10 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = await open_store(config.db_url, durability=config.durability)
         account_store = None
+        workflows: Workflows | None = None
         try:
             account_store = await open_accounts(config.db_url)
+            workflows = Workflows(await open_workflows(config.db_url))
             accounts = Accounts(account_store, config.hashing)
             signer = Signer(await account_store.secret("jwt", secrets.token_bytes(32)))
             metrics = Metrics()
@@ -112,7 +116,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
                 open_supervisor(on_restart=_restarted, on_give_up=_gave_up) as supervisor,
                 AsyncExitStack() as executor_stack,
             ):
-                state = ServerState(config, store, accounts, signer, supervisor, metrics)
+                state = ServerState(config, store, accounts, signer, supervisor, metrics, workflows)
                 state.executor = await executor_stack.enter_async_context(
                     open_executor(
                         config.executor,
@@ -146,6 +150,8 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
                     if sink is not None:
                         await asyncio.to_thread(sink.close, 5.0)
         finally:
+            if workflows is not None:
+                await workflows.store.close()
             if account_store is not None:
                 await account_store.close()
             await store.close()
@@ -171,6 +177,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
     api.include_router(_routes_nodes.router)
     api.include_router(_routes_policy.router)
     api.include_router(_routes_trace.router)
+    api.include_router(_routes_workflows.router)
     api.include_router(_stream.router)
     api.include_router(_links.router)
 

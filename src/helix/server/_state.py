@@ -11,6 +11,8 @@ from helix.accounts import Accounts, open_accounts
 from helix.distributed import RayPlacer, ray_address_of
 from helix.kernel.log import EventStore, open_store
 from helix.runtime import Engine, Executor, LocalExecutor, Placer, RunSetup, Supervisor
+from helix.tools import WorkflowEditor
+from helix.workflows import Workflows, open_workflows
 
 from ._auth import Signer
 from ._config import ServerConfig
@@ -21,7 +23,15 @@ from ._metrics import Metrics
 class WorkspaceEngine(Engine):
     """The engine, with each run's ceiling narrowed by its workspace's stored policy."""
 
-    def __init__(self, store: EventStore, accounts: Accounts, config: ServerConfig) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        accounts: Accounts,
+        config: ServerConfig,
+        workflows: Workflows | None = None,
+    ) -> None:
+        self.workflows = workflows
+        """The workspaces' workflows (their ``edit_workflow`` calls go there)."""
         super().__init__(
             store,
             home=config.home,
@@ -29,8 +39,15 @@ class WorkspaceEngine(Engine):
             scripts=config.scripts if config.scripts is not None else False,
             sources=config.sources,
             placer=_placer(config),
+            workflows=self._editor,
         )
         self.accounts = accounts
+
+    def _editor(self, setup: RunSetup) -> WorkflowEditor | None:
+        """A run's ``edit_workflow`` callback: its workspace's workflows."""
+        if self.workflows is None:
+            return None
+        return self.workflows.editor_for(setup.workspace, setup.run_id)
 
     @override
     async def setup(self, run_id: str) -> RunSetup:
@@ -51,7 +68,12 @@ async def open_server_engine(config: ServerConfig) -> AsyncIterator[Engine]:
     try:
         account_store = await open_accounts(config.db_url)
         try:
-            yield WorkspaceEngine(store, Accounts(account_store, config.hashing), config)
+            workflows = Workflows(await open_workflows(config.db_url))
+            try:
+                accounts = Accounts(account_store, config.hashing)
+                yield WorkspaceEngine(store, accounts, config, workflows)
+            finally:
+                await workflows.store.close()
         finally:
             await account_store.close()
     finally:
@@ -76,6 +98,7 @@ class ServerState:
         signer: Signer,
         supervisor: Supervisor,
         metrics: Metrics,
+        workflows: Workflows | None = None,
     ) -> None:
         self.config = config
         self.store = store
@@ -83,7 +106,9 @@ class ServerState:
         self.signer = signer
         self.supervisor = supervisor
         self.metrics = metrics
-        self.engine = WorkspaceEngine(store, accounts, config)
+        self.workflows = workflows
+        """The workspaces' workflows (``helix.workflows``), in the same database."""
+        self.engine = WorkspaceEngine(store, accounts, config, workflows)
         self.executor: Executor = LocalExecutor(self.engine, supervisor)
         """Where runs are driven (``helix.runtime.Executor``): the app's lifespan
         replaces it with the one ``config.executor`` names (``open_executor``)."""
