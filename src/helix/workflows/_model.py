@@ -117,8 +117,15 @@ class Workflow(_Strict):
     max_parallel: int = Field(default=4, ge=1, le=256)
     steps: tuple[Step, ...] = Field(min_length=1, max_length=MAX_STEPS)
     edges: tuple[Edge, ...] = ()
+    """Kept sorted by (``from``, ``to``)."""
     layout: dict[str, Position] = Field(default_factory=dict[str, Position])
     """Step id → its node's place on the canvas (steps not here are laid out in rows)."""
+
+    @field_validator("edges")
+    @classmethod
+    def _sorted(cls, edges: tuple[Edge, ...]) -> tuple[Edge, ...]:
+        """Kept sorted by (from, to): the order edges are drawn in means nothing."""
+        return tuple(sorted(edges, key=lambda e: (e.source, e.target)))
 
     @model_validator(mode="after")
     def _shape(self) -> Workflow:

@@ -9,8 +9,8 @@ from typing_extensions import override
 
 from helix.errors import StoreUnavailableError, WorkflowConflictError
 
-from ._sqlite import _COLUMNS, SCHEMA, _stale
-from ._store import StoredVersion, WorkflowStore
+from ._sqlite import _COLUMNS, SCHEMA
+from ._store import StoredVersion, WorkflowStore, stale
 
 
 def _row(row: Any) -> StoredVersion:
@@ -69,7 +69,7 @@ class PostgresWorkflowStore(WorkflowStore):
                 )
             )
             if base is not None and base != latest:
-                raise WorkflowConflictError(_stale(name, base, latest))
+                raise WorkflowConflictError(stale(name, base, latest))
             try:
                 await conn.execute(
                     f"INSERT INTO workflows_versions ({_COLUMNS})"
@@ -84,7 +84,7 @@ class PostgresWorkflowStore(WorkflowStore):
                     change,
                 )
             except asyncpg.UniqueViolationError:
-                raise WorkflowConflictError(_stale(name, latest, latest + 1)) from None
+                raise WorkflowConflictError(stale(name, latest, latest + 1)) from None
         return latest + 1
 
     @override

@@ -19,7 +19,7 @@ from helix.errors import WorkflowConflictError, WorkflowError, WorkflowNotFoundE
 
 from ._model import Workflow
 from ._ops import apply_ops, describe_change, parse_ops
-from ._store import StoredVersion, WorkflowStore
+from ._store import StoredVersion, WorkflowStore, stale
 from ._text import dump, from_data
 
 if TYPE_CHECKING:
@@ -116,12 +116,6 @@ class Workflows:
         """Store ``workflow`` as its next version, made on ``base_version`` (see the store)."""
         old = await self.store.get(workspace, workflow.name)
         before = from_data(old.body) if old is not None else None
-        if old is not None and base_version is not None and base_version != old.version:
-            latest = old.version
-            raise WorkflowConflictError(
-                f"workflow {workflow.name!r} was saved on top of version {base_version}, but"
-                f" version {latest} is the latest: reload it and make the edit again"
-            )
         change = describe_change(before, workflow)
         version = await self.store.add_version(
             workspace,
@@ -149,10 +143,7 @@ class Workflows:
         ops = parse_ops(operations)
         current = await self.get(workspace, name)
         if base_version is not None and base_version != current.version:
-            raise WorkflowConflictError(
-                f"workflow {name!r} was edited on version {base_version}, but version"
-                f" {current.version} is the latest: reload it and make the edit again"
-            )
+            raise WorkflowConflictError(stale(name, base_version, current.version))
         assert current.workflow is not None
         edited = apply_ops(current.workflow, ops)
         return await self.save(workspace, edited, base_version=current.version, by=by, how=how)

@@ -11,7 +11,7 @@ from typing_extensions import override
 
 from helix.errors import StoreUnavailableError, WorkflowConflictError
 
-from ._store import StoredVersion, WorkflowStore
+from ._store import StoredVersion, WorkflowStore, stale
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS workflows_versions (
@@ -64,7 +64,7 @@ class SqliteWorkflowStore(WorkflowStore):
             ).fetchone()
             latest = int(row[0] or 0)
             if base is not None and base != latest:
-                raise WorkflowConflictError(_stale(name, base, latest))
+                raise WorkflowConflictError(stale(name, base, latest))
             db.execute(
                 f"INSERT INTO workflows_versions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (workspace, name, latest + 1, json.dumps(body), by, how, at, change),
@@ -124,14 +124,3 @@ class SqliteWorkflowStore(WorkflowStore):
     @override
     async def close(self) -> None:
         self._db.close()
-
-
-def _stale(name: str, base: int, latest: int) -> str:
-    if latest == 0:
-        return f"workflow {name!r} has no version {base}: it does not exist yet"
-    if base == 0:
-        return f"workflow {name!r} exists already (version {latest}): edit it on top of that"
-    return (
-        f"workflow {name!r} was saved on top of version {base}, but version {latest} is the"
-        " latest: reload it and make the edit again"
-    )

@@ -83,3 +83,15 @@ class WorkflowStore(ABC):
 
     async def close(self) -> None:  # noqa: B027 (a no-op unless the backend holds resources)
         """Release the connection."""
+
+
+def stale(name: str, base: int, latest: int) -> str:
+    """Why a save on ``base`` is refused when ``latest`` is the latest version."""
+    if latest == 0:
+        return f"workflow {name!r} has no version {base}: it does not exist yet"
+    if base == 0:
+        return f"workflow {name!r} exists already (version {latest}): edit it on top of that"
+    return (
+        f"workflow {name!r} was saved on top of version {base}, but version {latest} is the"
+        " latest: reload it and make the edit again"
+    )
