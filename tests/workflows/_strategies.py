@@ -67,7 +67,7 @@ def workflows(draw: st.DrawFn) -> Workflow:
         before = sorted(
             a for a in ancestors(workflow, step["id"]) if workflow.step(a).kind == "agent"
         )
-        if before and draw(st.booleans()):
+        if before and draw(st.booleans()) is True:
             condition: dict[str, Any] = {"step": draw(st.sampled_from(before))}
             if draw(st.booleans()):
                 condition["field"] = "ok"

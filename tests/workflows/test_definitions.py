@@ -42,10 +42,13 @@ def test_a_workflow_becomes_a_task_graph_with_its_gates_and_branches() -> None:
     assert graph is not None
     assert [t.id for t in graph.tasks] == ["tests", "review", "ship"]  # approval: a gate
     review, ship = graph.task("review"), graph.task("ship")
-    assert review.approve and review.depends_on == ("tests",) and review.retries == 2
+    assert review.approve
+    assert review.depends_on == ("tests",)
+    assert review.retries == 2
     assert review.model == "anthropic:claude-sonnet-4-5"
     assert ship.depends_on == ("review",)  # through the approval step
-    assert ship.when is not None and ship.when.field == "passed" and ship.when.equals is True
+    assert ship.when is not None
+    assert (ship.when.field, ship.when.equals) == ("passed", True)
     assert "tests" in ship.needs
     assert graph.task("tests").tools == ("run_command",)
     assert plan.blueprint.model == "openai:gpt-4.1"
@@ -113,7 +116,8 @@ def test_operations_add_a_step_after_another_and_say_what_changed() -> None:
         [{"op": "add_step", "after": "tests", "step": {"id": "lint", "objective": "Lint it"}}]
     )
     after = apply_ops(before, ops)
-    assert after.before("lint") == ["tests"] and after.after("lint") == ["review"]
+    assert after.before("lint") == ["tests"]
+    assert after.after("lint") == ["review"]
     assert after.before("review") == ["lint"]
     assert describe_change(before, after) == (
         "added step lint; connected lint -> review; connected tests -> lint;"

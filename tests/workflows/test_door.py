@@ -50,10 +50,10 @@ class Models:
     def __call__(self, setup: RunSetup) -> ModelAdapter:
         name = setup.blueprint.name
         if name == "workflow-chat":
-            call = {"name": "edit_workflow",
-                    "args": {"workflow": "release", "operations": EDIT, "base_version": 1}}  # fmt: skip
-            return ScriptedModel(Scenario.of({"text": "", "tool_calls": [call]},
-                                             {"text": "Added a review step."}), label="chat")  # fmt: skip
+            args = {"workflow": "release", "operations": EDIT, "base_version": 1}
+            call = {"name": "edit_workflow", "args": args}
+            steps = ({"text": "", "tool_calls": [call]}, {"text": "Added a review step."})
+            return ScriptedModel(Scenario.of(*steps), label="chat")
         task = name.rsplit(".", 1)[-1]
         self.tasks.append(task)
         reply = json.dumps({"passed": True}) if task == "tests" else f"{task} done"
@@ -129,7 +129,8 @@ async def test_a_chat_run_edits_only_its_own_workflow(door: tuple[LocalApi, Mode
     run = await api.chat_workflow("other", "add a review step")
     state = await api.engine.drive(run.id)  # its model edits "release": refused
     events = [e async for e in api.events(run.id) if e.type == "tool.completed"]
-    assert events and events[0].data["ok"] is False
+    assert events
+    assert events[0].data["ok"] is False
     assert "edits the workflow 'other' only" in events[0].data["output"]
     assert state.status == "completed"
     assert (await api.workflow("release")).version == 1

@@ -61,7 +61,7 @@ async def test_each_save_is_a_new_version_with_who_how_and_what_changed(
         (2, "chat", None),
     ]
     listed = {s.name: s for s in await workflows.list("team")}
-    assert listed[name].version == 2 and listed[name].steps == 2
+    assert (listed[name].version, listed[name].steps) == (2, 2)
     assert name not in {s.name for s in await workflows.list("other")}  # per workspace
 
 
@@ -92,7 +92,7 @@ async def test_two_editors_racing_on_one_version_get_one_save(workflows: Workflo
             base_version=1,
             by=f"user:u{i}",
             how="canvas",
-        )  # fmt: skip
+        )
         for i in range(4)
     ]
     results = await asyncio.gather(*moves, return_exceptions=True)
