@@ -107,10 +107,10 @@ def test_the_canvas_adds_a_node_and_an_edge_then_the_chat_changes_the_same_workf
     assert "ship" in definition.layout
 
     # the chat box: its run's model calls edit_workflow on the version the canvas saved
-    operations = [{"op": "add_step", "after": "tests",
-                   "step": {"id": "review", "objective": "Review the diff"}}]  # fmt: skip
-    call = {"name": "edit_workflow",
-            "args": {"workflow": "release", "operations": operations, "base_version": 2}}  # fmt: skip
+    review = {"id": "review", "objective": "Review the diff"}
+    operations = [{"op": "add_step", "after": "tests", "step": review}]
+    args = {"workflow": "release", "operations": operations, "base_version": 2}
+    call = {"name": "edit_workflow", "args": args}
     play(model_server, {"text": "", "tool_calls": [call]}, {"text": "Added a review step."})
     chat = page.get_by_test_id("wf-chat")
     chat.locator("textarea").fill("add a review step after tests")
@@ -138,8 +138,8 @@ def test_a_stale_canvas_save_says_so_and_saves_nothing(
     page = open_dashboard(browser, live.url, token, DESKTOP)
     _open_release(page)
     expect(page.get_by_test_id("wf-node")).to_have_count(2)
-    moved = client.post("/workflows/release/edit",
-                        json={"operations": [{"op": "move", "step": "ship", "x": 5, "y": 5}]})  # fmt: skip
+    move = {"op": "move", "step": "ship", "x": 5, "y": 5}
+    moved = client.post("/workflows/release/edit", json={"operations": [move]})
     assert moved.status_code == 200, moved.text
     _drag(page, "tests", 40, 40)
     page.get_by_test_id("wf-save").click()
