@@ -47,7 +47,7 @@ def _member(live: LiveServer, admin: Admin) -> tuple[str, httpx.Client]:
 
 def _lossless(client: httpx.Client, version: int) -> dict[str, Any]:
     """The version read three ways (JSON, YAML, canvas) is one definition."""
-    got = client.get("/workflows/release", params={"version": version}).json()
+    got: dict[str, Any] = client.get("/workflows/release", params={"version": version}).json()
     canvas = client.get("/workflows/release/canvas", params={"version": version}).json()
     workflow = from_data(got["workflow"])
     assert from_canvas(canvas["canvas"]) == workflow

@@ -71,18 +71,20 @@ def test_members_save_edit_and_read_viewers_only_read(
         _error(out.get("/workflows/chain", params=team), 404, "not_found")
 
 
+_NOPE = FLOW.replace("edges: [{from: first, to: second}]", "edges: [{from: first, to: nope}]")
+_CYCLE = FLOW.replace(
+    "edges: [{from: first, to: second}]",
+    "edges: [{from: first, to: second}, {from: second, to: first}]",
+)
+
+
 @pytest.mark.parametrize(
     ("body", "status", "code", "says"),
     [
         ({"text": "name: [oops"}, 422, "invalid_workflow", "does not parse"),
-        ({"text": FLOW.replace("edges: [{from: first, to: second}]",
-                               "edges: [{from: first, to: nope}]")},  # fmt: skip
-         422, "invalid_workflow", "unknown step 'nope'"),
-        ({"text": FLOW.replace("edges: [{from: first, to: second}]",
-                               "edges: [{from: first, to: second}, {from: second, to: first}]")},
-         422, "invalid_workflow", "cycle"),  # fmt: skip
-        ({"text": FLOW.replace("name: chain", "name: other")}, 422, "invalid_workflow",
-         "named 'other'"),  # fmt: skip
+        ({"text": _NOPE}, 422, "invalid_workflow", "unknown step 'nope'"),
+        ({"text": _CYCLE}, 422, "invalid_workflow", "cycle"),
+        ({"text": FLOW.replace("name: chain", "name: other")}, 422, "invalid_workflow", "'other'"),
         ({}, 422, "invalid_workflow", "one of them"),
         ({"text": "x" * (MAX_TEXT + 1)}, 422, "invalid_request", ""),
         ({"text": FLOW, "how": "telepathy"}, 422, "invalid_request", ""),
