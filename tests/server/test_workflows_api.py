@@ -153,3 +153,28 @@ def test_the_sdk_runs_a_workflow_as_its_task_graph_over_http(
         events = ann.get(f"/runs/{run.id}/events", params={"limit": 1000}).json()["events"]
         completed = [e["data"]["task"] for e in events if e["type"] == "task.completed"]
         assert completed == ["first", "second"]
+
+
+def test_a_workflow_file_of_a_world_is_imported(live: LiveServer, people: dict[str, str]) -> None:
+    world = live.config.worlds / "team" / "repo"
+    world.mkdir(parents=True)
+    (world / "release.yaml").write_text(FLOW)
+    team = {"workspace": "team"}
+    with live.client(people["ann"]) as ann, live.client(people["vic"]) as vic:
+        body = {"world": "repo", "path": "release.yaml"}
+        _error(vic.post("/workflows/import", params=team, json=body), 403, "forbidden")
+        saved = ann.post("/workflows/import", params=team, json=body)
+        assert saved.status_code == 200, saved.text
+        assert (saved.json()["name"], saved.json()["how"]) == ("chain", "file")
+        _error(ann.post("/workflows/import", params=team, json=body), 409,
+               "stale_workflow_version")  # fmt: skip
+        out = {"world": "repo", "path": "../../../helix.db"}
+        assert "not a file in the world" in _error(
+            ann.post("/workflows/import", params=team, json=out), 422, "invalid_workflow"
+        )
+        other = {"world": "../team", "path": "release.yaml"}
+        assert "not a path" in _error(
+            ann.post("/workflows/import", params=team, json=other), 422, "invalid_config"
+        )
+        missing = {"world": "nope", "path": "release.yaml"}
+        _error(ann.post("/workflows/import", params=team, json=missing), 404, "not_found")

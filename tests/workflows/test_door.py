@@ -157,3 +157,21 @@ async def test_a_door_without_a_workflow_store_says_so(helix_home: Path) -> None
             await api.workflows()
     finally:
         await store.close()
+
+
+async def test_a_workflow_file_of_a_world_is_imported_never_through_a_link_out(
+    door: tuple[LocalApi, Models], tmp_path: Path
+) -> None:
+    api, _ = door
+    world = api.worlds / "default" / "repo"
+    (world / "flows").mkdir(parents=True)
+    (world / "flows" / "release.yaml").write_text(FLOW)
+    outside = tmp_path / "outside.yaml"
+    outside.write_text(FLOW.replace("name: release", "name: stolen"))
+    (world / "flows" / "link.yaml").symlink_to(outside)
+    saved = await api.import_workflow("flows/release.yaml", world="repo")
+    assert (saved.name, saved.version, saved.how) == ("release", 1, "file")
+    for path in ("flows/link.yaml", "../../../outside.yaml", str(outside), "."):
+        with pytest.raises(WorkflowError, match="not a file in the world"):
+            await api.import_workflow(path, world="repo")
+    assert [w.name for w in await api.workflows()] == ["release"]

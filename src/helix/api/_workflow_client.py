@@ -62,6 +62,19 @@ class AsyncClientWorkflows:
             name, operations, base_version=base_version, workspace=workspace
         )
 
+    async def import_workflow(
+        self,
+        path: str,
+        *,
+        world: str,
+        base_version: int | None = 0,
+        workspace: str | None = None,
+    ) -> WorkflowVersion:
+        """Save the workflow file ``path`` of a world of the workspace."""
+        return await self.api.import_workflow(
+            path, world=world, base_version=base_version, workspace=workspace
+        )
+
     async def workflow_history(
         self, name: str, *, workspace: str | None = None
     ) -> list[WorkflowVersion]:
@@ -137,6 +150,21 @@ class ClientWorkflows:
         return self._call(
             self._async.edit_workflow(
                 name, operations, base_version=base_version, workspace=workspace
+            )
+        )
+
+    def import_workflow(
+        self,
+        path: str,
+        *,
+        world: str,
+        base_version: int | None = 0,
+        workspace: str | None = None,
+    ) -> WorkflowVersion:
+        """Save the workflow file ``path`` of a world of the workspace."""
+        return self._call(
+            self._async.import_workflow(
+                path, world=world, base_version=base_version, workspace=workspace
             )
         )
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 from helix.errors import ConfigError, NotFoundError
 
 from ._models import Run
-from ._worlds import run_folder
+from ._worlds import is_world_name, named_world, run_folder
 
 if TYPE_CHECKING:
     from helix.kernel.log import RunRecord
@@ -75,6 +75,21 @@ class WorkflowDoor(Protocol):
         workspace: str | None = None,
     ) -> WorkflowVersion:
         """Apply edit operations (docs/workflows.md) to the latest version; save the result."""
+        ...
+
+    async def import_workflow(
+        self,
+        path: str,
+        *,
+        world: str,
+        base_version: int | None = 0,
+        workspace: str | None = None,
+    ) -> WorkflowVersion:
+        """Save the workflow file ``path`` of the workspace's world ``world`` (``how: file``).
+
+        ``base_version`` as for ``save_workflow`` (default ``0``: a new workflow). A path
+        leading out of the world (``..``, a link) or a bad file: ``WorkflowError``.
+        """
         ...
 
     async def workflow_history(
@@ -206,6 +221,36 @@ class LocalWorkflows:
         where = self._where(workspace)
         return await service.edit(
             where, name, operations, base_version=base_version, by=self.actor, how="api"
+        )
+
+    async def import_workflow(
+        self,
+        path: str,
+        *,
+        world: str,
+        base_version: int | None = 0,
+        workspace: str | None = None,
+    ) -> WorkflowVersion:
+        """Save a workflow file of a world (``WorkflowDoor.import_workflow``)."""
+        import asyncio
+
+        from helix.workflows import load_in_world
+
+        where = self._where(workspace)
+
+        def read() -> Workflow:
+            if is_world_name(world) or not self.world_paths:
+                folder = named_world(self.worlds, where, world)
+                if not folder.is_dir():
+                    raise NotFoundError(f"no world {world!r} in workspace {where!r}")
+            else:
+                folder = Path(world).expanduser()
+            return load_in_world(folder, path)
+
+        definition = await asyncio.to_thread(read)
+        service = await self._service()
+        return await service.save(
+            where, definition, base_version=base_version, by=self.actor, how="file"
         )
 
     async def workflow_history(

@@ -84,6 +84,21 @@ class HttpWorkflows:
         )
         return WorkflowVersion.model_validate(raw)
 
+    async def import_workflow(
+        self,
+        path: str,
+        *,
+        world: str,
+        base_version: int | None = 0,
+        workspace: str | None = None,
+    ) -> WorkflowVersion:
+        """Save a workflow file of a world (``POST /workflows/import``)."""
+        from helix.workflows import WorkflowVersion
+
+        body = {"world": world, "path": path, "base_version": base_version}
+        raw = await self._json("POST", "/workflows/import", params=_params(workspace), json=body)
+        return WorkflowVersion.model_validate(raw)
+
     async def workflow_history(
         self, name: str, *, workspace: str | None = None
     ) -> list[WorkflowVersion]:

@@ -160,7 +160,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "helix workflows show release > release.yaml  # change it, then:",
         "helix workflows edit release release.yaml --base-version 3",
     ),
-    "workflows import": ("helix workflows import release.yaml",),
+    "workflows import": (
+        "helix workflows import release.yaml",
+        "helix workflows import flows/release.yaml --world repo",
+    ),
     "workflows history": ("helix workflows history release",),
     "workflows run": (
         "helix workflows run release",

@@ -114,14 +114,25 @@ def edit(
 
 @workflows_app.command("import")
 def import_workflow(
-    file: Annotated[str, _FILE], workspace: Annotated[str | None, _WORKSPACE] = None
+    file: Annotated[str, _FILE],
+    world: Annotated[
+        str | None,
+        typer.Option(
+            "--world",
+            help="FILE is a path in this world of the workspace (with a"
+            " server: a world's name there); it may not lead out of it.",
+        ),
+    ] = None,
+    workspace: Annotated[str | None, _WORKSPACE] = None,
 ) -> None:
     """Store FILE as a new workflow (version 1); one of that name already: exit 1."""
 
     async def main(door: Door) -> None:
-        definition = _read(file)
-        saved = await door.api.save_workflow(definition, base_version=0, how="file",
-                                             workspace=workspace)  # fmt: skip
+        if world is not None:
+            saved = await door.api.import_workflow(file, world=world, workspace=workspace)
+        else:
+            saved = await door.api.save_workflow(_read(file), base_version=0, how="file",
+                                                 workspace=workspace)  # fmt: skip
         typer.echo(f"{saved.name} version {saved.version}: {saved.change}")
 
     run(lambda: with_door(main))

@@ -71,6 +71,14 @@ class WorkflowEditBody(_Body):
     base_version: int | None = Field(default=None, ge=0)
 
 
+class WorkflowImport(_Body):
+    """``POST /workflows/import``: a workflow file in one of the workspace's worlds."""
+
+    world: str = Field(min_length=1, max_length=200)
+    path: str = Field(min_length=1, max_length=1000)
+    base_version: int | None = Field(default=0, ge=0)
+
+
 class CanvasDocument(BaseModel):
     """The canvas's document of one version (what the dashboard's editor draws)."""
 
@@ -124,6 +132,17 @@ async def list_workflows(
     """The workspace's workflows, by name."""
     where = _workspace(caller, workspace)
     return WorkflowList(workflows=await local_api(state, caller).workflows(workspace=where))
+
+
+@router.post("/workflows/import", response_model=WorkflowVersion)
+async def import_workflow(
+    body: WorkflowImport, caller: CallerDep, state: State, workspace: WorkspaceQuery = None
+) -> WorkflowVersion:
+    """Save a workflow file of one of the workspace's worlds (``how: file``)."""
+    where = _workspace(caller, workspace, "edit workflows")
+    return await local_api(state, caller).import_workflow(
+        body.path, world=body.world, base_version=body.base_version, workspace=where
+    )
 
 
 @router.get("/workflows/{name}", response_model=WorkflowVersion)

@@ -49,6 +49,7 @@ from ._text import MAX_TEXT as MAX_TEXT
 from ._text import dump as dump
 from ._text import from_data as from_data
 from ._text import load_file as load_file
+from ._text import load_in_world as load_in_world
 from ._text import load_text as load_text
 
 __all__ = [
@@ -90,6 +91,7 @@ __all__ = [
     "from_canvas",
     "from_data",
     "load_file",
+    "load_in_world",
     "load_text",
     "open_workflows",
     "parse_ops",

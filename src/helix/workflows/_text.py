@@ -50,6 +50,15 @@ def load_file(path: Path, *, source: str | None = None) -> Workflow:
     return load_text(text, source=shown)
 
 
+def load_in_world(world: Path, path: str) -> Workflow:
+    """A workflow file in the folder ``world``: refused if it (or a link on the way) leads out."""
+    root = world.resolve()
+    target = (root / path).resolve()
+    if not target.is_relative_to(root) or target == root:
+        raise WorkflowError(f"{path}: not a file in the world")
+    return load_file(target, source=path)
+
+
 def from_data(data: object, *, source: str = "workflow") -> Workflow:
     """Check JSON data as a ``Workflow``; ``WorkflowError`` names the field and the reason."""
     if not isinstance(data, dict):
