@@ -96,6 +96,8 @@ def test_alias_bombs_and_huge_texts_are_refused() -> None:
         load_text(bomb)
     with pytest.raises(WorkflowError, match="larger than"):
         load_text("name: x\n" + "#" * MAX_TEXT)
+    with pytest.raises(WorkflowError, match="nested too deeply"):
+        load_text("a: " + "[" * 50_000 + "]" * 50_000)
 
 
 def test_a_file_is_read_with_limits_and_never_through_a_link(tmp_path: Path) -> None:

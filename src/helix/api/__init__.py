@@ -56,6 +56,8 @@ from ._protocol import HelixApi as HelixApi
 from ._questions import SourceQuestion as SourceQuestion
 from ._sync_client import Client as Client
 from ._trace_models import Span as Span
+from ._workflow_door import WorkflowArg as WorkflowArg
+from ._workflow_door import WorkflowDoor as WorkflowDoor
 from ._worlds import WORLD_NAME as WORLD_NAME
 from ._worlds import is_world_name as is_world_name
 
@@ -107,6 +109,8 @@ __all__ = [
     "SpendPoint",
     "SteerBody",
     "Usage",
+    "WorkflowArg",
+    "WorkflowDoor",
     "WorldList",
     "current_login",
     "error_of",

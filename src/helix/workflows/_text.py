@@ -100,8 +100,12 @@ def _safe_yaml(text: str, source: str) -> Any:
     except yaml.YAMLError as error:
         lines = str(error).strip().splitlines() or ["not YAML"]
         raise WorkflowError(f"{source}: does not parse: {lines[0]}") from None
+    except RecursionError:
+        raise WorkflowError(f"{source}: nested too deeply") from None
     try:
         json.dumps(data, allow_nan=False)
     except (TypeError, ValueError):
         raise WorkflowError(f"{source}: holds values JSON cannot (dates, binary, NaN)") from None
+    except RecursionError:
+        raise WorkflowError(f"{source}: nested too deeply") from None
     return data
