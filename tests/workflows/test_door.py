@@ -175,3 +175,26 @@ async def test_a_workflow_file_of_a_world_is_imported_never_through_a_link_out(
         with pytest.raises(WorkflowError, match="not a file in the world"):
             await api.import_workflow(path, world="repo")
     assert [w.name for w in await api.workflows()] == ["release"]
+
+
+async def test_edit_workflow_passes_the_gates_like_any_consequential_tool(
+    door: tuple[LocalApi, Models], tmp_path: Path
+) -> None:
+    """Outside the chat box, nobody allowed it: an unattended run's call is refused."""
+    from helix.runtime import Blueprint
+    from helix.tools import edit_workflow
+
+    api, _ = door
+    assert edit_workflow.facets.effect == "external"
+    assert not edit_workflow.read_only
+    assert "edit_workflow" in api.engine.tools
+    await api.save_workflow(FLOW, base_version=0)
+    blueprint = Blueprint(name="workflow-chat", model="scripted:unused")  # the model edits
+    run = await api.create("tidy the release workflow", blueprint=blueprint, world=tmp_path,
+                           attended=False)  # fmt: skip
+    await api.engine.drive(run.id)
+    events = [e async for e in api.events(run.id)]
+    decided = [e for e in events if e.type == "gate.decided" and e.data.get("gate") == "approval"]
+    assert decided
+    assert decided[0].data["verdict"] == "ask"
+    assert (await api.workflow("release")).version == 1
