@@ -8,16 +8,22 @@ the canvas's own operations (what a person does on the dashboard, mirrored from
 
 from __future__ import annotations
 
+import asyncio
 import copy
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helix.errors import WorkflowError
+from helix.sandbox import ProcessSandbox
+from helix.tools import ToolContext, edit_workflow
 from helix.workflows import (
     Canvas,
     Workflow,
+    Workflows,
     apply_ops,
     canvas_add_node,
     canvas_connect,
@@ -29,6 +35,7 @@ from helix.workflows import (
     dump,
     from_canvas,
     load_text,
+    open_workflows,
     parse_ops,
     to_canvas,
 )
@@ -106,3 +113,46 @@ def test_chat_operations_and_canvas_edits_give_the_same_definition(
         canvas = to_canvas(by_canvas)  # a save, then the page reloads the new version
     assert load_text(dump(by_chat)) == by_chat
     assert from_canvas(to_canvas(by_chat)) == by_chat
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(data=st.data(), start=workflows())
+def test_the_chat_tool_itself_stores_what_the_canvas_would(
+    data: st.DataObject, start: Workflow, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The same property through ``edit_workflow`` and the store: each call is a version."""
+    folder = tmp_path_factory.mktemp("store")
+    ops = [data.draw(operations(start)) for _ in range(data.draw(st.integers(1, 5)))]
+    asyncio.run(_through_the_tool(folder, start, ops))
+
+
+async def _through_the_tool(folder: Path, start: Workflow, ops: list[dict[str, Any]]) -> None:
+    service = Workflows(await open_workflows(f"sqlite:///{folder / 'helix.db'}"))
+    sandbox = ProcessSandbox()
+    try:
+        await service.save("team", start, base_version=0, by="user:ann", how="api")
+        context = ToolContext("run-1", "call-1", folder, sandbox,
+                              workflows=service.editor_for("team", "run-1"))  # fmt: skip
+        canvas = to_canvas(start)
+        version = 1
+        for op in ops:
+            args = {"workflow": start.name, "operations": [op], "base_version": version}
+            try:  # the runtime turns a HelixError into a failed result for the model
+                result = await edit_workflow.call(context, args)
+            except WorkflowError:
+                continue  # refused (nothing stored): the canvas would not save it either
+            version += 1
+            on_canvas(canvas, op)
+            stored = await service.get("team", start.name)
+            assert (stored.version, stored.by, stored.how) == (version, "run:run-1", "chat")
+            assert stored.workflow == from_canvas(copy.deepcopy(canvas))
+            assert result.output.endswith(dump(stored.workflow))
+            canvas = to_canvas(stored.workflow)
+        assert len(await service.history("team", start.name)) == version
+    finally:
+        sandbox.close()
+        await service.store.close()
