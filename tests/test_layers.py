@@ -24,7 +24,9 @@ _EXTENSIONS = _GATES | {"helix.gates", "helix.providers", "helix.ui", "helix.not
 """What plugins may use: everything a tool, gate, provider, component or notifier is."""
 _RUNTIME = _EXTENSIONS | {"helix.world", "helix.mcp.client", "helix.plugins"}
 _TESTING = _RUNTIME | {"helix.runtime"}
-_API = _TESTING | {"helix.config", "helix.automations"}
+_WORKFLOWS = _TESTING | {"helix.runtime"}
+"""Workflows: definitions, their store, their task graphs (``to_plan``)."""
+_API = _WORKFLOWS | {"helix.config", "helix.automations", "helix.workflows"}
 _DISTRIBUTED = _API | {"helix.distributed"}
 """Past one process: what the executors, the Ray tier and the cluster commands use."""
 _SERVER = _DISTRIBUTED | {
@@ -54,6 +56,7 @@ ALLOWED: dict[str, set[str]] = {
     "helix.plugins": set(_EXTENSIONS),
     "helix.runtime": set(_RUNTIME),
     "helix.testing": set(_TESTING),
+    "helix.workflows": set(_WORKFLOWS),
     "helix.api": set(_API),
     "helix.distributed": set(_API),
     "helix.bench": _DISTRIBUTED | {"helix.testing", "helix.accounts", "helix.api", "helix.server"},

@@ -11,18 +11,21 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     │   ├── PolicyError          a candidate policy file is malformed (file, field, reason)
     │   ├── PluginError          a plugin breaks its contract, or a run names one it cannot have
     │   ├── InvalidAnswerError   an answer to a question does not fit its schema
+    │   ├── WorkflowError        a workflow definition or edit is malformed (field, reason)
     │   └── ScenarioError        a scripted scenario file does not parse
     ├── StoreUnavailableError    the event store cannot be opened or reached
     │   └── StoreDamagedError    its file or a stored row is damaged (cannot be read back)
     ├── NotFoundError
     │   ├── RunNotFoundError     no run with that id (in this workspace)
     │   ├── ComponentNotFoundError  no UI component with that id in the run
-    │   └── NodeNotFoundError    no node with that id in the executor's cluster
+    │   ├── NodeNotFoundError    no node with that id in the executor's cluster
+    │   └── WorkflowNotFoundError  no workflow (or version) with that name in the workspace
     ├── AmbiguousRunError        a run id prefix names several runs (a usage error)
     ├── ConflictError
     │   ├── SeqConflictError     an append's expected seq is not the log's next seq
     │   ├── RunExistsError       a run with that id already exists
-    │   └── NodeStateError       the node cannot do that now (drain the only node, …)
+    │   ├── NodeStateError       the node cannot do that now (drain the only node, …)
+    │   └── WorkflowConflictError  a workflow saved on top of a version that is not its latest
     ├── InvalidEventError        an event is refused before anything is written
     │   ├── UnknownEventTypeError
     │   └── InvalidPayloadError
@@ -418,3 +421,21 @@ class NodeStateError(ConflictError):
     """The node cannot do that now (drain the only node, drain a dead one)."""
 
     code = "invalid_node_state"
+
+
+class WorkflowError(ConfigError):
+    """A workflow definition, its YAML or an edit of it is malformed (field, reason)."""
+
+    code = "invalid_workflow"
+
+
+class WorkflowNotFoundError(NotFoundError):
+    """No workflow (or no such version of it) with that name in the workspace."""
+
+    code = "workflow_not_found"
+
+
+class WorkflowConflictError(ConflictError):
+    """A save named a base version that is no longer the workflow's latest (reload, redo)."""
+
+    code = "stale_workflow_version"

@@ -170,7 +170,7 @@ def test_a_failed_run_starts_the_automation_waiting_for_failures(
             422,
             "invalid_request",
         ),
-        ({"target": {"kind": "workflow", "workflow": "release"}}, 409, "target_unavailable"),
+        ({"target": {"kind": "workflow", "workflow": "release"}}, 404, "workflow_not_found"),
         ({"target": {"kind": "graph", "plan": "plan.yaml"}}, 404, "account_not_found"),
         ({"target": {"kind": "graph", "plan": "nightly"}}, 422, "invalid_blueprint"),
         ({"workspace": "elsewhere"}, 404, "automation_not_found"),
@@ -208,6 +208,27 @@ def test_a_webhook_starts_the_task_graph_of_a_stored_plan(
     assert done["status"] == "completed"
     assert done["objective"] == "ship the release"
     types = [e["type"] for e in ann.get(f"/runs/{run_id}/events").json()["events"]]
+    assert types[:3] == ["run.created", "automation.fired", "graph.planned"]
+    assert types.count("task.completed") == 2
+
+
+def test_a_webhook_starts_a_workflow_s_task_graph(server: LiveServer, ann: httpx.Client) -> None:
+    flow = {
+        "name": "chain",
+        "model": MODEL,
+        "steps": [{"id": "first", "objective": "one"}, {"id": "second", "objective": "two"}],
+        "edges": [{"from": "first", "to": "second"}],
+    }
+    saved = ann.put("/workflows/chain", params={"workspace": "ann"}, json={"workflow": flow})
+    assert saved.status_code == 200, saved.text
+    target = {"kind": "workflow", "workflow": "chain", "objective": "run the chain"}
+    created = add(ann, "ann", {"kind": "webhook"}, name="chain", target=target)
+    body = b"{}"
+    started = _post(server, created["automation"]["id"], body, _signed(created["secret"], body, T0))
+    assert started.status_code == 202, started.text
+    done = wait_for_status(ann, started.json()["run_id"], "completed", "failed")
+    assert done["status"] == "completed"
+    types = [e["type"] for e in ann.get(f"/runs/{done['id']}/events").json()["events"]]
     assert types[:3] == ["run.created", "automation.fired", "graph.planned"]
     assert types.count("task.completed") == 2
 

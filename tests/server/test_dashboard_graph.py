@@ -245,9 +245,11 @@ def test_the_page_folds_retries_denials_and_a_persons_retry_as_the_engine_does(
     server: LiveServer, owner: httpx.Client, browser: Browser
 ) -> None:
     plan = {"tasks": [{"id": "a", "objective": "a", "approve": True, "retries": 1},
-                      {"id": "b", "objective": "b", "depends_on": ["a"]}]}  # fmt: skip
+                      {"id": "b", "objective": "b", "depends_on": ["a"]},
+                      {"id": "c", "objective": "c"}]}  # fmt: skip
     steps: list[tuple[str, dict[str, Any]]] = [
         ("graph.planned", {"plan": plan}),
+        ("task.skipped", {"task": "c", "reason": "its condition did not hold"}),
         ("task.started", {"task": "a", "run_id": "r1", "attempt": 1, "objective": "a",
                           "budget_usd": 0.5}),
         ("task.failed", {"task": "a", "run_id": "r1", "attempt": 1, "error": "boom",
@@ -294,4 +296,6 @@ def test_the_page_folds_retries_denials_and_a_persons_retry_as_the_engine_does(
     assert folded["a"]["runs"] == ["r1", "r2", "r3"]
     assert folded["a"]["cost_usd"] == 0.75
     assert folded["b"]["status"] == "pending"
+    assert folded["c"]["status"] == "skipped"
+    assert folded["c"]["passed"] is True  # a skipped task lets its dependents go on
     page.close()

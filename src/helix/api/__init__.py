@@ -7,7 +7,6 @@ are the public SDK over either. See docs/sdk.md.
 
 from ._async_client import AsyncClient as AsyncClient
 from ._automations import AutomationSetup as AutomationSetup
-from ._automations import TargetUnavailableError as TargetUnavailableError
 from ._automations import start_target as start_target
 from ._choice_models import ChoiceBody as ChoiceBody
 from ._choice_models import ChoiceCard as ChoiceCard
@@ -59,6 +58,8 @@ from ._protocol import HelixApi as HelixApi
 from ._questions import SourceQuestion as SourceQuestion
 from ._sync_client import Client as Client
 from ._trace_models import Span as Span
+from ._workflow_door import WorkflowArg as WorkflowArg
+from ._workflow_door import WorkflowDoor as WorkflowDoor
 from ._worlds import WORLD_NAME as WORLD_NAME
 from ._worlds import is_world_name as is_world_name
 
@@ -110,8 +111,9 @@ __all__ = [
     "Spend",
     "SpendPoint",
     "SteerBody",
-    "TargetUnavailableError",
     "Usage",
+    "WorkflowArg",
+    "WorkflowDoor",
     "WorldList",
     "current_login",
     "error_of",

@@ -35,13 +35,15 @@ from ._models import (
 from ._node_models import Drained, NodeList
 from ._protocol import HelixApi
 from ._trace_models import Span
+from ._workflow_client import AsyncClientWorkflows
 
 if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is chosen
     from helix.automations import Automation, AutomationCreated, AutomationList, AutomationSpec
     from helix.runtime import Blueprint, CandidatePolicy, PolicyReplay
+    from helix.workflows import Workflows
 
 
-class AsyncClient:
+class AsyncClient(AsyncClientWorkflows):
     """Runs, from Python (async). Use it in ``async with``.
 
     ``AsyncClient()`` works embedded on the store ``HELIX_DB``/``HELIX_HOME`` name (runs
@@ -84,6 +86,7 @@ class AsyncClient:
         self._user = user
         self._api = api
         self._owned_store: EventStore | None = None
+        self._owned_workflows: Workflows | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AsyncClient:
@@ -123,9 +126,18 @@ class AsyncClient:
         if store is None:
             store = await open_store(settings.db_url, durability=settings.durability)
             self._owned_store = store
-        engine = Engine(store, home=settings.home, env=self._env)
+        from helix.workflows import Workflows, open_workflows
+
+        workflows = Workflows(await open_workflows(settings.db_url))
+        self._owned_workflows = workflows
+        engine = Engine(
+            store,
+            home=settings.home,
+            env=self._env,
+            workflows=lambda setup: workflows.editor_for(setup.workspace, setup.run_id),
+        )
         user = self._user or self._env.get("HELIX_USER") or _login_name()
-        return await LocalApi(engine, actor=f"user:{user}").__aenter__()
+        return await LocalApi(engine, actor=f"user:{user}", workflows=workflows).__aenter__()
 
     async def __aexit__(
         self,
@@ -142,6 +154,9 @@ class AsyncClient:
             if api is not None:
                 await api.aclose()
         finally:
+            workflows, self._owned_workflows = self._owned_workflows, None
+            if workflows is not None:
+                await workflows.store.close()
             store, self._owned_store = self._owned_store, None
             if store is not None:
                 await store.close()

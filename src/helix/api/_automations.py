@@ -22,10 +22,10 @@ from helix.automations import (
     AutomationNotFoundError,
     AutomationSpec,
     AutomationStore,
-    BlueprintTarget,
     CronTrigger,
     GraphTarget,
     WebhookTrigger,
+    WorkflowTarget,
     new_secret,
 )
 from helix.errors import BlueprintError, ConflictError
@@ -40,27 +40,15 @@ if TYPE_CHECKING:
 _Lookup = Callable[[str, str], Awaitable["Blueprint"]]
 
 
-class TargetUnavailableError(ConflictError):
-    """The target's kind cannot be started by this Helix yet (``workflow``, ``graph``)."""
-
-    code = "target_unavailable"
-
-
-def _unavailable(kind: str) -> TargetUnavailableError:
-    return TargetUnavailableError(
-        f"automations cannot start a {kind} yet: only target kind 'blueprint' is wired"
-        f" in this version (the {kind} target's shape is accepted, its start is not)"
-    )
-
-
 async def check_target(api: LocalApi, spec: AutomationSpec, workspace: str) -> None:
     """Refuse a target that could never start: an unknown blueprint or plan, an unwired kind."""
     target = spec.target
     if isinstance(target, GraphTarget):
         await _plan(api, workspace, target)
         return
-    if not isinstance(target, BlueprintTarget):
-        raise _unavailable(target.kind)
+    if isinstance(target, WorkflowTarget):
+        await api.workflow(target.workflow, workspace=workspace)
+        return
     await api.stored_blueprint(workspace, target.blueprint)
     if target.model is not None:
         api.engine.check_model([target.model])
@@ -82,8 +70,7 @@ async def start_target(api: LocalApi, automation: Automation, fired: AutomationF
 
     A blueprint target is a run of the workspace's stored blueprint, with ``fired``
     logged right after its ``run.created``; a graph target, a run of the stored plan (a
-    blueprint with tasks) it names. ``workflow`` targets are refused
-    (``TargetUnavailableError``) until workflows land: wire them here.
+    blueprint with tasks) it names; a workflow target, the workflow's task graph.
     """
     target = automation.target
     if isinstance(target, GraphTarget):
@@ -91,8 +78,12 @@ async def start_target(api: LocalApi, automation: Automation, fired: AutomationF
         objective = target.objective or f"Run the task graph {target.plan}"
         run = await api.create(objective, blueprint=plan, workspace=automation.workspace, why=fired)
         return run.id
-    if not isinstance(target, BlueprintTarget):
-        raise _unavailable(target.kind)
+    if isinstance(target, WorkflowTarget):
+        where = automation.workspace
+        run = await api.start_workflow(
+            target.workflow, objective=target.objective, workspace=where, why=fired
+        )
+        return run.id
     blueprint = await api.stored_blueprint(automation.workspace, target.blueprint)
     run = await api.create(
         target.objective,

@@ -49,6 +49,7 @@ from ._models import (
 )
 from ._node_models import Drained, NodeList
 from ._trace_models import Span
+from ._workflow_http import HttpWorkflows
 from ._worlds import is_world_name
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ CLOSE_NOT_FOUND = 4404
 _PAGE = 1000
 
 
-class HttpApi:
+class HttpApi(HttpWorkflows):
     """A Helix server behind ``HelixApi``: ``url`` is its root, ``token`` a bearer token."""
 
     def __init__(self, url: str, *, token: str | None = None, timeout: float = 30.0) -> None:

@@ -23,7 +23,7 @@ from helix.errors import NotFoundError, RunStateError
 from helix.kernel.events import TERMINAL_EVENTS, TERMINAL_STATUSES, Budget, Payload, RunStatus
 from helix.kernel.log import EventStore, RunRecord, export_lines
 from helix.kernel.session import replay_run, spend, trace
-from helix.world import WorldBrowser, parse_point
+from helix.world import parse_point
 
 from ._automations import AutomationDoor, AutomationSetup
 from ._choice_models import ChoiceCard, Chosen
@@ -34,7 +34,6 @@ from ._models import (
     Comparison,
     Decided,
     Decision,
-    FileEntry,
     Imported,
     Kept,
     Point,
@@ -47,6 +46,8 @@ from ._models import (
 from ._nodes import NodeDoor
 from ._spend_query import spend_query
 from ._trace_models import Span
+from ._workflow_door import LocalWorkflows, WorkflowsSource
+from ._world_reads import WorldReads
 from ._worlds import list_world_names, run_folder
 
 if TYPE_CHECKING:  # the runtime loads when a run is made or changed, not to read runs
@@ -59,7 +60,7 @@ BlueprintArg: TypeAlias = "Blueprint | dict[str, Any] | str | None"
 _PAGE = 1000
 
 
-class LocalApi(NodeDoor, AutomationDoor):
+class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, WorldReads):
     """The engine and its store behind ``HelixApi``, acting as ``actor``."""
 
     def __init__(
@@ -77,6 +78,7 @@ class LocalApi(NodeDoor, AutomationDoor):
         workspaces: Collection[str] | None = None,
         executor: Executor | None = None,
         automations: AutomationSetup | None = None,
+        workflows: WorkflowsSource | None = None,
     ) -> None:
         """An API over ``engine``.
 
@@ -99,6 +101,8 @@ class LocalApi(NodeDoor, AutomationDoor):
             executor: Where runs are driven (a server's), for ``nodes`` and
                 ``drain_node``; default: this machine as one node, ``local``.
             automations: Their store, blueprints and clock; ``None``: none here.
+            workflows: The workflows (``helix.workflows.Workflows``, or a function
+                opening them when first needed); default: none (``ConfigError``).
         """
         if callable(engine):
             if store is None or home is None:
@@ -117,6 +121,7 @@ class LocalApi(NodeDoor, AutomationDoor):
         self._drive = drive
         self.visible = None if workspaces is None else frozenset(workspaces)
         self.executor, self.automation_setup = executor, automations
+        self._workflow_source = workflows
         self._stack: AsyncExitStack | None = None
         self._supervisor: Supervisor | None = None
 
@@ -392,27 +397,6 @@ class LocalApi(NodeDoor, AutomationDoor):
         return await self._run(record)
 
     # -- the world --------------------------------------------------------------------
-
-    def _browser(self) -> WorldBrowser:
-        return WorldBrowser(self.store, self.engine.objects)
-
-    async def files(
-        self, run_id: str, path: str | None = None, *, turn: Point = "now"
-    ) -> list[FileEntry]:
-        """The world's paths at or under ``path`` at a point."""
-        listing = await self._browser().files(await self._id(run_id), path, parse_point(turn))
-        return [FileEntry.of(info) for info in listing]
-
-    async def read(self, run_id: str, path: str, *, turn: Point = "now") -> bytes:
-        """A file's content at a point."""
-        return await self._browser().read(await self._id(run_id), path, parse_point(turn))
-
-    async def diff(
-        self, run_id: str, *, start: Point = "start", end: Point = "now", path: str | None = None
-    ) -> str:
-        """A unified diff of the world between two points."""
-        run_id = await self._id(run_id)
-        return await self._browser().diff(run_id, parse_point(start), parse_point(end), path)
 
     async def rollback(self, run_id: str, *, to: Point = "start") -> Rollback:
         """Restore the world to its start or a turn's end."""

@@ -32,6 +32,7 @@ from ._models import (
 )
 from ._node_models import Drained, NodeList
 from ._trace_models import Span
+from ._workflow_door import WorkflowDoor
 
 if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is chosen
     from helix.automations import Automation, AutomationCreated, AutomationList, AutomationSpec
@@ -39,7 +40,7 @@ if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is ch
 
 
 @runtime_checkable
-class HelixApi(Protocol):
+class HelixApi(WorkflowDoor, Protocol):
     """What a client can do with runs (async). Errors are Helix's exception tree."""
 
     async def create(
@@ -272,9 +273,10 @@ class HelixApi(Protocol):
     ) -> AutomationCreated:
         """Store an automation owned by the caller; a webhook's secret is in the answer, once.
 
-        Refused: a target blueprint the workspace has not stored (``NotFoundError``),
-        a ``workflow`` or ``graph`` target (``TargetUnavailableError``, not wired yet),
-        a name the workspace has (``AutomationExistsError``); viewers cannot add.
+        Refused: a target blueprint, plan or workflow the workspace does not have
+        (``NotFoundError``), a graph target whose stored blueprint has no tasks
+        (``BlueprintError``), a name the workspace has (``AutomationExistsError``);
+        viewers cannot add.
         """
         ...
 

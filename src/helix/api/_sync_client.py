@@ -36,6 +36,7 @@ from ._models import (
 )
 from ._node_models import Drained, NodeList
 from ._trace_models import Span
+from ._workflow_client import ClientWorkflows
 
 if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is chosen
     from helix.automations import Automation, AutomationCreated, AutomationList, AutomationSpec
@@ -44,7 +45,7 @@ if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is ch
 T = TypeVar("T")
 
 
-class Client:
+class Client(ClientWorkflows):
     """Runs, from Python. Use it in ``with`` (or call ``close``).
 
     The same arguments and operations as ``AsyncClient``, without ``await``. ``store``

@@ -148,6 +148,11 @@ COMMANDS = (
         "List, show, enable and disable plugins (tools, gates, components from outside).",
     ),
     Lazy(
+        "workflows",
+        "._workflows:workflows_app",
+        "List, show, edit, import and run workflows (definitions run as task graphs).",
+    ),
+    Lazy(
         "nodes",
         "._nodes:nodes_app",
         "List the nodes runs are driven on; drain one (its runs move).",

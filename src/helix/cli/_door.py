@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from helix.kernel.session import SessionState
     from helix.runtime import Blueprint
     from helix.telemetry import OtelSettings
+    from helix.workflows import Workflows
 
 T = TypeVar("T")
 
@@ -164,12 +165,22 @@ async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:
     settings = Settings.from_env()
     otel = read_otel_settings()  # a bad setting is an error before anything is done
     store = await open_store(settings.db_url, durability=settings.durability)
+    opened: list[Workflows] = []
+
+    async def workflows() -> Workflows:  # only the workflow commands open their store
+        from helix.workflows import Workflows, open_workflows
+
+        opened.append(Workflows(await open_workflows(settings.db_url)))
+        return opened[-1]
+
     try:
         here: list[str] = []  # the runs the door asks to drive: driven by the command
         local = LocalApi(
             lambda: engine_for(store), store=store, home=settings.home, actor=who(),
-            drive=here.append,
+            drive=here.append, workflows=workflows,
         )  # fmt: skip
         return await use(Door(local, local, here, otel))
     finally:
+        for service in opened:
+            await service.store.close()
         await store.close()

@@ -171,6 +171,22 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "printf '%s' \"$TOKEN\" | helix tokens revoke",
         "helix tokens revoke --user alice",
     ),
+    "workflows": ("helix workflows list", "helix workflows import release.yaml"),
+    "workflows list": ("helix workflows list", "helix workflows list --workspace team --json"),
+    "workflows show": ("helix workflows show release", "helix workflows show release --version 2"),
+    "workflows edit": (
+        "helix workflows show release > release.yaml  # change it, then:",
+        "helix workflows edit release release.yaml --base-version 3",
+    ),
+    "workflows import": (
+        "helix workflows import release.yaml",
+        "helix workflows import flows/release.yaml --world repo",
+    ),
+    "workflows history": ("helix workflows history release",),
+    "workflows run": (
+        "helix workflows run release",
+        "helix workflows run release --world ./repo --detach",
+    ),
     "workspaces": ("helix workspaces add team --owner alice",),
     "workspaces add": ("helix workspaces add team", "helix workspaces add team --owner alice"),
 }

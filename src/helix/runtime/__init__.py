@@ -20,6 +20,7 @@ from ._control import pause as pause
 from ._control import resume as resume
 from ._control import steer as steer
 from ._engine import Engine as Engine
+from ._engine import WorkflowEditors as WorkflowEditors
 from ._executor import EXECUTOR_KINDS as EXECUTOR_KINDS
 from ._executor import EngineOpener as EngineOpener
 from ._executor import Executor as Executor
@@ -111,6 +112,7 @@ __all__ = [
     "TreeOfThoughts",
     "UnjudgedCall",
     "Until",
+    "WorkflowEditors",
     "blueprint_of",
     "cancel",
     "choose",

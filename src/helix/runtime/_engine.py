@@ -33,7 +33,7 @@ from helix.providers import (
     check_usable,
 )
 from helix.sandbox import Sandbox, StrongestSandbox, require_sandbox
-from helix.tools import ToolRegistry, ToolSource, builtin_registry
+from helix.tools import ToolRegistry, ToolSource, WorkflowEditor, builtin_registry, edit_workflow
 from helix.world import ObjectStore, world_root
 
 from ._blueprint import Blueprint, blueprint_of
@@ -59,6 +59,8 @@ PipelineFactory = Callable[[ToolRegistry], GatePipeline]
 SourceFactory = Callable[[RunSetup], Sequence[ToolSource]]
 """A run's tool sources beyond its blueprint's (new objects for each run: opened and
 closed with its loop)."""
+WorkflowEditors = Callable[[RunSetup], WorkflowEditor | None]
+"""The ``edit_workflow`` editor of a run (``None``: it may edit none), given its setup."""
 
 
 class Engine:
@@ -84,6 +86,7 @@ class Engine:
         plugins: Plugins | None = None,
         lease_ttl_s: float | None = None,
         placer: Placer | None = None,
+        workflows: WorkflowEditors | None = None,
     ) -> None:
         """Hold what every run driven here shares.
 
@@ -100,6 +103,8 @@ class Engine:
         ``HELIX_LEASE_TTL_S``, else 10 s), the bound on how long a run whose driver
         stopped answering waits for another. ``placer`` gives the sandbox of runs whose
         blueprint has a ``placement`` (without one, such runs are refused).
+        ``workflows`` gives each run the editor its ``edit_workflow`` calls go through
+        (``helix.workflows``); with it, the engine offers that tool too.
         """
         self.snapshots = snapshots
         self.store = store
@@ -127,6 +132,9 @@ class Engine:
         self._sources = sources
         self._plugins = plugins
         self._placer = placer
+        self._workflows = workflows
+        if workflows is not None and "edit_workflow" not in self.tools:
+            self.tools.register(edit_workflow)
         if gates:
             self.pipeline_for(self.tools)  # distinct names, valid scopes: refused here
 
@@ -295,6 +303,7 @@ class Engine:
         servers = tuple(McpSource(spec) for spec in blueprint.mcp)
         own = tuple(self._sources(setup)) if self._sources is not None else ()
         setup.sources = (*plugins, *servers, *own)
+        setup.workflows = self._workflows(setup) if self._workflows is not None else None
         return setup
 
     async def _settings(self, run_id: str) -> RunSettings:

@@ -129,6 +129,7 @@ class CallExecutor:
             egress=self.egress.hook(call.id) if tool.facets.sandboxed else None,
             delegator=self._children,
             chooser=self._choices,
+            workflows=setup.workflows,
             tmp_bytes=setup.blueprint.sandbox.tmp_mb << 20,
             world_quota=self._quota,
         )

@@ -32,6 +32,7 @@ from helix.kernel.events import (
     TaskCompleted,
     TaskFailed,
     TaskRetried,
+    TaskSkipped,
     TaskStarted,
 )
 from helix.kernel.log import EventStore, new_run_id
@@ -121,6 +122,8 @@ class GraphConductor:
                 summary = _summary(self.graph, state)
                 await session.append([NewEvent(RunCompleted(summary=summary))], unless=finished)
                 return
+            if await self._skip_unmet(session):
+                continue  # a branch not taken: look again
             started = await self._start_ready(session, group)
             if not self._running and not started and not self._awaiting_person(state):
                 await session.append([NewEvent(RunPaused(reason=self._stuck(state)))])
@@ -152,8 +155,27 @@ class GraphConductor:
             and all(self._passed(state, need) for need in spec.needs)
         ]
 
+    async def _skip_unmet(self, session: LiveSession) -> bool:
+        """Log ``task.skipped`` for each ready task whose condition does not hold.
+
+        True if it appended something.
+        """
+        skipped: list[NewEvent] = []
+        state = session.state
+        for spec in self._ready(state):
+            if spec.when is None or state.tasks[spec.when.step].status != "completed":
+                continue  # a skipped task's report is nothing to test: its branch runs
+            holds, reason = spec.when.test(state.tasks[spec.when.step].report)
+            if not holds:
+                skipped.append(NewEvent(TaskSkipped(task=spec.id, reason=reason)))
+        if skipped:
+            await session.append(skipped)
+        return bool(skipped)
+
     def _passed(self, state: SessionState, task_id: str) -> bool:
         task = state.tasks[task_id]
+        if task.status == "skipped":
+            return True
         if task.status != "completed":
             return False
         return not self._asks_approval(task_id) or _approval_call(task_id, task) in (
@@ -372,8 +394,12 @@ def _summary(graph: TaskGraph, state: SessionState) -> str:
     """What the graph did: its tasks' count and the reports of its last tasks."""
     needed = {need for spec in graph.tasks for need in spec.needs}
     last = [spec.id for spec in graph.tasks if spec.id not in needed]
-    lines = [f"{len(graph.tasks)} tasks completed."]
+    skipped = [t for t, task in state.tasks.items() if task.status == "skipped"]
+    done = len(graph.tasks) - len(skipped)
+    lines = [f"{done} tasks completed" + (f", {len(skipped)} skipped." if skipped else ".")]
     for task_id in last:
+        if state.tasks[task_id].status == "skipped":
+            continue
         report = state.tasks[task_id].report
         text = report if isinstance(report, str) else repr(report)
         lines.append(f"{task_id}: {text[:2000]}")

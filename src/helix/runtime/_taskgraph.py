@@ -20,6 +20,7 @@ tasks:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from functools import cached_property
 from typing import Literal
@@ -31,6 +32,33 @@ TASK_ID = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 MAX_TASKS = 1000
 """The most tasks one graph may hold."""
 MAX_RETRIES = 10
+
+
+class TaskCondition(BaseModel):
+    """When a task runs: a test on an earlier task's report (a branch).
+
+    ``field`` is a dotted path into the report (``None``: the whole report); the task
+    runs when the value there ``equals`` the given one (``not_equals``: differs from it).
+    The task named is a dependency. Otherwise the task is skipped (``task.skipped``) and
+    its dependents go on as if it had completed.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    step: str = Field(pattern=TASK_ID)
+    field: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
+    equals: JsonValue = None
+    not_equals: bool = False
+
+    def test(self, report: JsonValue) -> tuple[bool, str]:
+        """Whether it holds for ``report`` (the task's), and the value it read, in words."""
+        value: JsonValue = report
+        for part in (self.field or "").split(".") if self.field else ():
+            value = value.get(part) if isinstance(value, dict) else None
+        where = self.step + (f".{self.field}" if self.field else "")
+        holds = (value == self.equals) != self.not_equals
+        wanted = f"{'!=' if self.not_equals else '=='} {json.dumps(self.equals)}"
+        return holds, f"{where} is {json.dumps(value)[:200]}, not {wanted}"
 
 
 class TaskSpec(BaseModel):
@@ -66,12 +94,15 @@ class TaskSpec(BaseModel):
     the task starts (its changes stay there)."""
     budget_usd: float | None = Field(default=None, ge=0)
     """The most the task may spend per attempt (within what the graph has left)."""
+    when: TaskCondition | None = None
+    """Run only when this holds of an earlier task's report; skipped otherwise."""
 
     @cached_property
     def needs(self) -> tuple[str, ...]:
-        """Every task this one waits for: its dependencies and its inputs' tasks."""
+        """Every task this one waits for: its dependencies, its inputs' and condition's tasks."""
         extra = [source.split(".", 1)[0] for source in self.inputs.values()]
-        return tuple(dict.fromkeys([*self.depends_on, *extra]))
+        tested = [self.when.step] if self.when is not None else []
+        return tuple(dict.fromkeys([*self.depends_on, *extra, *tested]))
 
     @field_validator("inputs")
     @classmethod

@@ -36,4 +36,5 @@ def local_api(state: ServerState, caller: Caller) -> LocalApi:
         automations=AutomationSetup(
             state.automations, partial(stored_blueprint, state.accounts), state.clock
         ),
+        workflows=state.workflows,
     )

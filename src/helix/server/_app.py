@@ -25,11 +25,12 @@ from fastapi.staticfiles import StaticFiles
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from helix._version import __version__
-from helix.accounts import Accounts, open_accounts
+from helix.accounts import Accounts, AccountStore, open_accounts
 from helix.automations import AutomationStore, open_automations
 from helix.distributed import open_executor
 from helix.kernel.log import EventStore, open_store
 from helix.runtime import ChildSpec, Supervisor, open_supervisor
+from helix.workflows import Workflows, open_workflows
 
 from . import (
     _hooks,
@@ -44,6 +45,7 @@ from . import (
     _routes_policy,
     _routes_runs,
     _routes_trace,
+    _routes_workflows,
     _routes_world,
     _stream,
 )
@@ -100,17 +102,49 @@ def _start_export(
     return sink
 
 
+async def _open_stores(
+    config: ServerConfig, closing: AsyncExitStack
+) -> tuple[EventStore, AccountStore, AutomationStore, Workflows]:
+    """The server's stores, all in the database ``config.db_url`` names; closed by ``closing``."""
+    store = await open_store(config.db_url, durability=config.durability)
+    closing.push_async_callback(store.close)
+    account_store = await open_accounts(config.db_url)
+    closing.push_async_callback(account_store.close)
+    automations = await open_automations(config.db_url)
+    closing.push_async_callback(automations.close)
+    workflows = Workflows(await open_workflows(config.db_url))
+    closing.push_async_callback(workflows.store.close)
+    return store, account_store, automations, workflows
+
+
+def _start_children(config: ServerConfig, state: ServerState, signer: Signer) -> OtlpSink | None:
+    """Start the server's supervised followers: metrics, notices, export, automations, resume.
+
+    Returns the trace sink, if export is on (closed when the server stops).
+    """
+    supervisor, store = state.supervisor, state.store
+    supervisor.start_child(ChildSpec(id="metrics", start=partial(state.metrics.follow, store)))
+    if config.notify:
+        notifier = Notifier(config.notify, config.public_url, signer)
+        supervisor.start_child(ChildSpec(id="notify", start=partial(notifier.follow, store)))
+    sink = _start_export(config, store, supervisor)
+    state.scheduler = Scheduler(state, state.clock)
+    if config.automations:
+        scheduler = state.scheduler
+        supervisor.start_child(ChildSpec(id="automations", start=scheduler.run))
+        supervisor.start_child(ChildSpec(id="automation-events", start=scheduler.follow))
+    if config.resume_on_start:
+        supervisor.start_child(ChildSpec(id="resume", start=state.resume_all))
+    return sink
+
+
 def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> FastAPI:
     """The server's app; it opens the store and starts supervising runs when it starts."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        store = await open_store(config.db_url, durability=config.durability)
-        account_store = None
-        automations: AutomationStore | None = None
-        try:
-            account_store = await open_accounts(config.db_url)
-            automations = await open_automations(config.db_url)
+        async with AsyncExitStack() as closing:  # the stores, closed in reverse order
+            store, account_store, automations, workflows = await _open_stores(config, closing)
             accounts = Accounts(account_store, config.hashing)
             signer = Signer(await account_store.secret("jwt", secrets.token_bytes(32)))
             metrics = Metrics()
@@ -119,7 +153,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
                 AsyncExitStack() as executor_stack,
             ):
                 state = ServerState(
-                    config, store, accounts, signer, supervisor, metrics, automations
+                    config, store, accounts, signer, supervisor, metrics, automations, workflows
                 )
                 state.executor = await executor_stack.enter_async_context(
                     open_executor(
@@ -136,36 +170,13 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
                 state.bootstrap_token = await accounts.bootstrap()
                 if state.bootstrap_token is not None:
                     announce(f"{config.public_url}/#login={state.bootstrap_token}")
-                supervisor.start_child(
-                    ChildSpec(id="metrics", start=partial(metrics.follow, store))
-                )
-                if config.notify:
-                    notifier = Notifier(config.notify, config.public_url, signer)
-                    supervisor.start_child(
-                        ChildSpec(id="notify", start=partial(notifier.follow, store))
-                    )
-                sink = _start_export(config, store, supervisor)
-                state.scheduler = Scheduler(state, state.clock)
-                if config.automations:
-                    scheduler = state.scheduler
-                    supervisor.start_child(ChildSpec(id="automations", start=scheduler.run))
-                    supervisor.start_child(
-                        ChildSpec(id="automation-events", start=scheduler.follow)
-                    )
-                if config.resume_on_start:
-                    supervisor.start_child(ChildSpec(id="resume", start=state.resume_all))
+                sink = _start_children(config, state, signer)
                 try:
                     yield
                 finally:
                     state.stop()
                     if sink is not None:
                         await asyncio.to_thread(sink.close, 5.0)
-        finally:
-            if automations is not None:
-                await automations.close()
-            if account_store is not None:
-                await account_store.close()
-            await store.close()
 
     app = FastAPI(
         title="Helix",
@@ -190,6 +201,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
     api.include_router(_routes_nodes.router)
     api.include_router(_routes_policy.router)
     api.include_router(_routes_trace.router)
+    api.include_router(_routes_workflows.router)
     api.include_router(_stream.router)
     api.include_router(_links.router)
 

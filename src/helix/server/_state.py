@@ -22,6 +22,8 @@ from helix.runtime import (
     RunSetup,
     Supervisor,
 )
+from helix.tools import WorkflowEditor
+from helix.workflows import Workflows, open_workflows
 
 from ._auth import Signer
 from ._config import ServerConfig
@@ -35,7 +37,15 @@ if TYPE_CHECKING:
 class WorkspaceEngine(Engine):
     """The engine, with each run's ceiling narrowed by its workspace's stored policy."""
 
-    def __init__(self, store: EventStore, accounts: Accounts, config: ServerConfig) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        accounts: Accounts,
+        config: ServerConfig,
+        workflows: Workflows | None = None,
+    ) -> None:
+        self.workflows = workflows
+        """The workspaces' workflows (their ``edit_workflow`` calls go there)."""
         super().__init__(
             store,
             home=config.home,
@@ -43,8 +53,15 @@ class WorkspaceEngine(Engine):
             scripts=config.scripts if config.scripts is not None else False,
             sources=config.sources,
             placer=_placer(config),
+            workflows=self._editor,
         )
         self.accounts = accounts
+
+    def _editor(self, setup: RunSetup) -> WorkflowEditor | None:
+        """A run's ``edit_workflow`` callback: its workspace's workflows."""
+        if self.workflows is None:
+            return None
+        return self.workflows.editor_for(setup.workspace, setup.run_id)
 
     @override
     async def setup(self, run_id: str) -> RunSetup:
@@ -65,7 +82,12 @@ async def open_server_engine(config: ServerConfig) -> AsyncIterator[Engine]:
     try:
         account_store = await open_accounts(config.db_url)
         try:
-            yield WorkspaceEngine(store, Accounts(account_store, config.hashing), config)
+            workflows = Workflows(await open_workflows(config.db_url))
+            try:
+                accounts = Accounts(account_store, config.hashing)
+                yield WorkspaceEngine(store, accounts, config, workflows)
+            finally:
+                await workflows.store.close()
         finally:
             await account_store.close()
     finally:
@@ -91,6 +113,7 @@ class ServerState:
         supervisor: Supervisor,
         metrics: Metrics,
         automations: AutomationStore,
+        workflows: Workflows | None = None,
     ) -> None:
         self.config = config
         self.automations = automations
@@ -101,7 +124,9 @@ class ServerState:
         self.signer = signer
         self.supervisor = supervisor
         self.metrics = metrics
-        self.engine = WorkspaceEngine(store, accounts, config)
+        self.workflows = workflows
+        """The workspaces' workflows (``helix.workflows``), in the same database."""
+        self.engine = WorkspaceEngine(store, accounts, config, workflows)
         self.executor: Executor = LocalExecutor(self.engine, supervisor)
         """Where runs are driven (``helix.runtime.Executor``): the app's lifespan
         replaces it with the one ``config.executor`` names (``open_executor``)."""

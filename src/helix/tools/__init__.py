@@ -34,6 +34,9 @@ from ._tool import UiPart as UiPart
 from ._tool import tool as tool
 from ._ui import ChoiceAnswer as ChoiceAnswer
 from ._ui import Chooser as Chooser
+from ._workflow import WorkflowEdit as WorkflowEdit
+from ._workflow import WorkflowEditor as WorkflowEditor
+from ._workflow import edit_workflow as edit_workflow
 
 __all__ = [
     "BUILTIN_TOOLS",
@@ -65,9 +68,12 @@ __all__ = [
     "ToolResult",
     "ToolSource",
     "UiPart",
+    "WorkflowEdit",
+    "WorkflowEditor",
     "WorldQuota",
     "builtin_registry",
     "compose_tools",
+    "edit_workflow",
     "example_tools",
     "tool",
 ]

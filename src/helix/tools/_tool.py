@@ -32,6 +32,7 @@ from ._quota import WorldQuota
 if TYPE_CHECKING:
     from ._delegate import Delegator
     from ._ui import Chooser
+    from ._workflow import WorkflowEditor
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +113,9 @@ class ToolContext:
     chooser: Chooser | None = None
     """Shows ``ask_choice``'s options card and waits for the choice; ``None`` where
     nobody can be asked."""
+    workflows: WorkflowEditor | None = None
+    """Applies ``edit_workflow``'s operations to the run's workspace's workflows;
+    ``None`` where no workflow store is at hand."""
 
 
 ToolFunction = Callable[..., Awaitable[ToolResult]]

@@ -28,6 +28,7 @@ from ._graph import GraphPlanned as GraphPlanned
 from ._graph import TaskCompleted as TaskCompleted
 from ._graph import TaskFailed as TaskFailed
 from ._graph import TaskRetried as TaskRetried
+from ._graph import TaskSkipped as TaskSkipped
 from ._graph import TaskStarted as TaskStarted
 from ._mcp import McpEgressDecided as McpEgressDecided
 from ._mcp import McpServerFailed as McpServerFailed
@@ -153,6 +154,7 @@ __all__ = [
     "TaskCompleted",
     "TaskFailed",
     "TaskRetried",
+    "TaskSkipped",
     "TaskStarted",
     "ToolCall",
     "ToolCompleted",

@@ -73,3 +73,16 @@ class TaskRetried(Payload):
 
     task: str
     by: str
+
+
+class TaskSkipped(Payload):
+    """A task's condition (``when``) did not hold once the tasks it needs had passed.
+
+    The task never runs, and its dependents go on as if it had completed.
+    """
+
+    TYPE: ClassVar[str] = "task.skipped"
+
+    task: str
+    reason: str
+    """The condition and the value it found, in words."""

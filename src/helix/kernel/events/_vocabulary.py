@@ -16,7 +16,14 @@ from ._control import (
     upcast_ui_component_v1,
 )
 from ._gate import ApprovalDecided, ApprovalRequested, EgressCounted, GateDecided
-from ._graph import GraphPlanned, TaskCompleted, TaskFailed, TaskRetried, TaskStarted
+from ._graph import (
+    GraphPlanned,
+    TaskCompleted,
+    TaskFailed,
+    TaskRetried,
+    TaskSkipped,
+    TaskStarted,
+)
 from ._mcp import (
     McpEgressDecided,
     McpServerFailed,
@@ -109,6 +116,7 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
     StrategyBranched,
     StrategyScored,
     StrategyChosen,
+    TaskSkipped,
 )
 
 

@@ -352,6 +352,11 @@ def _task_retried(state: SessionState, event: Event, data: dict[str, Any]) -> No
     task.status, task.attempts = "pending", 0
 
 
+def _task_skipped(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    task = state.tasks.setdefault(data["task"], TaskState())
+    task.status, task.error = "skipped", data["reason"]
+
+
 def _ui_component(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     if data.get("id") is None:
         return  # a version 1 component: nothing can name it
@@ -411,6 +416,7 @@ _HANDLERS: dict[str, _Handler] = {
     "task.completed": _task_completed,
     "task.failed": _task_failed,
     "task.retried": _task_retried,
+    "task.skipped": _task_skipped,
     "ui.component": _ui_component,
     "ui.asked": _ui_asked,
     "ui.chosen": _ui_chosen,

@@ -72,7 +72,7 @@ class ChoiceMade:
     reason: str | None = None
 
 
-TaskStatus = Literal["pending", "running", "completed", "failed"]
+TaskStatus = Literal["pending", "running", "completed", "failed", "skipped"]
 """Where a graph's task is: waiting for its dependencies, running, done, or failed for good."""
 
 

@@ -11,6 +11,7 @@ import { runView } from "./run.js";
 import { runsView } from "./runs.js";
 import { spendView } from "./spend.js";
 import { traceView } from "./trace.js";
+import { workflowView, workflowsView } from "./workflows.js";
 
 async function route() {
   session.closeLive();
@@ -37,11 +38,14 @@ async function route() {
     const match = hash.match(/^#\/runs\/([A-Za-z0-9_-]+)/);
     const compare = hash.match(/^#\/compare\/([A-Za-z0-9_-]+)\/([A-Za-z0-9_-]+)/);
     const play = hash.match(/^#\/play\/([A-Za-z0-9_-]+)(?:\/(\d+))?/);
+    const workflow = hash.match(/^#\/workflows\/([^/?]+)/);
     if (traced) await traceView(traced[1]);
     else if (hash.startsWith("#/spend")) await spendView();
     else if (hash.startsWith("#/plugins")) await pluginsView();
     else if (hash.startsWith("#/nodes")) await nodesView();
     else if (hash.startsWith("#/automations")) await automationsView();
+    else if (workflow) await workflowView(decodeURIComponent(workflow[1]));
+    else if (hash.startsWith("#/workflows")) await workflowsView();
     else if (match) await runView(match[1]);
     else if (compare) await compareView(compare[1], compare[2]);
     else if (play) await playerView(play[1], play[2]);

@@ -10,7 +10,7 @@ const SVG = "http://www.w3.org/2000/svg";
 const NODE_W = 176, NODE_H = 64, GAP_X = 56, GAP_Y = 16;
 const NARROW = window.matchMedia("(max-width: 600px)");
 const LABEL = { pending: "pending", running: "running", completed: "completed", failed: "failed",
-  awaiting: "awaiting approval" };
+  awaiting: "awaiting approval", skipped: "skipped" };
 
 export class GraphFold {
   constructor() { this.plan = null; this.tasks = new Map(); this.approvals = new Map(); this.requests = new Map(); }
@@ -39,6 +39,9 @@ export class GraphFold {
         return d.task;
       case "task.retried":
         Object.assign(task, { status: "pending", attempts: 0 });
+        return d.task;
+      case "task.skipped":  // its condition did not hold: it counts as passed
+        Object.assign(task, { status: "skipped", error: d.reason, budgetUsd: null });
         return d.task;
       case "approval.requested":
         if (d.name !== "task" || !d.call_id) return null;
@@ -78,6 +81,7 @@ export class GraphFold {
   // Passed: completed and, where the task asks, approved (its dependents may start).
   passed(id) {
     const asked = this.approval(id);
+    if (this.task(id).status === "skipped") return true;
     return this.task(id).status === "completed" && (!this.spec(id).approve || (asked && asked.decision === "allow"));
   }
 }
@@ -117,7 +121,7 @@ export function graphView({ decide }) {
     const count = {};
     for (const id of nodes.keys()) count[fold.state(id)] = (count[fold.state(id)] || 0) + 1;
     tally.textContent = `${count.completed || 0} of ${nodes.size} completed` +
-      ["running", "awaiting", "failed"].filter((s) => count[s]).map((s) => ` · ${count[s]} ${LABEL[s]}`).join("");
+      ["running", "awaiting", "failed", "skipped"].filter((s) => count[s]).map((s) => ` · ${count[s]} ${LABEL[s]}`).join("");
   }
 
   function nodeOf(id) {
