@@ -25,6 +25,8 @@ from helix.kernel.events import RunStatus
 
 from ._choice_models import ChoiceCard, ChoiceCardList, Chosen
 from ._errors import error_of
+from ._graph_models import Graph
+from ._graphs import PlanArg, plan_data
 from ._ids import plausible
 from ._models import (
     Approval,
@@ -123,6 +125,41 @@ class HttpApi:
                 body[key] = value
         created = await self._json("POST", "/runs", json=body)
         return await self.get(str(created["id"]))
+
+    async def create_graph(
+        self,
+        plan: PlanArg,
+        *,
+        world: str | os.PathLike[str] | None = None,
+        workspace: str | None = None,
+        auto_approve: bool = False,
+        attended: bool = True,
+        budget_usd: float | None = None,
+    ) -> Run:
+        """Start a task graph; the server drives it (a plan file is read and checked here)."""
+        if world is not None and not is_world_name(world):
+            raise ConfigError(
+                f"world {os.fspath(world)!r}: with a server, name a folder of the workspace's"
+                " worlds on the server (letters, digits, _ . -), not a local path"
+            )
+        body: dict[str, Any] = {"plan": plan_data(plan), "auto_approve": auto_approve}
+        if not attended:
+            body["attended"] = False
+        if world is not None:
+            body["world"] = os.fspath(world)
+        for key, value in (("workspace", workspace), ("budget_usd", budget_usd)):
+            if value is not None:
+                body[key] = value
+        return Run.model_validate(await self._json("POST", "/graphs", json=body))
+
+    async def graph(self, run_id: str) -> Graph:
+        """The graph run and its tasks."""
+        return Graph.model_validate(await self._json("GET", f"{_at(run_id)}/graph"))
+
+    async def retry_task(self, run_id: str, task: str) -> Graph:
+        """Try a graph's failed task again; the server resumes and drives the graph."""
+        path = f"{_at(run_id)}/graph/tasks/{_segment(task)}/retry"
+        return Graph.model_validate(await self._json("POST", path))
 
     async def runs(
         self,

@@ -37,6 +37,10 @@ _SUMMARIES: dict[str, str] = {
     "budget.exceeded": "spent ${spent_usd} of ${cap_usd}",
     "agent.spawned": "{child_run_id}: {objective}",
     "agent.reported": "{child_run_id}: {report}",
+    "task.started": "{task} attempt {attempt}: {run_id}",
+    "task.completed": "{task}: {run_id} (${cost_usd})",
+    "task.failed": "{task} attempt {attempt}: {error}",
+    "task.retried": "{task} by {by}",
     "ui.component": "{component}",
     "plugin.loaded": "{name} {version} ({source})",
     "plugin.reloaded": "{name} {previous} → {version}: {reason}",
@@ -67,6 +71,8 @@ def summarize(event: Event | RunEvent) -> str:
         mark = "ok" if data["ok"] else "error"
         where = f" on node {str(data['node'])[:12]}" if data.get("node") else ""
         return f"{data['call_id']} {mark}{where}: {_clip(data['output'], 50)!r}"
+    if event.type == "graph.planned":
+        return f"{len(data['plan'].get('tasks') or ())} tasks"
     if event.type == "world.snapshotted":
         return _world_summary(data)
     if event.type == "approval.requested" and data.get("question"):
