@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from helix import AsyncClient
-from helix.api import Graph, Run
+from helix.api import GraphRun, Run
 from helix.errors import (
     BlueprintError,
     NotAGraphError,
@@ -59,7 +59,7 @@ async def test_a_graph_runs_through_the_door_and_shows_its_tasks(
     assert events[-1].type == "run.completed", events[-1].data
 
     graph = await client.graph(run.id)
-    assert isinstance(graph, Graph)
+    assert isinstance(graph, GraphRun)
     assert graph.run.status == "completed"
     assert graph.finished
     assert [t.id for t in graph.tasks] == ["split", "left", "right", "join"]

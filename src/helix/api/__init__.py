@@ -12,8 +12,8 @@ from ._choice_models import ChoiceCardList as ChoiceCardList
 from ._choice_models import ChoiceOption as ChoiceOption
 from ._choice_models import Chosen as Chosen
 from ._errors import error_of as error_of
-from ._graph_models import Graph as Graph
 from ._graph_models import GraphCreate as GraphCreate
+from ._graph_models import GraphRun as GraphRun
 from ._graph_models import GraphTask as GraphTask
 from ._http import HttpApi as HttpApi
 from ._ids import LAST as LAST
@@ -87,8 +87,8 @@ __all__ = [
     "FileList",
     "ForkBody",
     "Forked",
-    "Graph",
     "GraphCreate",
+    "GraphRun",
     "GraphTask",
     "HelixApi",
     "HttpApi",

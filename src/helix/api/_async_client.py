@@ -16,7 +16,7 @@ from helix.kernel.events import RunStatus
 from helix.kernel.log import EventStore
 
 from ._choice_models import ChoiceCard, Chosen
-from ._graph_models import Graph
+from ._graph_models import GraphRun
 from ._graphs import PlanArg
 from ._login import current_login
 from ._models import (
@@ -350,11 +350,11 @@ class AsyncClient:
             attended=attended, budget_usd=budget_usd,
         )  # fmt: skip
 
-    async def graph(self, run_id: str) -> Graph:
+    async def graph(self, run_id: str) -> GraphRun:
         """The graph run and its tasks' states."""
         return await self.api.graph(run_id)
 
-    async def retry_task(self, run_id: str, task: str) -> Graph:
+    async def retry_task(self, run_id: str, task: str) -> GraphRun:
         """Try a graph's failed task again (a paused graph is resumed)."""
         return await self.api.retry_task(run_id, task)
 

@@ -60,7 +60,7 @@ class GraphTask(_Out):
     """The budget set aside for its running attempt (``None``: none running, or no cap)."""
 
 
-class Graph(_Out):
+class GraphRun(_Out):
     """A graph run and its tasks, in plan order (``GET /runs/{id}/graph``)."""
 
     run: Run
@@ -83,7 +83,7 @@ class Graph(_Out):
         raise KeyError(task_id)
 
     @classmethod
-    def of(cls, run: Run, state: SessionState, plan: dict[str, Any]) -> Graph:
+    def of(cls, run: Run, state: SessionState, plan: dict[str, Any]) -> GraphRun:
         """From the graph's run, its folded log and its plan (``TaskGraph`` as JSON)."""
         specs = {spec["id"]: spec for spec in plan.get("tasks") or ()}
         tasks = [_task(task_id, specs.get(task_id, {}), state) for task_id in state.tasks]

@@ -25,7 +25,7 @@ from helix.kernel.events import RunStatus
 
 from ._choice_models import ChoiceCard, ChoiceCardList, Chosen
 from ._errors import error_of
-from ._graph_models import Graph
+from ._graph_models import GraphRun
 from ._graphs import PlanArg, plan_data
 from ._ids import plausible
 from ._models import (
@@ -152,14 +152,14 @@ class HttpApi:
                 body[key] = value
         return Run.model_validate(await self._json("POST", "/graphs", json=body))
 
-    async def graph(self, run_id: str) -> Graph:
+    async def graph(self, run_id: str) -> GraphRun:
         """The graph run and its tasks."""
-        return Graph.model_validate(await self._json("GET", f"{_at(run_id)}/graph"))
+        return GraphRun.model_validate(await self._json("GET", f"{_at(run_id)}/graph"))
 
-    async def retry_task(self, run_id: str, task: str) -> Graph:
+    async def retry_task(self, run_id: str, task: str) -> GraphRun:
         """Try a graph's failed task again; the server resumes and drives the graph."""
         path = f"{_at(run_id)}/graph/tasks/{_segment(task)}/retry"
-        return Graph.model_validate(await self._json("POST", path))
+        return GraphRun.model_validate(await self._json("POST", path))
 
     async def runs(
         self,

@@ -26,8 +26,7 @@ from helix.kernel.session import replay_run, spend, trace
 from helix.world import WorldBrowser, parse_point
 
 from ._choice_models import ChoiceCard, Chosen
-from ._graph_models import Graph
-from ._graphs import PlanArg, graph_of, load_plan
+from ._graphs import GraphDoor
 from ._ids import resolve_run
 from ._importing import import_run
 from ._models import (
@@ -60,7 +59,7 @@ BlueprintArg: TypeAlias = "Blueprint | dict[str, Any] | str | None"
 _PAGE = 1000
 
 
-class LocalApi(NodeDoor):
+class LocalApi(NodeDoor, GraphDoor):
     """The engine and its store behind ``HelixApi``, acting as ``actor``."""
 
     def __init__(
@@ -207,39 +206,6 @@ class LocalApi(NodeDoor):
             raise
         self.drive(record.id)
         return await self._run(record)
-
-    async def create_graph(
-        self,
-        plan: PlanArg,
-        *,
-        world: str | os.PathLike[str] | None = None,
-        workspace: str | None = None,
-        auto_approve: bool = False,
-        attended: bool = True,
-        budget_usd: float | None = None,
-    ) -> Run:
-        """Start a task graph from a plan and drive it (``HelixApi.create_graph``)."""
-        loaded = load_plan(plan, paths=self.world_paths)
-        return await self.create(
-            loaded.objective, blueprint=loaded.blueprint, world=world, workspace=workspace,
-            budget_usd=budget_usd, auto_approve=auto_approve, attended=attended,
-        )  # fmt: skip
-
-    async def graph(self, run_id: str) -> Graph:
-        """The graph run and its tasks, folded from its log (``NotAGraphError`` if none)."""
-        record = await self.resolve(run_id)
-        return await graph_of(
-            self.store, await self._run(record), await replay_run(self.store, record.id)
-        )
-
-    async def retry_task(self, run_id: str, task: str) -> Graph:
-        """Try a graph's failed task again; a graph paused for it is resumed and driven."""
-        import helix.runtime as runtime
-
-        run_id = await self._id(run_id)
-        await runtime.retry_task(self.engine, run_id, task, by=self.actor)
-        self.drive(run_id)
-        return await self.graph(run_id)
 
     async def _blueprint(self, blueprint: BlueprintArg, workspace: str) -> Blueprint | None:
         from helix.runtime import Blueprint

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from helix.kernel.events import RunStatus
 
 from ._choice_models import ChoiceCard, Chosen
-from ._graph_models import Graph
+from ._graph_models import GraphRun
 from ._models import (
     Approval,
     Comparison,
@@ -255,7 +255,7 @@ class HelixApi(Protocol):
         """
         ...
 
-    async def graph(self, run_id: str) -> Graph:
+    async def graph(self, run_id: str) -> GraphRun:
         """The graph run and its tasks' states, folded from its log.
 
         ``RunNotFoundError`` if there is no such run; ``NotAGraphError`` (a
@@ -263,7 +263,7 @@ class HelixApi(Protocol):
         """
         ...
 
-    async def retry_task(self, run_id: str, task: str) -> Graph:
+    async def retry_task(self, run_id: str, task: str) -> GraphRun:
         """Try a graph's failed task again (a new run; the other tasks untouched).
 
         A graph paused for it is resumed and driven. ``TaskNotFoundError`` (a

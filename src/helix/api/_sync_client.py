@@ -18,7 +18,7 @@ from helix.kernel.events import RunStatus
 
 from ._async_client import AsyncClient
 from ._choice_models import ChoiceCard, Chosen
-from ._graph_models import Graph
+from ._graph_models import GraphRun
 from ._graphs import PlanArg
 from ._login import current_login
 from ._models import (
@@ -345,11 +345,11 @@ class Client:
             )
         )  # fmt: skip
 
-    def graph(self, run_id: str) -> Graph:
+    def graph(self, run_id: str) -> GraphRun:
         """The graph run and its tasks' states."""
         return self._call(self._async.graph(run_id))
 
-    def retry_task(self, run_id: str, task: str) -> Graph:
+    def retry_task(self, run_id: str, task: str) -> GraphRun:
         """Try a graph's failed task again (a paused graph is resumed)."""
         return self._call(self._async.retry_task(run_id, task))
 

@@ -15,7 +15,7 @@ from ._control import RunArg
 from ._door import Door, with_door
 
 if TYPE_CHECKING:
-    from helix.api import Graph
+    from helix.api import GraphRun
 
 LAST_LOOKED_AT = 100
 """How many of the newest runs ``last`` looks through for the newest graph."""
@@ -163,7 +163,7 @@ def cancel(run_id: RunArg) -> None:
     run(lambda: with_door(main))
 
 
-async def graph_of(door: Door, ref: str) -> Graph:
+async def graph_of(door: Door, ref: str) -> GraphRun:
     """The graph ``ref`` names: an id, a unique prefix, or ``last`` (the newest graph)."""
     from helix.errors import NotAGraphError
 

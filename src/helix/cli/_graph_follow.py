@@ -22,7 +22,7 @@ from ._follow import CHILD_WAIT_TRIES
 from ._graph_lines import graph_line
 
 if TYPE_CHECKING:
-    from helix.api import Graph, HelixApi, RunEvent
+    from helix.api import GraphRun, HelixApi, RunEvent
 
     from ._door import Door
 
@@ -70,7 +70,7 @@ async def _show(api: HelixApi, run_id: str, *, json: bool, after: int) -> None:
                 typer.echo(line)
 
 
-async def print_logs(api: HelixApi, graph: Graph, *, follow: bool, json: bool) -> None:
+async def print_logs(api: HelixApi, graph: GraphRun, *, follow: bool, json: bool) -> None:
     """The graph's events and its tasks' runs' events, each led by its task's id.
 
     Without ``follow``: everything logged so far, in time order. With it: as they are

@@ -6,7 +6,7 @@ import shutil
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from helix.api import Graph, RunEvent
+    from helix.api import GraphRun, RunEvent
 
 _MARK = {"pending": "·", "running": "▶", "completed": "✓", "failed": "✗"}
 
@@ -69,7 +69,7 @@ def _one_line(text: str, limit: int = 160) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def graph_table(graph: Graph, columns: int | None = None) -> list[str]:
+def graph_table(graph: GraphRun, columns: int | None = None) -> list[str]:
     """``helix graph show``: the graph's run, then one row per task.
 
     On a narrow terminal (under 80 columns) each task takes two lines: id, status,
@@ -121,7 +121,7 @@ def _status(task: Any) -> str:
     return f"{mark} {task.status}"
 
 
-def _problems(graph: Graph) -> list[str]:
+def _problems(graph: GraphRun) -> list[str]:
     """What a person may act on: failed tasks' errors, approvals waiting."""
     lines: list[str] = []
     for task in graph.tasks:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from helix.api import Graph, GraphCreate, Run
+from helix.api import GraphCreate, GraphRun, Run
 from helix.errors import BlueprintError
 
 from ._api import local_api
@@ -51,10 +51,10 @@ async def start_graph(body: GraphCreate, caller: CallerDep, state: State) -> Run
 
 @router.get(
     "/runs/{run_id}/graph",
-    response_model=Graph,
+    response_model=GraphRun,
     responses={404: {"description": "no such run, or the run is not a graph (not_a_graph)"}},
 )
-async def get_graph(run_id: str, caller: CallerDep, state: State) -> Graph:
+async def get_graph(run_id: str, caller: CallerDep, state: State) -> GraphRun:
     """The graph run and its tasks (status, attempts, runs, report, error, cost)."""
     run_id = (await caller.run(state.store, run_id)).id
     return await local_api(state, caller).graph(run_id)
@@ -62,13 +62,13 @@ async def get_graph(run_id: str, caller: CallerDep, state: State) -> Graph:
 
 @router.post(
     "/runs/{run_id}/graph/tasks/{task}/retry",
-    response_model=Graph,
+    response_model=GraphRun,
     responses={
         404: {"description": "no such run or task (not_a_graph, task_not_found)"},
         409: {"description": "the task has not failed for good, or the graph has ended"},
     },
 )
-async def retry_task(run_id: str, task: str, caller: CallerDep, state: State) -> Graph:
+async def retry_task(run_id: str, task: str, caller: CallerDep, state: State) -> GraphRun:
     """Try a failed task again (a new run); a graph paused for it resumes."""
     run_id = (await caller.run(state.store, run_id, act="retry tasks")).id
     return await local_api(state, caller).retry_task(run_id, task)
