@@ -69,8 +69,8 @@ def _one_line(text: str, limit: int = 160) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def graph_table(graph: GraphRun, columns: int | None = None) -> list[str]:
-    """``helix graph show``: the graph's run, then one row per task.
+def graph_table(graph: GraphRun, columns: int | None = None, *, head: bool = True) -> list[str]:
+    """``helix graph show``: the graph's run (unless not ``head``), then one row per task.
 
     On a narrow terminal (under 80 columns) each task takes two lines: id, status,
     attempts and cost, then its run and what it needs, indented.
@@ -78,12 +78,12 @@ def graph_table(graph: GraphRun, columns: int | None = None) -> list[str]:
     columns = columns or shutil.get_terminal_size((100, 24)).columns
     run = graph.run
     done = sum(t.status == "completed" for t in graph.tasks)
-    head = [
+    heading = [
         f"graph {run.id}  {run.status}  {done}/{len(graph.tasks)} tasks done  ${run.cost_usd:.4f}",
         f"  {_one_line(run.objective, max(20, columns - 2))}",
     ]
     if graph.pause_reason:
-        head.append(f"  paused: {graph.pause_reason}")
+        heading.append(f"  paused: {graph.pause_reason}")
     rows = [
         (
             task.id,
@@ -96,7 +96,7 @@ def graph_table(graph: GraphRun, columns: int | None = None) -> list[str]:
         for task in graph.tasks
     ]
     widths = [max(len(r[i]) for r in [_HEADER, *rows]) for i in range(6)]
-    lines = [*head, ""]
+    lines = [*heading, ""] if head else []
     if columns < 80:
         for task_id, status, attempts, cost, run_id, needs in rows:
             lines.append(f"{task_id}  {status}  {attempts} attempts  {cost}")
