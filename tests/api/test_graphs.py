@@ -231,3 +231,30 @@ def test_rest_answers_bad_graph_requests_with_4xx_bodies(
         paths = http.get("/openapi.json").json()["paths"]
         assert {"/api/v1/graphs", "/api/v1/runs/{run_id}/graph"} <= set(paths)
         assert "/api/v1/runs/{run_id}/graph/tasks/{task}/retry" in paths
+
+
+def test_the_sync_client_runs_and_retries_a_graph(
+    door: Door, model_server: MockModelServer
+) -> None:
+    from helix import Client
+
+    _replies(model_server, "plain words")
+    plan = {
+        "model": MODEL,
+        "tasks": [{"id": "n", "objective": "a number", "report": {"type": "integer"}}],
+    }
+    opened = (
+        Client(door.url, token=door.token)
+        if door.url is not None
+        else Client(env=door.env, user="tester")
+    )
+    with opened as client:
+        run = client.create_graph(plan)
+        for event in client.events(run.id, follow=True):
+            if event.type == "run.paused":
+                break
+        assert client.graph(run.id).task("n").status == "failed"
+        _replies(model_server, "7")
+        client.retry_task(run.id, "n")
+        assert client.wait(run.id).status == "completed"
+        assert client.graph(run.id).task("n").report == 7

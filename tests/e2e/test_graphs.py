@@ -254,3 +254,22 @@ def test_cancelling_a_graph_cancels_its_running_tasks(helix: Helix) -> None:
     assert helix.show(run_id)["status"] == "cancelled"
     assert helix.show(left["data"]["run_id"])["status"] == "cancelled"
     assert _tasks(helix, run_id)["join"]["runs"] == []
+
+
+def test_a_detached_graph_is_followed_by_its_logs_with_each_line_led_by_its_task(
+    helix: Helix,
+) -> None:
+    plan = _six(helix)
+    started = helix("graph", "run", str(plan), "--world", str(helix.world), "--detach", "--json")
+    assert started.returncode == 0, started.stderr
+    run_id = json.loads(started.stdout)["id"]
+    followed = helix("graph", "logs", run_id, "--follow", "--json")
+    assert followed.returncode == 0, followed.stderr
+    lines = [json.loads(line) for line in followed.stdout.splitlines()]
+    graph_ends = [e for e in lines if e["run_id"] == run_id and e["type"] == "run.completed"]
+    assert len(graph_ends) == 1
+    ended = {e["task"] for e in lines if e["run_id"] != run_id and e["type"] == "run.completed"}
+    assert ended == set(SIX)  # every task's run, followed to its end
+    assert {e["task"] for e in lines if e["type"] == "task.started"} == set(SIX)
+    assert all(e["task"] is None for e in lines if e["type"] == "graph.planned")
+    assert _graph(helix, run_id)["run"]["status"] == "completed"

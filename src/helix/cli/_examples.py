@@ -108,6 +108,20 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "HELIX_EXECUTOR=local helix serve",
         "HELIX_RAY_TOKEN=$TOKEN helix serve --executor ray --ray-address 10.0.0.5:6379",
     ),
+    "graph": (
+        "helix graph run plan.yaml",
+        f"helix graph show {RUN}",
+        f"helix graph retry {RUN} clean",
+    ),
+    "graph run": (
+        "helix graph run plan.yaml",
+        "helix graph run plan.yaml --world ~/src/data --budget 5",
+        "helix graph run plan.yaml --detach --json",
+    ),
+    "graph show": (f"helix graph show {RUN}", "helix graph show last --json"),
+    "graph logs": (f"helix graph logs {RUN}", f"helix graph logs {RUN} --follow --json"),
+    "graph retry": (f"helix graph retry {RUN} clean", f"helix graph retry {RUN} clean --detach"),
+    "graph cancel": (f"helix graph cancel {RUN}",),
     "nodes": ("helix nodes", "helix nodes --json", "helix nodes drain worker-2"),
     "nodes drain": ("helix nodes drain worker-2", "helix nodes drain 8f3c1e0a… --json"),
     "cluster": (
