@@ -317,15 +317,7 @@ _GATING = [
         # A user's blueprint and candidate-policy examples (their rules name tools, as a
         # user's own rules may), the runtime halves of delegation and planning (their
         # Delegator and Planner), and the task graph's (its plan is a noun there).
-        if path.name
-        not in (
-            "_blueprint.py",
-            "_candidate.py",
-            "_delegation.py",
-            "_planning.py",
-            "_plan.py",
-            "_graph.py",
-        )  # fmt: skip
+        if path.name not in _NAMING
     ),
 ]
 
