@@ -24,7 +24,7 @@ _EXTENSIONS = _GATES | {"helix.gates", "helix.providers", "helix.ui", "helix.not
 """What plugins may use: everything a tool, gate, provider, component or notifier is."""
 _RUNTIME = _EXTENSIONS | {"helix.world", "helix.mcp.client", "helix.plugins"}
 _TESTING = _RUNTIME | {"helix.runtime"}
-_API = _TESTING | {"helix.config"}
+_API = _TESTING | {"helix.config", "helix.automations"}
 _DISTRIBUTED = _API | {"helix.distributed"}
 """Past one process: what the executors, the Ray tier and the cluster commands use."""
 _SERVER = _DISTRIBUTED | {
@@ -61,6 +61,7 @@ ALLOWED: dict[str, set[str]] = {
     "helix.notify": set(_KERNEL),
     "helix.telemetry": _KERNEL | {"helix._version"},
     "helix.accounts": _KERNEL | {"helix.gates"},
+    "helix.automations": set(_KERNEL),
     "helix.server": set(_SERVER),
     "helix.mcp.server": _API | {"helix._version", "helix.api"},
     "helix.cli": _SERVER | {"helix.testing", "helix.bench", "helix.server", "helix.mcp.server"},

@@ -6,6 +6,9 @@ are the public SDK over either. See docs/sdk.md.
 """
 
 from ._async_client import AsyncClient as AsyncClient
+from ._automations import AutomationSetup as AutomationSetup
+from ._automations import TargetUnavailableError as TargetUnavailableError
+from ._automations import start_target as start_target
 from ._choice_models import ChoiceBody as ChoiceBody
 from ._choice_models import ChoiceCard as ChoiceCard
 from ._choice_models import ChoiceCardList as ChoiceCardList
@@ -69,6 +72,7 @@ __all__ = [
     "Approval",
     "ApprovalList",
     "AsyncClient",
+    "AutomationSetup",
     "BlueprintLookup",
     "ChoiceBody",
     "ChoiceCard",
@@ -112,6 +116,7 @@ __all__ = [
     "Spend",
     "SpendPoint",
     "SteerBody",
+    "TargetUnavailableError",
     "Usage",
     "WorldList",
     "current_login",
@@ -119,4 +124,5 @@ __all__ = [
     "is_world_name",
     "resolve_run",
     "save_login",
+    "start_target",
 ]

@@ -39,6 +39,7 @@ from ._protocol import HelixApi
 from ._trace_models import Span
 
 if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is chosen
+    from helix.automations import Automation, AutomationCreated, AutomationList, AutomationSpec
     from helix.runtime import Blueprint, CandidatePolicy, PolicyReplay
 
 
@@ -365,6 +366,32 @@ class AsyncClient:
     async def drain_node(self, node_id: str) -> Drained:
         """Stop giving the node runs; its runs move at their next turn boundary."""
         return await self.api.drain_node(node_id)
+
+    async def automations(self, *, workspace: str | None = None) -> AutomationList:
+        """The automations of your workspaces (or of ``workspace``), with next and last firing."""
+        return await self.api.automations(workspace=workspace)
+
+    async def automation(self, automation_id: str) -> Automation:
+        """One automation."""
+        return await self.api.automation(automation_id)
+
+    async def add_automation(
+        self, spec: AutomationSpec, *, workspace: str | None = None
+    ) -> AutomationCreated:
+        """Add an automation; a webhook's secret is in the answer, once."""
+        return await self.api.add_automation(spec, workspace=workspace)
+
+    async def pause_automation(self, automation_id: str) -> Automation:
+        """Stop it firing."""
+        return await self.api.pause_automation(automation_id)
+
+    async def resume_automation(self, automation_id: str) -> Automation:
+        """Fire it again from now on."""
+        return await self.api.resume_automation(automation_id)
+
+    async def remove_automation(self, automation_id: str) -> None:
+        """Delete it (the runs it started stay)."""
+        await self.api.remove_automation(automation_id)
 
 
 def _login_name() -> str:

@@ -14,6 +14,7 @@ import re
 from collections.abc import AsyncGenerator, Iterable
 from typing import TYPE_CHECKING, Any
 
+from helix.automations import Automation, AutomationCreated, AutomationList, AutomationSpec
 from helix.errors import (
     ConfigError,
     NodeNotFoundError,
@@ -410,6 +411,39 @@ class HttpApi:
             raise NodeNotFoundError(node_id)
         raw = await self._json("POST", f"/nodes/{node_id}/drain")
         return Drained.model_validate(raw)
+
+    # -- automations ------------------------------------------------------------------
+
+    async def automations(self, *, workspace: str | None = None) -> AutomationList:
+        """The automations of the caller's workspaces (or of ``workspace``)."""
+        params = {} if workspace is None else {"workspace": workspace}
+        return AutomationList.model_validate(await self._json("GET", "/automations", params=params))
+
+    async def automation(self, automation_id: str) -> Automation:
+        """One automation."""
+        raw = await self._json("GET", f"/automations/{_segment(automation_id)}")
+        return Automation.model_validate(raw)
+
+    async def add_automation(
+        self, spec: AutomationSpec, *, workspace: str | None = None
+    ) -> AutomationCreated:
+        """Store an automation; a webhook's secret is in the answer, once."""
+        body = {**spec.model_dump(mode="json"), "workspace": workspace}
+        return AutomationCreated.model_validate(await self._json("POST", "/automations", json=body))
+
+    async def pause_automation(self, automation_id: str) -> Automation:
+        """Stop it firing."""
+        raw = await self._json("POST", f"/automations/{_segment(automation_id)}/pause")
+        return Automation.model_validate(raw)
+
+    async def resume_automation(self, automation_id: str) -> Automation:
+        """Fire it again from now on."""
+        raw = await self._json("POST", f"/automations/{_segment(automation_id)}/resume")
+        return Automation.model_validate(raw)
+
+    async def remove_automation(self, automation_id: str) -> None:
+        """Delete it."""
+        await self._send("DELETE", f"/automations/{_segment(automation_id)}")
 
     # -- policy replay ----------------------------------------------------------------
 

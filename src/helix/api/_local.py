@@ -1,10 +1,9 @@
 """``LocalApi``: the protocol over the engine and the store, in this process.
 
-Every operation is the runtime's own function (``Engine.create``/``drive``,
-``runtime.decide``/``steer``/…, ``fork_with_world``, ``rollback``, ``keep``), so this
-door adds no behaviour of its own: the CLI's embedded mode and the server's routes are
-meant to be thin adapters over it. Runs it starts are driven by a supervisor it owns
-(use it in ``async with``), or by the ``drive`` callback it is given (a server's).
+Every operation is the runtime's own function (``Engine.create``/``drive``, ``decide``,
+``fork_with_world``, ``retry_task``…), so this door adds no behaviour of its own: the
+CLI's embedded mode and the server's routes are thin adapters over it. Runs it starts
+are driven by a supervisor it owns (``async with``), or by its ``drive`` callback.
 """
 
 from __future__ import annotations
@@ -20,11 +19,12 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
 from helix.errors import NotFoundError, RunStateError
-from helix.kernel.events import TERMINAL_EVENTS, TERMINAL_STATUSES, Budget, RunStatus
+from helix.kernel.events import TERMINAL_EVENTS, TERMINAL_STATUSES, Budget, Payload, RunStatus
 from helix.kernel.log import EventStore, RunRecord, export_lines
 from helix.kernel.session import replay_run, spend, trace
 from helix.world import WorldBrowser, parse_point
 
+from ._automations import AutomationDoor, AutomationSetup
 from ._choice_models import ChoiceCard, Chosen
 from ._graphs import GraphDoor
 from ._ids import resolve_run
@@ -59,7 +59,7 @@ BlueprintArg: TypeAlias = "Blueprint | dict[str, Any] | str | None"
 _PAGE = 1000
 
 
-class LocalApi(NodeDoor, GraphDoor):
+class LocalApi(NodeDoor, AutomationDoor, GraphDoor):
     """The engine and its store behind ``HelixApi``, acting as ``actor``."""
 
     def __init__(
@@ -76,6 +76,7 @@ class LocalApi(NodeDoor, GraphDoor):
         drive: Callable[[str], None] | None = None,
         workspaces: Collection[str] | None = None,
         executor: Executor | None = None,
+        automations: AutomationSetup | None = None,
     ) -> None:
         """An API over ``engine``.
 
@@ -97,6 +98,7 @@ class LocalApi(NodeDoor, GraphDoor):
                 default: every run. Others are not found, by id, prefix or ``last``.
             executor: Where runs are driven (a server's), for ``nodes`` and
                 ``drain_node``; default: this machine as one node, ``local``.
+            automations: Their store, blueprints and clock; ``None``: none here.
         """
         if callable(engine):
             if store is None or home is None:
@@ -114,7 +116,7 @@ class LocalApi(NodeDoor, GraphDoor):
         self._blueprints = blueprints
         self._drive = drive
         self.visible = None if workspaces is None else frozenset(workspaces)
-        self.executor = executor
+        self.executor, self.automation_setup = executor, automations
         self._stack: AsyncExitStack | None = None
         self._supervisor: Supervisor | None = None
 
@@ -182,6 +184,7 @@ class LocalApi(NodeDoor, GraphDoor):
         budget_usd: float | None = None,
         auto_approve: bool = False,
         attended: bool = True,
+        why: Payload | None = None,
     ) -> Run:
         """Start a run and drive it in the background (``HelixApi.create``)."""
         workspace = workspace or self.workspace
@@ -204,6 +207,7 @@ class LocalApi(NodeDoor, GraphDoor):
                 with contextlib.suppress(OSError):
                     folder.rmdir()
             raise
+        await self.record_why(record, why)  # before it is driven: what started it
         self.drive(record.id)
         return await self._run(record)
 

@@ -35,6 +35,7 @@ from ._node_models import Drained, NodeList
 from ._trace_models import Span
 
 if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is chosen
+    from helix.automations import Automation, AutomationCreated, AutomationList, AutomationSpec
     from helix.runtime import Blueprint, CandidatePolicy, Plan, PolicyReplay
 
 
@@ -291,6 +292,41 @@ class HelixApi(Protocol):
         ``ConflictError``) when its runs have nowhere to go (the only node, e.g.
         ``local``). On a server, only owners and admins of a team workspace may drain.
         """
+        ...
+
+    async def automations(self, *, workspace: str | None = None) -> AutomationList:
+        """The automations of the caller's workspaces (or of ``workspace``), by name.
+
+        Each with its ``next_firing`` (cron, unless paused) and ``last_firing`` (the
+        slot, when, and the run it started or the error). docs/automations.md.
+        """
+        ...
+
+    async def automation(self, automation_id: str) -> Automation:
+        """One automation (``AutomationNotFoundError`` if the caller cannot see it)."""
+        ...
+
+    async def add_automation(
+        self, spec: AutomationSpec, *, workspace: str | None = None
+    ) -> AutomationCreated:
+        """Store an automation owned by the caller; a webhook's secret is in the answer, once.
+
+        Refused: a target blueprint the workspace has not stored (``NotFoundError``),
+        a ``workflow`` or ``graph`` target (``TargetUnavailableError``, not wired yet),
+        a name the workspace has (``AutomationExistsError``); viewers cannot add.
+        """
+        ...
+
+    async def pause_automation(self, automation_id: str) -> Automation:
+        """Stop it firing; slots while it is paused are never fired."""
+        ...
+
+    async def resume_automation(self, automation_id: str) -> Automation:
+        """Fire it again from now on."""
+        ...
+
+    async def remove_automation(self, automation_id: str) -> None:
+        """Delete it and the record of its firings (the runs it started stay)."""
         ...
 
     async def aclose(self) -> None:

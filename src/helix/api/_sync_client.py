@@ -40,6 +40,7 @@ from ._node_models import Drained, NodeList
 from ._trace_models import Span
 
 if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is chosen
+    from helix.automations import Automation, AutomationCreated, AutomationList, AutomationSpec
     from helix.runtime import Blueprint, CandidatePolicy, PolicyReplay
 
 T = TypeVar("T")
@@ -360,6 +361,32 @@ class Client:
     def drain_node(self, node_id: str) -> Drained:
         """Stop giving the node runs; its runs move at their next turn boundary."""
         return self._call(self._async.drain_node(node_id))
+
+    def automations(self, *, workspace: str | None = None) -> AutomationList:
+        """The automations of your workspaces (or of ``workspace``), with next and last firing."""
+        return self._call(self._async.automations(workspace=workspace))
+
+    def automation(self, automation_id: str) -> Automation:
+        """One automation."""
+        return self._call(self._async.automation(automation_id))
+
+    def add_automation(
+        self, spec: AutomationSpec, *, workspace: str | None = None
+    ) -> AutomationCreated:
+        """Add an automation; a webhook's secret is in the answer, once."""
+        return self._call(self._async.add_automation(spec, workspace=workspace))
+
+    def pause_automation(self, automation_id: str) -> Automation:
+        """Stop it firing."""
+        return self._call(self._async.pause_automation(automation_id))
+
+    def resume_automation(self, automation_id: str) -> Automation:
+        """Fire it again from now on."""
+        return self._call(self._async.resume_automation(automation_id))
+
+    def remove_automation(self, automation_id: str) -> None:
+        """Delete it (the runs it started stay)."""
+        self._call(self._async.remove_automation(automation_id))
 
 
 async def _next(source: AsyncGenerator[T, None]) -> T:

@@ -158,6 +158,11 @@ COMMANDS = (
         "List the nodes runs are driven on; drain one (its runs move).",
     ),
     Lazy(
+        "automations",
+        "._automations:automations_app",
+        "List, add, pause, resume and remove automations (cron, webhook, run event).",
+    ),
+    Lazy(
         "cluster",
         "._cluster:cluster_app",
         "Start, stop and inspect a local Ray cluster; write a config for an SSH pool.",

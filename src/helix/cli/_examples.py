@@ -122,6 +122,24 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "graph logs": (f"helix graph logs {RUN}", f"helix graph logs {RUN} --follow --json"),
     "graph retry": (f"helix graph retry {RUN} clean", f"helix graph retry {RUN} clean --detach"),
     "graph cancel": (f"helix graph cancel {RUN}",),
+    "automations": (
+        "helix automations list",
+        "helix automations add nightly --cron '0 3 * * *' -b tidy -o 'tidy the docs'",
+        "helix automations pause aut_3f9a0c1b2d4e5f60",
+    ),
+    "automations list": (
+        "helix automations list",
+        "helix automations list --workspace team --json",
+    ),
+    "automations add": (
+        "helix automations add nightly --cron '0 3 * * *' -b tidy -o 'tidy the docs'",
+        "helix automations add deploy --webhook --blueprint release --objective 'ship main'",
+        "helix automations add triage --on run.failed --blueprint triage --objective 'find why'",
+        "helix automations add hourly --cron '0 * * * *' --missed skip -b check -o 'check links'",
+    ),
+    "automations pause": ("helix automations pause aut_3f9a0c1b2d4e5f60",),
+    "automations resume": ("helix automations resume aut_3f9a0c1b2d4e5f60",),
+    "automations remove": ("helix automations remove aut_3f9a0c1b2d4e5f60",),
     "nodes": ("helix nodes", "helix nodes --json", "helix nodes drain worker-2"),
     "nodes drain": ("helix nodes drain worker-2", "helix nodes drain 8f3c1e0a… --json"),
     "cluster": (

@@ -70,6 +70,24 @@ def _kept(data: dict[str, Any]) -> Note:
     return Note("kept", text, "warn" if conflicts else "good")
 
 
+def _branched(data: dict[str, Any]) -> Note:
+    ids = ", ".join(b["run_id"] for b in data["branches"])
+    text = f"branched {len(data['branches'])} ways at turn {data['turn']}: {ids}"
+    return Note("branched", f"{text} (judged by {data['judge']})", "info")
+
+
+def _scored(data: dict[str, Any]) -> Note:
+    score = "no score" if data["score"] is None else f"score {data['score']:g}"
+    tone: Tone = "good" if data["score"] else "warn"
+    return Note("scored", f"branch {data['branch']} {data['status']}: {score}", tone)
+
+
+def _chosen(data: dict[str, Any]) -> Note:
+    if data["branch"] is None:
+        return Note("chosen", f"no branch kept: {data['reason']}", "bad")
+    return Note("chosen", f"kept branch {data['branch']}: {data['reason']}", "good")
+
+
 _LOST = {"expired": "its driver stopped renewing", "holder_gone": "its driver's process ended"}
 """Why a run's driver was replaced (``lease.taken_over``'s ``reason``), as said to a person."""
 
@@ -132,6 +150,9 @@ NOTES: dict[str, Callable[[dict[str, Any]], Note]] = {
         f"MCP server {d['server']} {d['verdict']} {d['host']}:{d['port']}: {d['reason']}",
         "info" if d["verdict"] == "allow" else "warn",
     ),
+    "strategy.branched": _branched,
+    "strategy.scored": _scored,
+    "strategy.chosen": _chosen,
     "mcp.sampled": _sampled,
     "mcp.sample_refused": lambda d: Note(
         "sampling", f"{d['source']}: sampling refused: {d['reason']}", "warn"

@@ -15,6 +15,8 @@ if TYPE_CHECKING:  # the kernel's event models load when a command runs, not at 
     from helix.api import Run
     from helix.kernel.events import RunStatus
 
+    from ._strategy import StrategyTree
+
 ACTIVE: tuple[RunStatus, ...] = ("queued", "running", "waiting", "paused")
 
 
@@ -92,14 +94,17 @@ def print_active(found: list[Run]) -> None:
         typer.echo(f"  {shown[one.id]}  {status_text(one, shown[one.id])}  {one.objective[:50]}")
 
 
-def show_run(one: Run, *, json: bool) -> None:
-    """``helix show`` output."""
+def show_run(one: Run, *, json: bool, tree: StrategyTree | None = None) -> None:
+    """``helix show`` output (a strategy run's branches and their scores after its fields)."""
     from ._render import record_dict, run_lines
 
     if json:
-        print_json_line(record_dict(one))
+        shown = record_dict(one)
+        if tree is not None:
+            shown["strategy"] = tree.as_dict()
+        print_json_line(shown)
     else:
-        typer.echo("\n".join(run_lines(one)))
+        typer.echo("\n".join([*run_lines(one), *(tree.lines() if tree is not None else [])]))
 
 
 def show(
@@ -108,11 +113,16 @@ def show(
 ) -> None:
     """Show one run: status (and whether something drives it), model, counters.
 
+    A tree-of-thoughts run also lists its branches, their scores and the one kept.
+
     RUN: a run id, any unique prefix of it (with or without run_), or last.
     """
 
     async def main(door: Door) -> None:
-        show_run(await door.api.get(run_id), json=json)
+        from ._strategy import tree_of
+
+        one = await door.api.get(run_id)
+        show_run(one, json=json, tree=await tree_of(door.api, one))
 
     run(lambda: with_door(main))
 

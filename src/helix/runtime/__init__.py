@@ -47,6 +47,11 @@ from ._policy_replay import UnjudgedCall as UnjudgedCall
 from ._policy_replay import replay_policy as replay_policy
 from ._policy_replay import replay_policy_workspace as replay_policy_workspace
 from ._setup import RunSetup as RunSetup
+from ._strategies import ChainOfThought as ChainOfThought
+from ._strategies import CommandJudge as CommandJudge
+from ._strategies import PlanThenAct as PlanThenAct
+from ._strategies import RunJudge as RunJudge
+from ._strategies import TreeOfThoughts as TreeOfThoughts
 from ._supervisor import ChildSpec as ChildSpec
 from ._supervisor import Supervisor as Supervisor
 from ._supervisor import open_supervisor as open_supervisor
@@ -70,8 +75,10 @@ __all__ = [
     "CandidateBudget",
     "CandidateEgress",
     "CandidatePolicy",
+    "ChainOfThought",
     "ChildSpec",
     "Clock",
+    "CommandJudge",
     "Engine",
     "EngineOpener",
     "Executor",
@@ -89,8 +96,10 @@ __all__ = [
     "Placement",
     "Placer",
     "Plan",
+    "PlanThenAct",
     "PolicyReplay",
     "ReplayedCall",
+    "RunJudge",
     "RunLoop",
     "RunSetup",
     "SamplingSettings",
@@ -99,6 +108,7 @@ __all__ = [
     "SystemClock",
     "TaskGraph",
     "TaskSpec",
+    "TreeOfThoughts",
     "UnjudgedCall",
     "Until",
     "blueprint_of",

@@ -14,6 +14,7 @@ sandbox: {kind: process, network: ["*.python.org"], tmp_mb: 512, world_mb: 4096}
 policy: {deny_tools: [http_fetch]}
 prices: {"acme:house-model": {input: 0.5, output: 1.5}}   # USD per million tokens
 placement: {labels: {gpu: "yes"}, resources: {GPU: 1}}  # commands on such a node (a cluster)
+strategy: {kind: tree_of_thoughts, branches: 3, judge: {command: "pytest -q"}}  # docs/strategies.md
 mcp:                                    # MCP servers whose tools the run offers (docs/mcp.md)
   - {name: time, command: python3, args: [-m, mcp_server_time], tools: [get_current_time]}
   - {name: tracker, url: "https://mcp.example.com/mcp", headers: {Authorization: TRACKER_AUTH}}
@@ -36,6 +37,7 @@ from helix.providers import ROLES, Price, PriceBook, parse_model_name
 from helix.tools import ToolRegistry
 
 from ._placement import Placement
+from ._strategies import RunJudge, Strategy, TreeOfThoughts, strategy_models
 from ._taskgraph import TaskGraph
 
 DEFAULT_SYSTEM = (
@@ -44,6 +46,10 @@ DEFAULT_SYSTEM = (
     " small steps, check your results, and when the task is done reply with a short"
     " summary and no tool call."
 )
+
+
+GRAPH_KEYS = ("tasks", "max_parallel")
+"""A graph's keys, which a blueprint may hold at its top as well as under ``graph``."""
 
 
 class _Strict(BaseModel):
@@ -131,6 +137,9 @@ class Blueprint(_Strict):
     docs/graphs.md); the rest of the blueprint is the tasks' ceiling and defaults."""
     max_tokens: int = Field(default=4096, gt=0)
     temperature: float | None = Field(default=None, ge=0, le=2)
+    strategy: Strategy | None = None
+    """How the run reasons: ``chain_of_thought``, ``plan_then_act`` or
+    ``tree_of_thoughts`` (docs/strategies.md); ``None``: the plain loop."""
 
     @field_validator("mcp")
     @classmethod
@@ -167,6 +176,15 @@ class Blueprint(_Strict):
                     f"tools.{index}: unknown tool {tool_name!r}; known tools are"
                     f" {', '.join(registry.names)}"
                 )
+        for field, name in strategy_models(self.strategy):
+            _check_model(name, field)
+        judge = self.strategy.judge if isinstance(self.strategy, TreeOfThoughts) else None
+        for index, tool_name in enumerate(judge.tools if isinstance(judge, RunJudge) else ()):
+            if tool_name not in registry:
+                raise BlueprintError(
+                    f"strategy.judge.tools.{index}: unknown tool {tool_name!r}; known tools"
+                    f" are {', '.join(registry.names)}"
+                )
         return self
 
     @classmethod
@@ -190,6 +208,11 @@ class Blueprint(_Strict):
         """
         if not isinstance(data, dict):
             raise BlueprintError(f"{source}: a blueprint is a mapping of settings")
+        graph = {key: data[key] for key in GRAPH_KEYS if key in data}
+        if graph:  # a plan's tasks may stand at the top (docs/graphs.md)
+            if "graph" in data:
+                raise BlueprintError(f"{source}: give tasks at the top or under graph, not both")
+            data = {**{k: v for k, v in data.items() if k not in GRAPH_KEYS}, "graph": graph}
         try:
             return cls.model_validate({"name": name, **data} if name is not None else data)
         except ValidationError as error:

@@ -47,6 +47,7 @@ from ._plan import check_graph, check_task_blueprints, task_models
 from ._session import append_checked, finished
 from ._setup import RunSetup
 from ._supervisor import ChildSpec, open_supervisor
+from ._tree import TreeOfThoughtsLoop, loop_for
 from ._until import Until, UntilFailed
 
 _log = logging.getLogger(__name__)
@@ -349,14 +350,14 @@ class Engine:
                 return await replay_run(self.store, run_id)
             setup = await self.setup(run_id)
             setup.lease = lease
-            loop: RunLoop | GraphConductor
+            loop: RunLoop | GraphConductor | TreeOfThoughtsLoop
             if setup.blueprint.graph is not None:
                 loop = GraphConductor(setup)  # its steps start tasks, not turns
             else:
                 model = self._model_factory(setup) if self._model_factory is not None else None
                 if model is None and setup.blueprint.model is not None:
                     self.check_model(setup.blueprint.model)  # an unknown name fails no run
-                loop = RunLoop(setup, model)
+                loop = loop_for(setup, model)  # RunLoop, or the blueprint's strategy's
             result: list[SessionState] = []
             refused: list[BaseException] = []
 

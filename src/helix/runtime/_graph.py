@@ -60,6 +60,8 @@ if TYPE_CHECKING:
 
 APPROVAL_TOOL = "task"
 """The ``name`` of a task's approval request (its ``call_id`` is ``task:ID:RUN``)."""
+MIN_SHARE_USD = 1e-6
+"""Less than this free in the graph's budget is nothing: no attempt starts on it."""
 UNATTENDED = "the report needs a person's approval, and the graph runs unattended"
 
 
@@ -244,7 +246,7 @@ class GraphConductor:
         for index, spec in enumerate(ready):
             state = session.state
             budget = _share(state, spec, len(ready) - index)
-            if budget is not None and budget <= 0:
+            if budget is not None and budget < MIN_SHARE_USD:
                 break
             task = state.tasks[spec.id]
             event = TaskStarted(

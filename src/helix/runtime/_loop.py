@@ -22,6 +22,7 @@ from helix.kernel.events import (
     RunPaused,
     RunResumed,
     RunStarted,
+    SteerReceived,
     ToolCompleted,
     TurnEnded,
     TurnStarted,
@@ -43,6 +44,7 @@ from ._request import RequestBuilder, projected_cost, tool_specs
 from ._session import LiveSession, halted
 from ._setup import RunSetup
 from ._sources import RunSources
+from ._strategies import PlanThenAct
 from ._until import Until, holds
 from ._world import TurnSnapshots
 
@@ -189,7 +191,10 @@ class RunLoop:
         which then is a step of its own.
         """
         state = session.state
-        if state.last_reply_had_calls is False and not state.steering:
+        if (act := self._act_after_plan(state)) is not None:  # plan_then_act: now act
+            told = NewEvent(SteerReceived(message=act), turn=state.turn)
+            await session.append([*before, told])
+        elif state.last_reply_had_calls is False and not state.steering:
             replies = [m.text for m in state.messages if m.role == "assistant"]
             summary = RunCompleted(summary=replies[-1] if replies else "")
             await session.append([*before, NewEvent(summary, turn=state.turn)])
@@ -203,6 +208,13 @@ class RunLoop:
             turn = state.turn + 1
             started = NewEvent(TurnStarted(turn=turn), turn=turn)
             await self._model_step(session, model, calls, [*before, started], turn)
+
+    def _act_after_plan(self, state: SessionState) -> str | None:
+        """What a ``plan_then_act`` run is told once its planning turn wrote the plan."""
+        strategy = self.setup.blueprint.strategy
+        if not isinstance(strategy, PlanThenAct) or state.turn != 1 or state.steering:
+            return None
+        return strategy.act if state.last_reply_had_calls is False else None
 
     def _limit_reached(self, state: SessionState) -> str | None:
         budget = state.budget

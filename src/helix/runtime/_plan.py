@@ -19,8 +19,6 @@ from helix.tools import ToolRegistry
 
 from ._blueprint import Blueprint
 
-_GRAPH_KEYS = ("tasks", "max_parallel")
-
 
 @dataclass(frozen=True, slots=True)
 class Plan:
@@ -50,15 +48,9 @@ class Plan:
         objective = settings.pop("objective", None)
         if objective is not None and not isinstance(objective, str):
             raise BlueprintError(f"{source}: objective: must be text")
-        graph = {key: settings.pop(key) for key in _GRAPH_KEYS if key in settings}
-        if graph:
-            if "graph" in settings:
-                raise BlueprintError(f"{source}: give tasks at the top or under graph, not both")
-            settings["graph"] = graph
-        if "graph" not in settings:
-            raise BlueprintError(f"{source}: a plan needs tasks (a list of {{id, objective}})")
         blueprint = Blueprint.parse(settings, source=source, name=name)
-        assert blueprint.graph is not None
+        if blueprint.graph is None:
+            raise BlueprintError(f"{source}: a plan needs tasks (a list of {{id, objective}})")
         tasks = blueprint.graph.tasks
         text = objective.strip() if objective else ""
         return cls(text or f"Run the task graph {blueprint.name} ({len(tasks)} tasks)", blueprint)

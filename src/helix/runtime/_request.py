@@ -19,6 +19,7 @@ from helix.providers import (
 from helix.tools import ToolRegistry
 
 from ._blueprint import Blueprint
+from ._strategies import ChainOfThought, PlanThenAct
 
 
 def tool_specs(tools: ToolRegistry) -> tuple[ToolSpec, ...]:
@@ -60,13 +61,24 @@ class RequestBuilder:
         if len(messages) < len(self._converted):  # a different session: start over
             self._converted = []
         self._converted += [_message(m) for m in messages[len(self._converted) :]]
+        system, tools = self._blueprint.system, self._tools
+        strategy = self._blueprint.strategy
+        if isinstance(strategy, ChainOfThought):
+            system = f"{system}\n\n{strategy.instruction}"
+        elif isinstance(strategy, PlanThenAct) and planning(state):
+            system, tools = f"{system}\n\n{strategy.plan}", ()
         return ModelRequest(
             messages=tuple(self._converted),
-            system=self._blueprint.system,
-            tools=self._tools,
+            system=system,
+            tools=tools,
             max_tokens=self._blueprint.max_tokens,
             temperature=self._blueprint.temperature,
         )
+
+
+def planning(state: SessionState) -> bool:
+    """Whether the next model call is a ``plan_then_act`` run's planning call: its first."""
+    return state.turn <= 1 and not any(m.role == "assistant" for m in state.messages)
 
 
 def _message(message: Message) -> ChatMessage:

@@ -14,9 +14,11 @@ import shutil
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from helix.errors import ConfigError, ConflictError, HelixError, NotFoundError, RunStateError
 from helix.kernel.events import (
+    Budget,
     EffectOutcome,
     EffectSettled,
     NewEvent,
@@ -26,7 +28,7 @@ from helix.kernel.events import (
     WorldRolledBack,
     WorldSnapshotted,
 )
-from helix.kernel.log import RunRecord, new_run_id
+from helix.kernel.log import Lease, RunRecord, new_run_id
 from helix.kernel.session import turn_boundary
 from helix.tools import ToolContext, ToolDef
 from helix.world import (
@@ -40,8 +42,10 @@ from helix.world import (
     world_at,
 )
 
-from ._engine import Engine
 from ._session import append_checked
+
+if TYPE_CHECKING:
+    from ._engine import Engine
 
 
 @dataclass
@@ -56,8 +60,16 @@ class _Effects:
 
 
 @contextlib.asynccontextmanager
-async def _quiet_run(engine: Engine, record: RunRecord, action: str) -> AsyncIterator[None]:
-    """Hold the run still: its lease held if nobody drives it, else it must be paused."""
+async def _quiet_run(
+    engine: Engine, record: RunRecord, action: str, held: Lease | None = None
+) -> AsyncIterator[None]:
+    """Hold the run still: its lease held if nobody drives it, else it must be paused.
+
+    ``held``: the caller's own lease on the run (it drives it, and is not stepping it).
+    """
+    if held is not None and held.run_id == record.id:
+        yield
+        return
     if await engine.is_driven(record.id):
         if record.status != "paused":
             raise RunStateError(
@@ -111,11 +123,16 @@ async def fork_with_world(
     message: str | None = None,
     model: str | None = None,
     actor: str = "system",
+    fork_id: str | None = None,
+    budget: Budget | None = None,
 ) -> RunRecord:
     """Fork at a turn boundary, giving the fork its own world as it was there.
 
     The world is materialised from the snapshot under ``HELIX_HOME/worlds/FORK``; a
     run recorded before snapshots existed is forked sharing its parent's directory.
+    ``fork_id``: the fork's id, logged elsewhere before it was made (a strategy's
+    branch): a folder left there by a fork that was interrupted is made again.
+    ``budget``: the fork's own caps (else its parent's).
     """
     if model is not None:
         engine.check_model(model)
@@ -125,9 +142,18 @@ async def fork_with_world(
     try:
         manifest = await world_at(store, objects, run_id, turn if turn > 0 else "start")
     except NotFoundError:
-        return await store.fork(run_id, at_seq=seq, message=message, model=model, actor=actor)
-    fork_id = new_run_id()
+        return await store.fork(
+            run_id,
+            at_seq=seq,
+            message=message,
+            model=model,
+            actor=actor,
+            fork_id=fork_id,
+            budget=budget,
+        )
+    fork_id = fork_id or new_run_id()
     dest = engine.home / "worlds" / fork_id
+    await asyncio.to_thread(shutil.rmtree, dest, True)  # an interrupted fork's leftovers
     try:
         made = await asyncio.to_thread(materialize, objects, manifest, dest)
     except HelixError:  # a malformed manifest: refused before anything was written
@@ -146,6 +172,7 @@ async def fork_with_world(
         fork_id=fork_id,
         world=str(dest),
         actor=actor,
+        budget=budget,
     )
     given = WorldSnapshotted(
         turn=turn, base=digest, files=len(manifest), bytes_added=added, scanned=False
@@ -168,8 +195,12 @@ class KeepOutcome:
     """Paths of the original directory left as they were (a link where a folder was due)."""
 
 
-async def keep(engine: Engine, run_id: str, *, by: str) -> KeepOutcome:
-    """Make the original directory hold this branch's world; perform its withheld effects."""
+async def keep(engine: Engine, run_id: str, *, by: str, driver: Lease | None = None) -> KeepOutcome:
+    """Make the original directory hold this branch's world; perform its withheld effects.
+
+    ``driver``: the lease of the caller that drives the original run (a strategy run
+    keeping its best branch), which then needs no pause.
+    """
     store, objects = engine.store, engine.objects
     branch = await store.get_run(run_id)
     original = branch
@@ -179,7 +210,7 @@ async def keep(engine: Engine, run_id: str, *, by: str) -> KeepOutcome:
         raise RunStateError(
             f"run {run_id!r} already works in {branch.world}: there is nothing to keep"
         )
-    async with _quiet_run(engine, branch, "kept"), _quiet_run(engine, original, "changed"):
+    async with _quiet_run(engine, branch, "kept"), _quiet_run(engine, original, "changed", driver):
         ours = WorldRecorder(store, run_id, Path(branch.world), objects)
         ours_before = await ours.snapshot(branch.turns)
         wanted = await ours.manifest()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from helix.api import LocalApi
+from helix.api import AutomationSetup, LocalApi
 
 from ._auth import Caller
 from ._routes_blueprints import stored_blueprint
@@ -33,4 +33,7 @@ def local_api(state: ServerState, caller: Caller) -> LocalApi:
         blueprints=partial(stored_blueprint, state.accounts),
         drive=state.drive,
         executor=state.executor,
+        automations=AutomationSetup(
+            state.automations, partial(stored_blueprint, state.accounts), state.clock
+        ),
     )

@@ -26,13 +26,16 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from helix._version import __version__
 from helix.accounts import Accounts, open_accounts
+from helix.automations import AutomationStore, open_automations
 from helix.distributed import open_executor
 from helix.kernel.log import EventStore, open_store
 from helix.runtime import ChildSpec, Supervisor, open_supervisor
 
 from . import (
+    _hooks,
     _links,
     _routes_auth,
+    _routes_automations,
     _routes_blueprints,
     _routes_branches,
     _routes_control,
@@ -53,6 +56,7 @@ from ._headers import CSP, SecurityHeaders, content_policy, source_hash
 from ._limits import BodyLimit
 from ._metrics import Metrics
 from ._notify import Notifier
+from ._scheduler import Scheduler
 from ._state import ServerState, open_server_engine
 
 if TYPE_CHECKING:
@@ -104,8 +108,10 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = await open_store(config.db_url, durability=config.durability)
         account_store = None
+        automations: AutomationStore | None = None
         try:
             account_store = await open_accounts(config.db_url)
+            automations = await open_automations(config.db_url)
             accounts = Accounts(account_store, config.hashing)
             signer = Signer(await account_store.secret("jwt", secrets.token_bytes(32)))
             metrics = Metrics()
@@ -113,7 +119,9 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
                 open_supervisor(on_restart=_restarted, on_give_up=_gave_up) as supervisor,
                 AsyncExitStack() as executor_stack,
             ):
-                state = ServerState(config, store, accounts, signer, supervisor, metrics)
+                state = ServerState(
+                    config, store, accounts, signer, supervisor, metrics, automations
+                )
                 state.executor = await executor_stack.enter_async_context(
                     open_executor(
                         config.executor,
@@ -138,6 +146,13 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
                         ChildSpec(id="notify", start=partial(notifier.follow, store))
                     )
                 sink = _start_export(config, store, supervisor)
+                state.scheduler = Scheduler(state, state.clock)
+                if config.automations:
+                    scheduler = state.scheduler
+                    supervisor.start_child(ChildSpec(id="automations", start=scheduler.run))
+                    supervisor.start_child(
+                        ChildSpec(id="automation-events", start=scheduler.follow)
+                    )
                 if config.resume_on_start:
                     supervisor.start_child(ChildSpec(id="resume", start=state.resume_all))
                 try:
@@ -147,6 +162,8 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
                     if sink is not None:
                         await asyncio.to_thread(sink.close, 5.0)
         finally:
+            if automations is not None:
+                await automations.close()
             if account_store is not None:
                 await account_store.close()
             await store.close()
@@ -169,6 +186,8 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
     api.include_router(_routes_world.router)
     api.include_router(_routes_branches.router)
     api.include_router(_routes_blueprints.router)
+    api.include_router(_routes_automations.router)
+    api.include_router(_hooks.router)
     api.include_router(_routes_plugins.router)
     api.include_router(_routes_nodes.router)
     api.include_router(_routes_policy.router)

@@ -15,7 +15,7 @@ from helix.kernel.log import Durability
 from helix.telemetry import OtelSettings
 
 if TYPE_CHECKING:
-    from helix.runtime import ExecutorKind, RunSetup
+    from helix.runtime import Clock, ExecutorKind, RunSetup
     from helix.tools import ToolSource
 
 
@@ -71,6 +71,11 @@ class ServerConfig:
     ray_address: str | None = None
     """The Ray cluster's ``HOST:PORT`` for ``executor="ray"`` (its token:
     ``HELIX_RAY_TOKEN`` in ``env``)."""
+    automations: bool = True
+    """Fire automations (cron slots, run events) from this server (docs/automations.md);
+    webhooks are answered either way."""
+    clock: Clock | None = None
+    """What time the automation scheduler and webhooks read; ``None``: the system's."""
 
     @property
     def environment(self) -> dict[str, str]:

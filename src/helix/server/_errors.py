@@ -14,6 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
+from helix.automations import SignatureError
 from helix.errors import (
     AmbiguousRunError,
     ConfigError,
@@ -35,6 +36,7 @@ from ._headers import SECURITY_HEADERS
 log = logging.getLogger("helix.server")
 
 _STATUS: list[tuple[type[HelixError], int]] = [
+    (SignatureError, 401),
     (NotFoundError, 404),
     (AmbiguousRunError, 400),
     (ConflictError, 409),

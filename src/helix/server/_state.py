@@ -4,18 +4,32 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from typing_extensions import override
 
 from helix.accounts import Accounts, open_accounts
+from helix.automations import AutomationStore
 from helix.distributed import RayPlacer, ray_address_of
 from helix.kernel.log import EventStore, open_store
-from helix.runtime import Engine, Executor, LocalExecutor, Placer, RunSetup, Supervisor
+from helix.runtime import (
+    SYSTEM_CLOCK,
+    Clock,
+    Engine,
+    Executor,
+    LocalExecutor,
+    Placer,
+    RunSetup,
+    Supervisor,
+)
 
 from ._auth import Signer
 from ._config import ServerConfig
 from ._limits import AttemptLimiter
 from ._metrics import Metrics
+
+if TYPE_CHECKING:
+    from ._scheduler import Scheduler
 
 
 class WorkspaceEngine(Engine):
@@ -76,8 +90,12 @@ class ServerState:
         signer: Signer,
         supervisor: Supervisor,
         metrics: Metrics,
+        automations: AutomationStore,
     ) -> None:
         self.config = config
+        self.automations = automations
+        self.clock: Clock = config.clock or SYSTEM_CLOCK
+        """What time automations and webhooks read (``ServerConfig.clock``)."""
         self.store = store
         self.accounts = accounts
         self.signer = signer
@@ -88,6 +106,8 @@ class ServerState:
         """Where runs are driven (``helix.runtime.Executor``): the app's lifespan
         replaces it with the one ``config.executor`` names (``open_executor``)."""
         self.logins = AttemptLimiter(accounts.store, config.login_attempts_per_minute)
+        self.scheduler: Scheduler | None = None
+        """Fires automations (the app's lifespan makes it); webhooks fire through it too."""
         self.bootstrap_token: str | None = None
         """The first start's one-time login token (tests read it; people get the link)."""
 

@@ -18,12 +18,14 @@ from helix.errors import ForkError, StoreUnavailableError
 from helix.kernel.events import Budget, ForkPoint, NewEvent, SteerReceived, TurnEnded
 from helix.kernel.log import FoldSnapshot, MemoryEventStore
 from helix.kernel.session import (
+    BranchProgress,
     CallRequest,
     ChoiceMade,
     Message,
     PendingApproval,
     PendingChoice,
     SessionState,
+    StrategyProgress,
     TaskState,
     Usage,
     decode_state,
@@ -104,6 +106,14 @@ _EVERY_FIELD = {
     },
     "started_at": "2026-12-01T07:00:00.123456Z",
     "created_by": "user:ann",
+    "strategy": StrategyProgress(
+        2,
+        [BranchProgress("run_b", "try A", "a:b", "run_j", scored=True, score=0.5, status="done")],
+        budget_usd=0.25,
+        decided=True,
+        chosen="run_b",
+        kept=True,
+    ),
 }
 
 

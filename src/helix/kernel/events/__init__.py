@@ -1,5 +1,6 @@
 """Typed, versioned events: the envelope, the vocabulary and its upcasters."""
 
+from ._automation import AutomationFired as AutomationFired
 from ._checks import Digest as Digest
 from ._checks import WorldPath as WorldPath
 from ._checks import is_digest as is_digest
@@ -66,6 +67,10 @@ from ._status import STATUS_AFTER as STATUS_AFTER
 from ._status import TERMINAL_EVENTS as TERMINAL_EVENTS
 from ._status import TERMINAL_STATUSES as TERMINAL_STATUSES
 from ._status import RunStatus as RunStatus
+from ._strategy import StrategyBranch as StrategyBranch
+from ._strategy import StrategyBranched as StrategyBranched
+from ._strategy import StrategyChosen as StrategyChosen
+from ._strategy import StrategyScored as StrategyScored
 from ._tool import FileChanged as FileChanged
 from ._tool import ToolCompleted as ToolCompleted
 from ._tool import ToolInterrupted as ToolInterrupted
@@ -98,6 +103,7 @@ __all__ = [
     "ApprovalDecided",
     "ApprovalQuestion",
     "ApprovalRequested",
+    "AutomationFired",
     "Budget",
     "BudgetExceeded",
     "Digest",
@@ -139,6 +145,10 @@ __all__ = [
     "RunStarted",
     "RunStatus",
     "SteerReceived",
+    "StrategyBranch",
+    "StrategyBranched",
+    "StrategyChosen",
+    "StrategyScored",
     "SupervisorRestarted",
     "TaskCompleted",
     "TaskFailed",

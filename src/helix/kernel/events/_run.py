@@ -88,6 +88,9 @@ class RunForked(Payload):
     world: str | None = None
     """The fork's own world directory (Helix's addition), materialised from the
     parent's snapshot at the fork point; ``None``: it shares the parent's."""
+    budget: Budget | None = None
+    """The fork's own caps (Helix's addition: a strategy's branch gets one), in force
+    from here, for what the fork itself spends; ``None``: its parent's."""
 
 
 class RunStarted(Payload):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._automation import AutomationFired
 from ._control import (
     AgentReported,
     AgentSpawned,
@@ -39,6 +40,7 @@ from ._run import (
     upcast_run_created_v1,
 )
 from ._sampling import McpSampled, McpSampleRefused
+from ._strategy import StrategyBranched, StrategyChosen, StrategyScored
 from ._tool import FileChanged, ToolCompleted, ToolInterrupted, ToolRequested, ToolStarted
 from ._turn import TurnEnded, TurnStarted
 from ._world import (
@@ -103,6 +105,10 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
     TaskCompleted,
     TaskFailed,
     TaskRetried,
+    AutomationFired,
+    StrategyBranched,
+    StrategyScored,
+    StrategyChosen,
 )
 
 

@@ -16,6 +16,7 @@ from typing import Self
 from helix.errors import ForkError, InvalidEventError, RunNotFoundError
 from helix.kernel.events import (
     DEFAULT_REGISTRY,
+    Budget,
     Event,
     EventRegistry,
     ForkPoint,
@@ -306,12 +307,11 @@ class EventStore(DerivedData, LeaseStore, ABC):
         fork_id: str | None = None,
         actor: str = "system",
         world: str | None = None,
+        budget: Budget | None = None,
     ) -> RunRecord:
-        """Create a run whose log is this run's up to ``at_seq``, then its own.
+        """A run whose log is this one's up to ``at_seq`` (a turn boundary), then its own.
 
-        Nothing is copied: the fork's registry row points at its parent and its only
-        new event is ``run.forked``. ``at_seq`` must be a turn boundary. ``world`` gives
-        the fork a directory of its own (else it works in its parent's).
+        Nothing is copied (one new event: ``run.forked``); ``world``, ``budget``: its own.
         """
         parent = await self.get_run(run_id)
         if at_seq < 0 or at_seq > parent.head:
@@ -330,6 +330,7 @@ class EventStore(DerivedData, LeaseStore, ABC):
         check_id(fork_id)
         point = ForkPoint(run_id=run_id, seq=at_seq)
         forked = RunForked(parent=point, turn=turn, message=message, model=model, world=world)
+        forked = forked.model_copy(update={"budget": budget})
         ts = utc_now_iso()
         record = RunRecord(
             id=fork_id,

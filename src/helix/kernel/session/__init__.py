@@ -19,12 +19,14 @@ from ._spend import SpendQuery as SpendQuery
 from ._spend import SpendReport as SpendReport
 from ._spend import SpendSlot as SpendSlot
 from ._spend import spend as spend
+from ._state import BranchProgress as BranchProgress
 from ._state import CallRequest as CallRequest
 from ._state import ChoiceMade as ChoiceMade
 from ._state import Message as Message
 from ._state import PendingApproval as PendingApproval
 from ._state import PendingChoice as PendingChoice
 from ._state import SessionState as SessionState
+from ._state import StrategyProgress as StrategyProgress
 from ._state import TaskState as TaskState
 from ._state import TaskStatus as TaskStatus
 from ._state import Usage as Usage
@@ -34,6 +36,7 @@ from ._trace import trace as trace
 __all__ = [
     "SPEND_BUCKETS",
     "SPEND_GROUPS",
+    "BranchProgress",
     "CallRequest",
     "ChoiceMade",
     "Message",
@@ -45,6 +48,7 @@ __all__ = [
     "SpendQuery",
     "SpendReport",
     "SpendSlot",
+    "StrategyProgress",
     "TaskState",
     "TaskStatus",
     "TraceSpan",

@@ -24,6 +24,7 @@ from ._state import (
     TaskState,
     Usage,
 )
+from ._strategy import HANDLERS as _STRATEGY_HANDLERS
 
 
 def replay(events: Iterable[Event], *, to_seq: int | None = None) -> SessionState:
@@ -154,6 +155,8 @@ def _run_forked(state: SessionState, event: Event, data: dict[str, Any]) -> None
         state.world = data["world"]
     if data.get("message"):
         state.messages.append(Message("user", data["message"]))
+    if data.get("budget") is not None:
+        state.budget = Budget.model_validate(data["budget"])
     state.summary = state.error = None
 
 
@@ -411,4 +414,5 @@ _HANDLERS: dict[str, _Handler] = {
     "ui.component": _ui_component,
     "ui.asked": _ui_asked,
     "ui.chosen": _ui_chosen,
+    **_STRATEGY_HANDLERS,
 }

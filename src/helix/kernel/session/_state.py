@@ -100,6 +100,36 @@ class TaskState:
 
 
 @dataclass
+class BranchProgress:
+    """One branch of a strategy run, as its log tells it (``strategy.*`` events)."""
+
+    run_id: str
+    message: str | None = None
+    model: str | None = None
+    judge_run_id: str | None = None
+    scored: bool = False
+    """Whether its ``strategy.scored`` is in the log (it is never judged again)."""
+    score: float | None = None
+    status: str | None = None
+    """How the branch ended, once scored."""
+
+
+@dataclass
+class StrategyProgress:
+    """How far a strategy run got: branched, scored, chosen, kept."""
+
+    turn: int
+    branches: list[BranchProgress] = field(default_factory=list[BranchProgress])
+    budget_usd: float | None = None
+    decided: bool = False
+    """Whether ``strategy.chosen`` is in the log."""
+    chosen: str | None = None
+    """The branch kept (``None``: none, or not decided yet)."""
+    kept: bool = False
+    """Whether the chosen branch's ``world.kept`` is in the log (its world is the run's)."""
+
+
+@dataclass
 class Usage:
     """Tokens and money spent."""
 
@@ -194,6 +224,8 @@ class SessionState:
     """When the run was created (its wall-clock budget counts from here)."""
     created_by: str | None = None
     """Who made the run: the actor of its ``run.created`` (of ``run.forked``, for a fork)."""
+    strategy: StrategyProgress | None = None
+    """A strategy run's progress (``strategy.branched`` on); ``None`` for any other run."""
 
     @property
     def spent_usd(self) -> float:

@@ -1,6 +1,7 @@
 // The Helix dashboard: routes a hash to its page. Plain ES modules, no build step.
 import { api, h, session, show, signIn, signOut } from "./lib.js";
 import { linkHelp, passwordCard } from "./account.js";
+import { automationsView } from "./automations.js";
 import { compareView } from "./compare.js";
 import { loginView } from "./login.js";
 import { playerView } from "./player.js";
@@ -40,6 +41,7 @@ async function route() {
     else if (hash.startsWith("#/spend")) await spendView();
     else if (hash.startsWith("#/plugins")) await pluginsView();
     else if (hash.startsWith("#/nodes")) await nodesView();
+    else if (hash.startsWith("#/automations")) await automationsView();
     else if (match) await runView(match[1]);
     else if (compare) await compareView(compare[1], compare[2]);
     else if (play) await playerView(play[1], play[2]);

@@ -39,6 +39,10 @@ function describe(event) {
       ...(d.conflicts || []).map((c) => `conflict: ${c.path}: ${c.detail}`)];
     case "world.kept": return [`${d.branch} into ${d.target}`,
       ...(d.conflicts || []).map((c) => `conflict: ${c.path}: ${c.detail}`)];
+    case "strategy.branched": return [`${d.branches.length} branches at turn ${d.turn}, judged by ${d.judge}`,
+      ...d.branches.map((b) => b.run_id)];
+    case "strategy.scored": return [`${d.branch} ${d.status}: ${d.score == null ? "no score" : `score ${d.score}`}`, d.detail || ""];
+    case "strategy.chosen": return [d.branch ? `kept ${d.branch}: ${d.reason}` : `none kept: ${d.reason}`];
     case "mcp.server.started": return [`${d.server} (${d.transport}${d.tier ? ` in ${d.tier}` : ""}): ${(d.tools || []).join(", ") || "no tools"}`];
     case "mcp.server.stopped": return [d.server];
     case "mcp.server.failed": return [`${d.server}: ${d.reason}${d.gave_up ? " (no more restarts)" : ""}`];

@@ -5,6 +5,7 @@ import { conversation } from "./conversation.js";
 import { eventList } from "./events.js";
 import { branchLinks, forkDialog } from "./fork.js";
 import { policyReplay } from "./policy.js";
+import { branchesCard } from "./strategy.js";
 import { TERMINAL } from "./transcript.js";
 
 // What each control needs of the run's status (anything else: disabled, and why).
@@ -57,6 +58,7 @@ export async function runView(runId) {
   }
   const talk = conversation(runId, { decide, choose });
   const events = eventList((turn) => fork(turn));
+  const branches = branchesCard(runId);  // a tree-of-thoughts run's branches and scores
 
   const act = (label, path, { cls = "secondary", ask = null } = {}) => h("button", { class: cls,
     "data-testid": `control-${path}`, onclick: async () => {
@@ -157,6 +159,7 @@ export async function runView(runId) {
     if (event.seq <= last) return;
     last = event.seq;
     for (const view of views) view.add && view.add(event);
+    branches.add(event);
     clearTimeout(refresh);
     refresh = setTimeout(async () => { run = await api("GET", `/runs/${runId}`); paint(); }, 100);
     paint();
@@ -173,7 +176,7 @@ export async function runView(runId) {
   if (TERMINAL.has(run.status)) talk.stopFollowing(); // a finished run opens at its answer
   show(h("section", { class: "card stack" }, title, head, outcome, stats, error,
     steer, h("div", { class: "row controls" }, pause, resume, cancel)),
-  tabbed(views), talk.bar);
+  branches.el, tabbed(views), talk.bar);
   paint();
 
   let stopped = false;

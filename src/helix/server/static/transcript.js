@@ -36,6 +36,12 @@ const NOTES = {
   "world.kept": (d) => ["kept", `the world of ${d.branch} kept into ${d.target} by ${d.by}` +
     ((d.conflicts || []).length ? `; ${d.conflicts.length} left as they were` : ""),
   (d.conflicts || []).length ? "warn" : "good"],
+  "strategy.branched": (d) => ["branched", `branched ${d.branches.length} ways at turn ${d.turn}: ` +
+    `${d.branches.map((b) => b.run_id).join(", ")} (judged by ${d.judge})`, "info"],
+  "strategy.scored": (d) => ["scored", `branch ${d.branch} ${d.status}: ` +
+    (d.score == null ? "no score" : `score ${d.score}`), d.score ? "good" : "warn"],
+  "strategy.chosen": (d) => ["chosen", d.branch ? `kept branch ${d.branch}: ${d.reason}`
+    : `no branch kept: ${d.reason}`, d.branch ? "good" : "bad"],
   "world.file_skipped": (d) => ["skipped", `${d.path} left out of snapshots: ${d.reason} (${d.size} bytes)`, "warn"],
   "effect.recorded": (d) => ["effect", `${d.tool} ${d.kind}: ${d.summary}`, d.kind === "irreversible" ? "warn" : "info"],
   "effect.settled": (d) => ["effect", `${d.call_id} ${d.outcome}: ${d.detail}`, d.outcome === "failed" ? "bad" : "info"],
