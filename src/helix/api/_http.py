@@ -19,16 +19,13 @@ from helix.errors import (
     ConfigError,
     NodeNotFoundError,
     NotFoundError,
-    RunNotFoundError,
     StoreUnavailableError,
 )
 from helix.kernel.events import RunStatus
 
 from ._choice_models import ChoiceCard, ChoiceCardList, Chosen
 from ._errors import error_of
-from ._graph_models import GraphRun
-from ._graphs import PlanArg, plan_data
-from ._ids import plausible
+from ._http_graphs import HttpGraphs
 from ._models import (
     Approval,
     ApprovalList,
@@ -50,6 +47,8 @@ from ._models import (
     WorldList,
 )
 from ._node_models import Drained, NodeList
+from ._paths import run_path as _at
+from ._paths import segment as _segment
 from ._trace_models import Span
 from ._worlds import is_world_name
 
@@ -65,7 +64,7 @@ CLOSE_NOT_FOUND = 4404
 _PAGE = 1000
 
 
-class HttpApi:
+class HttpApi(HttpGraphs):
     """A Helix server behind ``HelixApi``: ``url`` is its root, ``token`` a bearer token."""
 
     def __init__(self, url: str, *, token: str | None = None, timeout: float = 30.0) -> None:
@@ -126,41 +125,6 @@ class HttpApi:
                 body[key] = value
         created = await self._json("POST", "/runs", json=body)
         return await self.get(str(created["id"]))
-
-    async def create_graph(
-        self,
-        plan: PlanArg,
-        *,
-        world: str | os.PathLike[str] | None = None,
-        workspace: str | None = None,
-        auto_approve: bool = False,
-        attended: bool = True,
-        budget_usd: float | None = None,
-    ) -> Run:
-        """Start a task graph; the server drives it (a plan file is read and checked here)."""
-        if world is not None and not is_world_name(world):
-            raise ConfigError(
-                f"world {os.fspath(world)!r}: with a server, name a folder of the workspace's"
-                " worlds on the server (letters, digits, _ . -), not a local path"
-            )
-        body: dict[str, Any] = {"plan": plan_data(plan), "auto_approve": auto_approve}
-        if not attended:
-            body["attended"] = False
-        if world is not None:
-            body["world"] = os.fspath(world)
-        for key, value in (("workspace", workspace), ("budget_usd", budget_usd)):
-            if value is not None:
-                body[key] = value
-        return Run.model_validate(await self._json("POST", "/graphs", json=body))
-
-    async def graph(self, run_id: str) -> GraphRun:
-        """The graph run and its tasks."""
-        return GraphRun.model_validate(await self._json("GET", f"{_at(run_id)}/graph"))
-
-    async def retry_task(self, run_id: str, task: str) -> GraphRun:
-        """Try a graph's failed task again; the server resumes and drives the graph."""
-        path = f"{_at(run_id)}/graph/tasks/{_segment(task)}/retry"
-        return GraphRun.model_validate(await self._json("POST", path))
 
     async def runs(
         self,
@@ -464,25 +428,6 @@ class HttpApi:
         body = {"policy": policy.model_dump(mode="json", exclude_unset=True)}
         raw = await self._json("POST", f"/workspaces/{workspace}/policy-replay", json=body)
         return [PolicyReplay.model_validate(report) for report in raw["runs"]]
-
-
-def _at(run_id: str) -> str:
-    """The run's path: its id (or prefix, or ``last``) as one path segment.
-
-    What no id could start (``/``, spaces, …) is not found here, as the server would say.
-    """
-    if not plausible(run_id):
-        raise RunNotFoundError(run_id)
-    return f"/runs/{_segment(run_id)}"
-
-
-def _segment(text: str) -> str:
-    """``text`` as one path segment, whatever it holds (no ``/`` or ``..`` escapes it)."""
-    from urllib.parse import quote
-
-    if not text:
-        raise NotFoundError("an empty id names nothing")
-    return quote(text, safe="") if text not in (".", "..") else text.replace(".", "%2E")
 
 
 def _only(run_id: str, pending: list[Approval]) -> str:

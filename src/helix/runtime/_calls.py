@@ -93,11 +93,11 @@ class CallRunner:
 
     async def _gate_and_run(self, turn: int) -> None:
         """Gate the next call (and concurrent calls after it), then run what is allowed."""
-        events, group = await self.gate_next(list(self.state.pending_calls.values()), turn)
+        events, group = await self.plan(list(self.state.pending_calls.values()), turn)
         if await self.session.append(events, unless=halted):  # paused meanwhile: start nothing
             await self.run_started(group, turn)
 
-    async def gate_next(
+    async def plan(
         self, calls: list[CallRequest], turn: int
     ) -> tuple[list[NewEvent], list[tuple[CallRequest, ToolDef]]]:
         """Gate the first of ``calls`` (and the concurrent ones after it).

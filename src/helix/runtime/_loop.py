@@ -257,7 +257,7 @@ class RunLoop:
         reply = NewEvent(responded_event(response, cost), actor="agent", turn=turn)
         # The first calls' gates and start go in the reply's append: one commit, not two.
         asked = [CallRequest(c.id, c.name, c.args) for c in response.tool_calls]
-        first, group = await calls.gate_next(asked, turn) if asked else ([], [])
+        first, group = await calls.plan(asked, turn) if asked else ([], [])
         if first and await session.append([reply, *first], unless=halted):
             if len(group) == len(asked):  # the turn's last calls: record them with its end
                 self._results = await calls.run_to_results(group, turn)

@@ -179,18 +179,18 @@ class ProcessSandbox(Sandbox):
         tuples calling ``setrlimit``: no imports, no allocation-heavy work, no locks,
         which is what makes ``preexec_fn`` risky in a process with threads.
         """
-        settings: list[tuple[int, tuple[int, int]]] = []
+        plan: list[tuple[int, tuple[int, int]]] = []
         for which, value in self._limits.items():
             if value is None:
                 continue
             _soft, hard = resource.getrlimit(which)
             target = value if hard == resource.RLIM_INFINITY else min(value, hard)
-            settings.append((which, (target, target)))
+            plan.append((which, (target, target)))
 
         prctl = _prctl()
 
         def apply() -> None:
-            for which, limits in settings:
+            for which, limits in plan:
                 resource.setrlimit(which, limits)
             if prctl is not None:
                 # If Helix dies (kill -9 included), the shell dies with it instead of
