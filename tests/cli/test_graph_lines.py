@@ -41,7 +41,7 @@ GRAPH = GraphRun(
             approved=False,
             waiting_for_approval=True,
             approval_request="apr_1",
-        ),  # fmt: skip
+        ),
     ],
 )
 
