@@ -14,7 +14,7 @@ from helix.kernel.log import MemoryEventStore
 from helix.kernel.session import SessionState, apply, replay_run
 from helix.providers import ModelAdapter, Scenario, ScriptedModel
 from helix.runtime import Blueprint, Engine, RunSetup, cancel, rollback
-from helix.runtime._delegation import MAX_DEPTH, ChildRuns
+from helix.runtime._delegation import MAX_DEPTH, ChildRuns, settle
 from helix.runtime._session import LiveSession
 from helix.tools import ToolContext, builtin_registry
 
@@ -305,3 +305,19 @@ async def test_a_log_naming_someone_elses_run_as_a_child_does_not_reach_it(
         assert len(await engine.store.read(victim.id)) == 1  # never driven: run.created only
     assert not (world / "hello.txt").exists()
     assert not (elsewhere / "hello.txt").exists()
+
+
+async def test_a_child_held_by_a_driver_that_stopped_is_driven_once_its_lease_lapses(
+    tmp_path: Path,
+) -> None:
+    """A lease nobody renews (a driver frozen, or cancelled as it took it) holds a child
+    up for one lease's time, not for ever: its parent drives it once the lease lapses."""
+    engine = _engine(tmp_path, CHILD, CHILD)
+    child = await _started(engine, _world(tmp_path))
+    frozen = "elsewhere/1/frozen"  # another host's driver, which never renews
+    await engine.store.take_lease(child, frozen, ttl_s=0.5, now=engine.clock.now())
+    state = await settle(engine, child, stop_when_paused=False)
+    assert state.status == "completed"
+    (taken,) = [e for e in await engine.store.read(child) if e.type == "lease.taken_over"]
+    assert taken.data["previous_holder"] == frozen
+    assert taken.data["reason"] == "expired"

@@ -387,3 +387,13 @@ def test_a_plan_round_trips_through_its_data() -> None:
     again = Plan.parse(json.loads(json.dumps(plan.to_data())), source="p")
     assert again == plan
     assert again.objective == "ship"
+
+
+def test_tasks_are_looked_up_by_id() -> None:
+    graph = Plan.parse(SIX, source="p").blueprint.graph
+    assert graph is not None
+    assert graph.task("join").needs == ("left2", "right2")
+    assert graph.task("join") is graph.by_id["join"]
+    with pytest.raises(KeyError):
+        graph.task("nope")
+    assert [t.id for t in graph.dependents("fetch")] == ["left", "right"]

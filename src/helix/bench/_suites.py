@@ -19,6 +19,7 @@ SUITES = (
     "cli",
     "extension",
     "distributed",
+    "orchestration",
 )
 
 
@@ -65,4 +66,9 @@ def run_suite(
 
         spread = DistributedSizes.quick() if quick else DistributedSizes()
         return run_distributed(spread, postgres_url=postgres_url, workdir=workdir)
+    if name == "orchestration":
+        from ._orchestration import OrchestrationSizes, run_orchestration
+
+        graphs = OrchestrationSizes.quick() if quick else OrchestrationSizes()
+        return run_orchestration(graphs, postgres_url=postgres_url, workdir=workdir)
     raise ConfigError(f"unknown benchmark suite {name!r}: choose from {', '.join(SUITES)}")

@@ -13,6 +13,7 @@ _DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
 _POSTGRES_SUITES = {
     "eventlog": "measuring SQLite only",
     "engine": "measuring SQLite only",
+    "orchestration": "measuring SQLite only",
     "distributed": "no cross_node_stream_p99_ms (streams cross servers through PostgreSQL)"
     " and no actor_restart_to_resumed_s (Ray's nodes share a PostgreSQL store)",
 }
@@ -24,7 +25,7 @@ def bench(
         str,
         typer.Argument(
             help="The suite to run: eventlog, models, engine, world, sandbox, server, cli,"
-            " extension or distributed."
+            " extension, distributed or orchestration."
         ),
     ],
     json: Annotated[bool, typer.Option("--json", help="One JSON figure per line.")] = False,

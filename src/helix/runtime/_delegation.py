@@ -32,6 +32,8 @@ from ._setup import RunSetup
 if TYPE_CHECKING:
     from ._engine import Engine
 
+LEASE_SLACK_S = 0.05
+"""How long after a lease could have lapsed a waiting driver tries it again."""
 MAX_DEPTH = 3
 """How deep delegation may nest: a child's child's child may not delegate again."""
 
@@ -160,8 +162,9 @@ async def settle(engine: Engine, child_id: str, *, stop_when_paused: bool) -> Se
     graph's task).
     """
     store = engine.store
+    ended = asyncio.Event()
     async with asyncio.TaskGroup() as group:
-        driver = group.create_task(_drive_or_await(engine, child_id))
+        driver = group.create_task(_drive_or_await(engine, child_id, ended))
         async with store.subscribe(child_id) as events:
             async for event in events:
                 if event.type in TERMINAL_EVENTS:
@@ -170,17 +173,34 @@ async def settle(engine: Engine, child_id: str, *, stop_when_paused: bool) -> Se
                 if paused and (await replay_run(store, child_id)).status == "paused":
                     driver.cancel()
                     break
+        ended.set()  # a driver waiting for another's lease stops; one driving ends itself
     return await replay_run(store, child_id)
 
 
-async def _drive_or_await(engine: Engine, child_id: str) -> None:
-    """Drive the child here; if another driver has it, ``settle`` waits on its log.
+async def _drive_or_await(engine: Engine, child_id: str, ended: asyncio.Event) -> None:
+    """Drive the child here; while another driver has it, ``settle`` waits on its log.
 
-    Another driver: a server resuming every unfinished run when it starts, say. A child
-    that is paused when this starts is not driven (whoever resumes it drives it).
+    Another driver: a server resuming every unfinished run when it starts, say. Its
+    lease is tried again when it could have lapsed, so a driver that stopped without
+    releasing it (cancelled while taking it, frozen, partitioned) holds the child up
+    for one lease's time at most. A child that is paused when this starts is not
+    driven (whoever resumes it drives it).
     """
-    with contextlib.suppress(RunStateError):
-        await engine.drive(child_id)
+    while not ended.is_set():
+        try:
+            await engine.drive(child_id)
+            return
+        except RunStateError:  # held by another driver (or lost to one)
+            pass
+        lease = await engine.store.get_lease(child_id)
+        now = engine.clock.now()
+        lapse = engine.lease_ttl_s if lease is None else max(0.0, lease.expires_at - now)
+        async with asyncio.TaskGroup() as waits:
+            sleeper = waits.create_task(engine.clock.sleep(lapse + LEASE_SLACK_S))
+            waiter = waits.create_task(ended.wait())
+            await asyncio.wait((sleeper, waiter), return_when=asyncio.FIRST_COMPLETED)
+            sleeper.cancel()
+            waiter.cancel()
 
 
 def child_report(final: SessionState) -> str:

@@ -75,6 +75,8 @@ class GraphConductor:
         self.setup, self.graph, self.engine = setup, graph, setup.engine
         self._running: dict[str, asyncio.Task[None]] = {}
         self._deciding: dict[str, asyncio.Task[None]] = {}
+        self._approving = [spec.id for spec in graph.tasks if spec.approve]
+        """The tasks whose reports a person approves (the only ones a review looks at)."""
 
     async def run(self, until: Until | None = None, *, steps: int | None = None) -> SessionState:
         """Replay the log and conduct the graph until it ends (or ``until`` holds)."""
@@ -166,7 +168,7 @@ class GraphConductor:
         )
 
     def _asks_approval(self, task_id: str) -> bool:
-        return self.graph.task(task_id).approve
+        return self.graph.by_id[task_id].approve
 
     def _done(self, state: SessionState) -> bool:
         return all(self._passed(state, spec.id) for spec in self.graph.tasks)
@@ -174,9 +176,8 @@ class GraphConductor:
     def _awaiting_person(self, state: SessionState) -> bool:
         return any(
             task.status == "completed"
-            and self._asks_approval(task_id)
             and state.approval_calls.get(_approval_call(task_id, task)) in state.pending_approvals
-            for task_id, task in state.tasks.items()
+            for task_id, task in ((t, state.tasks[t]) for t in self._approving)
         )
 
     def _stuck(self, state: SessionState) -> str:
@@ -191,8 +192,9 @@ class GraphConductor:
         True if it appended something (the state changed: look again).
         """
         state = session.state
-        for task_id, task in state.tasks.items():
-            if task.status != "completed" or not self._asks_approval(task_id):
+        for task_id in self._approving:
+            task = state.tasks[task_id]
+            if task.status != "completed":
                 continue
             call = _approval_call(task_id, task)
             if call in state.approved_calls:

@@ -10,6 +10,7 @@ once it expires, and its appends, made with the lease, are refused by the store
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -146,7 +147,7 @@ async def holding_lease(
     lease is lost meanwhile (another driver took it after a renewal failed), the block
     is cancelled and ``LeaseLostError`` raised in its place.
     """
-    lease, taken = await take_lease(store, run_id, ttl_s=ttl_s, clock=clock, gone=gone)
+    lease, taken = await _take_shielded(store, run_id, ttl_s, clock, gone)
     driver = asyncio.current_task()
     assert driver is not None
     keeper = _Keeper(store, lease, ttl_s, clock, driver)
@@ -175,6 +176,24 @@ async def holding_lease(
     await asyncio.shield(_release(store, keeper.lease))  # even when the block was cancelled
     if failure is not None:
         raise failure
+
+
+async def _take_shielded(
+    store: EventStore, run_id: str, ttl_s: float, clock: Clock, gone: HolderGone
+) -> tuple[Lease, LeaseTakenOver | None]:
+    """``take_lease``, giving back a lease taken as the caller was cancelled.
+
+    A cancel that lands after the store committed the take would otherwise leave the
+    run held by nobody driving it until the lease expires.
+    """
+    taking = asyncio.ensure_future(take_lease(store, run_id, ttl_s=ttl_s, clock=clock, gone=gone))
+    try:
+        return await asyncio.shield(taking)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):  # refused or failed: nothing to give back
+            lease, _ = await taking
+            await _release(store, lease)
+        raise
 
 
 async def _release(store: EventStore, lease: Lease) -> None:

@@ -21,6 +21,7 @@ tasks:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cached_property
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
@@ -66,7 +67,7 @@ class TaskSpec(BaseModel):
     budget_usd: float | None = Field(default=None, ge=0)
     """The most the task may spend per attempt (within what the graph has left)."""
 
-    @property
+    @cached_property
     def needs(self) -> tuple[str, ...]:
         """Every task this one waits for: its dependencies and its inputs' tasks."""
         extra = [source.split(".", 1)[0] for source in self.inputs.values()]
@@ -123,12 +124,14 @@ class TaskGraph(BaseModel):
             raise ValueError(f"the tasks depend on each other in a cycle: {' -> '.join(cycle)}")
         return self
 
+    @cached_property
+    def by_id(self) -> dict[str, TaskSpec]:
+        """The tasks by id (built once: a conductor looks tasks up on every step)."""
+        return {task.id: task for task in self.tasks}
+
     def task(self, task_id: str) -> TaskSpec:
         """The task with that id (``KeyError`` if none)."""
-        for task in self.tasks:
-            if task.id == task_id:
-                return task
-        raise KeyError(task_id)
+        return self.by_id[task_id]
 
     def dependents(self, task_id: str) -> Iterator[TaskSpec]:
         """The tasks that wait for ``task_id`` directly."""

@@ -4,6 +4,7 @@ import { api, apiText, badge, h, money, session, show, socket } from "./lib.js";
 import { conversation } from "./conversation.js";
 import { eventList } from "./events.js";
 import { branchLinks, forkDialog } from "./fork.js";
+import { graphView } from "./graph.js";
 import { policyReplay } from "./policy.js";
 import { branchesCard } from "./strategy.js";
 import { TERMINAL } from "./transcript.js";
@@ -57,6 +58,7 @@ export async function runView(runId) {
     } catch (failure) { fail(failure); }
   }
   const talk = conversation(runId, { decide, choose });
+  const graph = graphView({ decide });  // shown once the log says the run is a task graph
   const events = eventList((turn) => fork(turn));
   const branches = branchesCard(runId);  // a tree-of-thoughts run's branches and scores
 
@@ -158,6 +160,7 @@ export async function runView(runId) {
     if (event.seq === undefined) return;  // an ack or an error answer
     if (event.seq <= last) return;
     last = event.seq;
+    graph.add(event);
     for (const view of views) view.add && view.add(event);
     branches.add(event);
     clearTimeout(refresh);
@@ -176,7 +179,7 @@ export async function runView(runId) {
   if (TERMINAL.has(run.status)) talk.stopFollowing(); // a finished run opens at its answer
   show(h("section", { class: "card stack" }, title, head, outcome, stats, error,
     steer, h("div", { class: "row controls" }, pause, resume, cancel)),
-  branches.el, tabbed(views), talk.bar);
+  branches.el, graph.el, tabbed(views), talk.bar);
   paint();
 
   let stopped = false;
