@@ -18,6 +18,8 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     ├── NotFoundError
     │   ├── RunNotFoundError     no run with that id (in this workspace)
     │   ├── ComponentNotFoundError  no UI component with that id in the run
+    │   ├── NotAGraphError       the run is not a task graph (it has no tasks)
+    │   ├── TaskNotFoundError    the task graph has no task with that id
     │   ├── NodeNotFoundError    no node with that id in the executor's cluster
     │   └── WorkflowNotFoundError  no workflow (or version) with that name in the workspace
     ├── AmbiguousRunError        a run id prefix names several runs (a usage error)
@@ -405,6 +407,18 @@ class ComponentNotFoundError(NotFoundError):
     """No UI component with this id was shown in the run."""
 
     code = "component_not_found"
+
+
+class NotAGraphError(NotFoundError):
+    """The run is not a task graph: it has no graph and no tasks (docs/graphs.md)."""
+
+    code = "not_a_graph"
+
+
+class TaskNotFoundError(NotFoundError):
+    """The task graph has no task with this id."""
+
+    code = "task_not_found"
 
 
 class NodeNotFoundError(NotFoundError):

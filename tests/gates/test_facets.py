@@ -300,6 +300,7 @@ async def test_a_plugin_gate_scoped_to_a_facet_rules_on_every_tool_declaring_it(
 
 # no name
 
+_NAMING = ("_blueprint.py", "_candidate.py", "_delegation.py", "_planning.py")
 _GATING = [
     *sorted((SRC / "gates").rglob("*.py")),
     *sorted((SRC / "sandbox").rglob("*.py")),
@@ -307,8 +308,9 @@ _GATING = [
         path
         for path in (SRC / "runtime").glob("*.py")
         # A user's blueprint and candidate-policy examples (their rules name tools, as a
-        # user's own rules may), and the runtime half of delegation (its Delegator).
-        if path.name not in ("_blueprint.py", "_candidate.py", "_delegation.py")
+        # user's own rules may), and the runtime halves of delegation and planning
+        # (their Delegator and Planner).
+        if path.name not in _NAMING
     ),
 ]
 

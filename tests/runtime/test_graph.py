@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from helix.errors import BlueprintError, ConfigError, RunStateError
+from helix.errors import BlueprintError, RunStateError, TaskNotFoundError
 from helix.kernel.events import Event
 from helix.kernel.log import EventStore, open_store
 from helix.kernel.session import replay_run
@@ -212,7 +212,7 @@ async def test_a_task_failed_for_good_pauses_the_graph_until_it_is_retried(
     assert _of(log, "run.paused")[-1].data["reason"] == "task_failed: a"
     with pytest.raises(RunStateError, match="has not failed"):
         await retry_task(engine, graph, "b", by="user:ann")
-    with pytest.raises(ConfigError, match="no task 'zz'"):
+    with pytest.raises(TaskNotFoundError, match="no task 'zz'"):
         await retry_task(engine, graph, "zz", by="user:ann")
     await retry_task(engine, graph, "a", by="user:ann")
     state = await engine.drive(graph)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from helix.providers import Scenario
 from helix.testing import MockModelServer
 from tests.e2e._terminal import Terminal
 
@@ -267,3 +268,42 @@ def test_ctrl_c_leaves_a_run_the_server_drives_going(
     followed = client.ok("logs", run_id, "--follow")  # it went on without this terminal
     assert "run.completed" in followed.splitlines()[-1]
     assert json.loads(client.ok("show", run_id, "--json"))["status"] == "completed"
+
+
+def test_a_task_graph_from_the_command_line_against_a_server(
+    cli: Cli, tmp_path: Path, server_url: str, model_server: MockModelServer
+) -> None:
+    client = Client(cli, tmp_path)
+    client.ok("login", server_url, "--user", "alice", "--password-stdin",
+              stdin="alice-password\n")  # fmt: skip
+    model_server.play(Scenario.of({"text": "not json"}, repeat=True))
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"model: {MODEL}\ntasks:\n"
+        "  - {id: count, objective: count, report: {type: integer}}\n"
+        "  - {id: use, objective: use it, depends_on: [count]}\n"
+    )
+    started = client("graph", "run", str(plan), "--detach", "--json")
+    assert started.returncode == 0, started.stderr
+    run_id = json.loads(started.stdout)["id"]
+    wait_until(
+        lambda: "task_failed: count" in client.ok("graph", "show", run_id), "the failed task"
+    )
+    shown = json.loads(client.ok("graph", "show", run_id, "--json"))
+    assert shown["run"]["workspace"] == "alice"
+    assert [t["status"] for t in shown["tasks"]] == ["failed", "pending"]
+    model_server.play(Scenario.of({"text": "12"}, repeat=True))
+    retried = client("graph", "retry", run_id, "count")
+    assert retried.returncode == 0, retried.stderr  # the server drives it on
+    wait_until(
+        lambda: json.loads(client.ok("show", run_id, "--json"))["status"] == "completed",
+        "the graph to complete",
+    )
+    shown = json.loads(client.ok("graph", "show", run_id, "--json"))
+    assert [t["report"] for t in shown["tasks"]] == [12, "12"]
+    assert client("graph", "retry", run_id, "nope").returncode == 3
+    cyclic = tmp_path / "cyclic.yaml"
+    cyclic.write_text(f"model: {MODEL}\ntasks: [{{id: a, objective: a, depends_on: [a]}}]\n")
+    refused = client("graph", "run", str(cyclic))
+    assert refused.returncode == 2
+    assert "depends on itself" in refused.stderr

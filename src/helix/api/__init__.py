@@ -14,6 +14,9 @@ from ._choice_models import ChoiceCardList as ChoiceCardList
 from ._choice_models import ChoiceOption as ChoiceOption
 from ._choice_models import Chosen as Chosen
 from ._errors import error_of as error_of
+from ._graph_models import GraphCreate as GraphCreate
+from ._graph_models import GraphRun as GraphRun
+from ._graph_models import GraphTask as GraphTask
 from ._http import HttpApi as HttpApi
 from ._ids import LAST as LAST
 from ._ids import resolve_run as resolve_run
@@ -89,6 +92,9 @@ __all__ = [
     "FileList",
     "ForkBody",
     "Forked",
+    "GraphCreate",
+    "GraphRun",
+    "GraphTask",
     "HelixApi",
     "HttpApi",
     "Imported",

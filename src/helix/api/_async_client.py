@@ -16,6 +16,8 @@ from helix.kernel.events import RunStatus
 from helix.kernel.log import EventStore
 
 from ._choice_models import ChoiceCard, Chosen
+from ._graph_models import GraphRun
+from ._graphs import PlanArg
 from ._login import current_login
 from ._models import (
     Approval,
@@ -347,6 +349,30 @@ class AsyncClient(AsyncClientWorkflows):
     ) -> list[PolicyReplay]:
         """The same over every run of a workspace, oldest first."""
         return await self.api.policy_replay_workspace(workspace, policy)
+
+    async def create_graph(
+        self,
+        plan: PlanArg,
+        *,
+        world: str | os.PathLike[str] | None = None,
+        workspace: str | None = None,
+        auto_approve: bool = False,
+        attended: bool = True,
+        budget_usd: float | None = None,
+    ) -> Run:
+        """Start a task graph from a plan (a ``Plan``, its data, or a file's path)."""
+        return await self.api.create_graph(
+            plan, world=world, workspace=workspace, auto_approve=auto_approve,
+            attended=attended, budget_usd=budget_usd,
+        )  # fmt: skip
+
+    async def graph(self, run_id: str) -> GraphRun:
+        """The graph run and its tasks' states."""
+        return await self.api.graph(run_id)
+
+    async def retry_task(self, run_id: str, task: str) -> GraphRun:
+        """Try a graph's failed task again (a paused graph is resumed)."""
+        return await self.api.retry_task(run_id, task)
 
     async def nodes(self) -> NodeList:
         """Where runs are driven: each node's state, resources, labels and runs."""

@@ -19,14 +19,13 @@ from helix.errors import (
     ConfigError,
     NodeNotFoundError,
     NotFoundError,
-    RunNotFoundError,
     StoreUnavailableError,
 )
 from helix.kernel.events import RunStatus
 
 from ._choice_models import ChoiceCard, ChoiceCardList, Chosen
 from ._errors import error_of
-from ._ids import plausible
+from ._http_graphs import HttpGraphs
 from ._models import (
     Approval,
     ApprovalList,
@@ -48,6 +47,8 @@ from ._models import (
     WorldList,
 )
 from ._node_models import Drained, NodeList
+from ._paths import run_path as _at
+from ._paths import segment as _segment
 from ._trace_models import Span
 from ._workflow_http import HttpWorkflows
 from ._worlds import is_world_name
@@ -64,7 +65,7 @@ CLOSE_NOT_FOUND = 4404
 _PAGE = 1000
 
 
-class HttpApi(HttpWorkflows):
+class HttpApi(HttpWorkflows, HttpGraphs):
     """A Helix server behind ``HelixApi``: ``url`` is its root, ``token`` a bearer token."""
 
     def __init__(self, url: str, *, token: str | None = None, timeout: float = 30.0) -> None:
@@ -428,25 +429,6 @@ class HttpApi(HttpWorkflows):
         body = {"policy": policy.model_dump(mode="json", exclude_unset=True)}
         raw = await self._json("POST", f"/workspaces/{workspace}/policy-replay", json=body)
         return [PolicyReplay.model_validate(report) for report in raw["runs"]]
-
-
-def _at(run_id: str) -> str:
-    """The run's path: its id (or prefix, or ``last``) as one path segment.
-
-    What no id could start (``/``, spaces, …) is not found here, as the server would say.
-    """
-    if not plausible(run_id):
-        raise RunNotFoundError(run_id)
-    return f"/runs/{_segment(run_id)}"
-
-
-def _segment(text: str) -> str:
-    """``text`` as one path segment, whatever it holds (no ``/`` or ``..`` escapes it)."""
-    from urllib.parse import quote
-
-    if not text:
-        raise NotFoundError("an empty id names nothing")
-    return quote(text, safe="") if text not in (".", "..") else text.replace(".", "%2E")
 
 
 def _only(run_id: str, pending: list[Approval]) -> str:

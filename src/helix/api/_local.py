@@ -1,10 +1,9 @@
 """``LocalApi``: the protocol over the engine and the store, in this process.
 
-Every operation is the runtime's own function (``Engine.create``/``drive``,
-``runtime.decide``/``steer``/…, ``fork_with_world``, ``rollback``, ``keep``), so this
-door adds no behaviour of its own: the CLI's embedded mode and the server's routes are
-meant to be thin adapters over it. Runs it starts are driven by a supervisor it owns
-(use it in ``async with``), or by the ``drive`` callback it is given (a server's).
+Every operation is the runtime's own function (``Engine.create``/``drive``, ``decide``,
+``fork_with_world``, ``retry_task``…), so this door adds no behaviour of its own: the
+CLI's embedded mode and the server's routes are thin adapters over it. Runs it starts
+are driven by a supervisor it owns (``async with``), or by its ``drive`` callback.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from helix.world import parse_point
 
 from ._automations import AutomationDoor, AutomationSetup
 from ._choice_models import ChoiceCard, Chosen
+from ._graphs import GraphDoor
 from ._ids import resolve_run
 from ._importing import import_run
 from ._models import (
@@ -60,7 +60,7 @@ BlueprintArg: TypeAlias = "Blueprint | dict[str, Any] | str | None"
 _PAGE = 1000
 
 
-class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, WorldReads):
+class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, WorldReads, GraphDoor):
     """The engine and its store behind ``HelixApi``, acting as ``actor``."""
 
     def __init__(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from helix.kernel.events import RunStatus
 
 from ._choice_models import ChoiceCard, Chosen
+from ._graph_models import GraphRun
 from ._models import (
     Approval,
     Comparison,
@@ -36,7 +37,7 @@ from ._workflow_door import WorkflowDoor
 
 if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is chosen
     from helix.automations import Automation, AutomationCreated, AutomationList, AutomationSpec
-    from helix.runtime import Blueprint, CandidatePolicy, PolicyReplay
+    from helix.runtime import Blueprint, CandidatePolicy, Plan, PolicyReplay
 
 
 @runtime_checkable
@@ -234,6 +235,44 @@ class HelixApi(WorkflowDoor, Protocol):
         self, workspace: str, policy: CandidatePolicy
     ) -> list[PolicyReplay]:
         """The same over every run of a workspace, oldest first."""
+        ...
+
+    async def create_graph(
+        self,
+        plan: Plan | dict[str, Any] | str | os.PathLike[str],
+        *,
+        world: str | os.PathLike[str] | None = None,
+        workspace: str | None = None,
+        auto_approve: bool = False,
+        attended: bool = True,
+        budget_usd: float | None = None,
+    ) -> Run:
+        """Start a task graph (docs/graphs.md); it is driven as ``create``'s runs are.
+
+        ``plan``: a ``helix.runtime.Plan``, its data (``Plan.to_data()``, a parsed plan
+        file), or a plan file's path (read here; a server takes only data). A plan that
+        is not one: ``BlueprintError`` naming the field (HTTP 400). ``world``,
+        ``workspace``, ``auto_approve`` and ``attended`` are ``create``'s;
+        ``budget_usd`` caps the whole graph (its tasks together never exceed it).
+        """
+        ...
+
+    async def graph(self, run_id: str) -> GraphRun:
+        """The graph run and its tasks' states, folded from its log.
+
+        ``RunNotFoundError`` if there is no such run; ``NotAGraphError`` (a
+        ``NotFoundError``) if the run is not a task graph.
+        """
+        ...
+
+    async def retry_task(self, run_id: str, task: str) -> GraphRun:
+        """Try a graph's failed task again (a new run; the other tasks untouched).
+
+        A graph paused for it is resumed and driven. ``TaskNotFoundError`` (a
+        ``NotFoundError``) for a task the graph does not have; ``RunStateError`` if the
+        task has not failed for good or the graph has ended. Cancel a graph with
+        ``cancel``.
+        """
         ...
 
     async def nodes(self) -> NodeList:

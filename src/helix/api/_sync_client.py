@@ -18,6 +18,8 @@ from helix.kernel.events import RunStatus
 
 from ._async_client import AsyncClient
 from ._choice_models import ChoiceCard, Chosen
+from ._graph_models import GraphRun
+from ._graphs import PlanArg
 from ._login import current_login
 from ._models import (
     Approval,
@@ -326,6 +328,32 @@ class Client(ClientWorkflows):
     ) -> list[PolicyReplay]:
         """The same over every run of a workspace, oldest first."""
         return self._call(self._async.policy_replay_workspace(workspace, policy))
+
+    def create_graph(
+        self,
+        plan: PlanArg,
+        *,
+        world: str | os.PathLike[str] | None = None,
+        workspace: str | None = None,
+        auto_approve: bool = False,
+        attended: bool = True,
+        budget_usd: float | None = None,
+    ) -> Run:
+        """Start a task graph from a plan (a ``Plan``, its data, or a file's path)."""
+        return self._call(
+            self._async.create_graph(
+                plan, world=world, workspace=workspace, auto_approve=auto_approve,
+                attended=attended, budget_usd=budget_usd,
+            )
+        )  # fmt: skip
+
+    def graph(self, run_id: str) -> GraphRun:
+        """The graph run and its tasks' states."""
+        return self._call(self._async.graph(run_id))
+
+    def retry_task(self, run_id: str, task: str) -> GraphRun:
+        """Try a graph's failed task again (a paused graph is resumed)."""
+        return self._call(self._async.retry_task(run_id, task))
 
     def nodes(self) -> NodeList:
         """Where runs are driven: each node's state, resources, labels and runs."""

@@ -140,6 +140,11 @@ COMMANDS = (
         "._doctor:doctor",
         "Check the sandbox tiers, the store, the model keys and trace export here.",
     ),
+    Lazy(
+        "graph",
+        "._graph:graph_app",
+        "Task graphs: run a plan, show its tasks, read its logs, retry a failed task.",
+    ),
     Lazy("sandbox", "._sandbox:sandbox_app", "Run commands in a sandbox tier, as runs do."),
     Lazy("policy", "._policy:policy_app", "Try a policy against what runs really did."),
     Lazy(

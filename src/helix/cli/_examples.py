@@ -108,6 +108,20 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "HELIX_EXECUTOR=local helix serve",
         "HELIX_RAY_TOKEN=$TOKEN helix serve --executor ray --ray-address 10.0.0.5:6379",
     ),
+    "graph": (
+        "helix graph run plan.yaml",
+        f"helix graph show {RUN}",
+        f"helix graph retry {RUN} clean",
+    ),
+    "graph run": (
+        "helix graph run plan.yaml",
+        "helix graph run plan.yaml --world ~/src/data --budget 5",
+        "helix graph run plan.yaml --detach --json",
+    ),
+    "graph show": (f"helix graph show {RUN}", "helix graph show last --json"),
+    "graph logs": (f"helix graph logs {RUN}", f"helix graph logs {RUN} --follow --json"),
+    "graph retry": (f"helix graph retry {RUN} clean", f"helix graph retry {RUN} clean --detach"),
+    "graph cancel": (f"helix graph cancel {RUN}",),
     "automations": (
         "helix automations list",
         "helix automations add nightly --cron '0 3 * * *' -b tidy -o 'tidy the docs'",

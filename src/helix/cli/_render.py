@@ -37,6 +37,10 @@ _SUMMARIES: dict[str, str] = {
     "budget.exceeded": "spent ${spent_usd} of ${cap_usd}",
     "agent.spawned": "{child_run_id}: {objective}",
     "agent.reported": "{child_run_id}: {report}",
+    "task.started": "{task} attempt {attempt}: {run_id}",
+    "task.completed": "{task}: {run_id} (${cost_usd})",
+    "task.failed": "{task} attempt {attempt}: {error}",
+    "task.retried": "{task} by {by}",
     "ui.component": "{component}",
     "plugin.loaded": "{name} {version} ({source})",
     "plugin.reloaded": "{name} {previous} → {version}: {reason}",
@@ -70,6 +74,9 @@ def summarize(event: Event | RunEvent) -> str:
         mark = "ok" if data["ok"] else "error"
         where = f" on node {str(data['node'])[:12]}" if data.get("node") else ""
         return f"{data['call_id']} {mark}{where}: {_clip(data['output'], 50)!r}"
+    graph = _graph_summary(event.type, data)
+    if graph is not None:
+        return graph
     if event.type == "world.snapshotted":
         return _world_summary(data)
     if event.type == "approval.requested" and data.get("question"):
@@ -95,6 +102,15 @@ def summarize(event: Event | RunEvent) -> str:
         return _clip(template.format(**data))
     except (KeyError, IndexError):
         return ""
+
+
+def _graph_summary(kind: str, data: dict[str, Any]) -> str | None:
+    """A task graph's own events: it has no model of its own, and a plan of tasks."""
+    if kind == "run.created" and not data.get("model"):  # a graph: its tasks have models
+        return _clip(repr(data["objective"]))
+    if kind == "graph.planned":
+        return f"{len(data['plan'].get('tasks') or ())} tasks"
+    return None
 
 
 def event_line(event: Event | RunEvent) -> str:

@@ -123,6 +123,20 @@ def resume(
         if await door.driven_elsewhere(run_id):
             typer.echo("resumed: another process is driving it")
             return 0
+        if await _is_graph(door, run_id):  # its tasks' changes, as helix graph run shows
+            from ._graph_follow import follow_graph
+
+            return await follow_graph(door, run_id, json=json, after=head)
         return await door.watch(run_id, json=json, after=head)
 
     raise typer.Exit(run(lambda: with_door(main)))
+
+
+async def _is_graph(door: Door, run_id: str) -> bool:
+    from helix.errors import NotAGraphError
+
+    try:
+        await door.api.graph(run_id)
+    except NotAGraphError:
+        return False
+    return True

@@ -179,7 +179,9 @@ class Blueprint(_Strict):
         for field, name in strategy_models(self.strategy):
             _check_model(name, field)
         judge = self.strategy.judge if isinstance(self.strategy, TreeOfThoughts) else None
-        for index, tool_name in enumerate(judge.tools if isinstance(judge, RunJudge) else ()):
+        for index, tool_name in enumerate(
+            (judge.tools or ()) if isinstance(judge, RunJudge) else ()
+        ):
             if tool_name not in registry:
                 raise BlueprintError(
                     f"strategy.judge.tools.{index}: unknown tool {tool_name!r}; known tools"

@@ -58,9 +58,9 @@ class ChildRuns:
         try:
             final = await settle(self.engine, child_id, stop_when_paused=True)
         except asyncio.CancelledError:  # the parent was cancelled: so is the child
-            await asyncio.shield(_cancel_quietly(self.engine, child_id))
+            await asyncio.shield(cancel_quietly(self.engine, child_id))
             raise
-        report = _report(final)
+        report = child_report(final)
         if child_id not in self.session.state.children_reported:
             reported = AgentReported(
                 child_run_id=child_id, report=report, status=final.status, cost_usd=final.spent_usd
@@ -203,7 +203,8 @@ async def _drive_or_await(engine: Engine, child_id: str, ended: asyncio.Event) -
             waiter.cancel()
 
 
-def _report(final: SessionState) -> str:
+def child_report(final: SessionState) -> str:
+    """What a child's parent is told of how it ended (``delegate``'s and ``plan``'s report)."""
     if final.status == "completed":
         return final.summary or "(no summary)"
     if final.status == "failed":
@@ -216,6 +217,7 @@ def _report(final: SessionState) -> str:
     return f"the child run ended {final.status}"
 
 
-async def _cancel_quietly(engine: Engine, child_id: str) -> None:
+async def cancel_quietly(engine: Engine, child_id: str) -> None:
+    """Cancel a child whose parent was cancelled (unless it has ended meanwhile)."""
     with contextlib.suppress(HelixError):  # it finished meanwhile: nothing to stop
         await cancel(engine.store, child_id, by="system")

@@ -30,6 +30,7 @@ from helix.tools import ToolContext, ToolDef, ToolResult, WorldQuota
 from ._choices import RunChoices, checked_component, component_event
 from ._delegation import ChildRuns
 from ._egress import CommandEgress
+from ._planning import GraphChildren
 from ._session import LiveSession
 from ._setup import RunSetup
 
@@ -50,6 +51,7 @@ class CallExecutor:
         self._quota = None if world_mb is None else WorldQuota(setup.world, world_mb << 20)
         engine = setup.engine
         self._children = None if engine is None else ChildRuns(engine, setup, session)
+        self._graphs = None if engine is None else GraphChildren(engine, setup, session)
         self._choices = RunChoices(setup, session, self._secrets)
 
     async def results(self, group: list[tuple[CallRequest, ToolDef]], turn: int) -> list[NewEvent]:
@@ -128,6 +130,7 @@ class CallExecutor:
             command_timeout_s=setup.blueprint.sandbox.command_timeout_s,
             egress=self.egress.hook(call.id) if tool.facets.sandboxed else None,
             delegator=self._children,
+            planner=self._graphs,
             chooser=self._choices,
             workflows=setup.workflows,
             tmp_bytes=setup.blueprint.sandbox.tmp_mb << 20,

@@ -21,7 +21,14 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from helix.errors import ConfigError, HelixError, RunNotFoundError, RunStateError
+from helix.errors import (
+    ConfigError,
+    HelixError,
+    NotAGraphError,
+    RunNotFoundError,
+    RunStateError,
+    TaskNotFoundError,
+)
 from helix.kernel.events import (
     GraphPlanned,
     NewEvent,
@@ -409,20 +416,21 @@ def _summary(graph: TaskGraph, state: SessionState) -> str:
 async def retry_task(engine: Engine, run_id: str, task_id: str, *, by: str) -> SessionState:
     """Try a graph's failed task again (and resume the graph if it paused for it).
 
-    ``RunStateError`` unless the run is a graph that has not ended and the task failed
-    for good; ``ConfigError`` for a task the graph does not have.
+    ``NotAGraphError`` for a run that is not a graph; ``TaskNotFoundError`` for a task
+    the graph does not have; ``RunStateError`` unless the graph has not ended and the
+    task failed for good.
     """
     store = engine.store
 
     def build(state: SessionState) -> list[NewEvent]:
         if state.plan is None:
-            raise RunStateError(f"run {run_id} is not a task graph")
-        if finished(state):
-            raise RunStateError(f"graph {run_id} has ended ({state.status}): nothing to retry")
+            raise NotAGraphError(f"run {run_id} is not a task graph")
         task = state.tasks.get(task_id)
         if task is None:
             known = ", ".join(state.tasks)
-            raise ConfigError(f"graph {run_id} has no task {task_id!r} (its tasks: {known})")
+            raise TaskNotFoundError(f"graph {run_id} has no task {task_id!r} (its tasks: {known})")
+        if finished(state):
+            raise RunStateError(f"graph {run_id} has ended ({state.status}): nothing to retry")
         if task.status != "failed":
             raise RunStateError(f"task {task_id} has not failed (it is {task.status})")
         return [NewEvent(TaskRetried(task=task_id, by=by), actor=by)]

@@ -130,7 +130,7 @@ async def _by_run(
                 "strategy": None,
                 "system": JUDGE_SYSTEM,
                 "model": judge.model or own.model,
-                "tools": judge.tools,
+                "tools": judge.tools if judge.tools is not None else _readers(setup),
                 "budget": Budget(usd=judge.budget_usd),
                 "mcp": (),
                 "plugins": (),
@@ -153,3 +153,8 @@ async def _by_run(
     if final.status != "completed":
         return None, f"the judge run {judge_id} ended {final.status}: {reply}"[-_TAIL:]
     return last_number(reply), reply[-_TAIL:]
+
+
+def _readers(setup: RunSetup) -> tuple[str, ...]:
+    """The run's tools that only read (by their facets): a judge's default."""
+    return tuple(tool.name for tool in setup.tools if tool.read_only)

@@ -39,7 +39,6 @@ BRANCH_MESSAGE = (
     "You are branch {index} of {count} exploring this task in parallel, each in its own"
     " copy of the world. Take an approach of your own; the best branch will be kept."
 )
-READ_ONLY_TOOLS = ("read_file", "list_files", "search_files")
 
 
 class _Strict(BaseModel):
@@ -106,8 +105,9 @@ class RunJudge(_Strict):
     its reply with a score, the last number in it."""
     model: str | None = None
     """Default: the strategy run's model."""
-    tools: tuple[str, ...] = READ_ONLY_TOOLS
-    """The judge's tools (default: reading only; it works in the branch's world)."""
+    tools: tuple[str, ...] | None = None
+    """The judge's tools; default: the run's tools that only read (their facets say
+    ``read_only``): it works in the branch's world and must not change it."""
     budget_usd: float | None = Field(default=None, gt=0)
 
     def describe(self) -> str:

@@ -40,6 +40,7 @@ from . import (
     _routes_blueprints,
     _routes_branches,
     _routes_control,
+    _routes_graphs,
     _routes_nodes,
     _routes_plugins,
     _routes_policy,
@@ -192,6 +193,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
     api.include_router(_routes_auth.router)
     api.include_router(_routes_runs.router)
     api.include_router(_routes_control.router)
+    api.include_router(_routes_graphs.router)
     api.include_router(_routes_world.router)
     api.include_router(_routes_branches.router)
     api.include_router(_routes_blueprints.router)

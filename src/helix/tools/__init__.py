@@ -10,6 +10,8 @@ from ._facets import EffectKind as EffectKind
 from ._facets import FacetName as FacetName
 from ._facets import Facets as Facets
 from ._facets import PathAccess as PathAccess
+from ._plan import Planned as Planned
+from ._plan import Planner as Planner
 from ._quota import QuotaExceeded as QuotaExceeded
 from ._quota import WorldQuota as WorldQuota
 from ._source import Asker as Asker
@@ -54,6 +56,8 @@ __all__ = [
     "Facets",
     "FileChange",
     "PathAccess",
+    "Planned",
+    "Planner",
     "QuotaExceeded",
     "RecordService",
     "SampleMessage",

@@ -31,6 +31,7 @@ from ._quota import WorldQuota
 
 if TYPE_CHECKING:
     from ._delegate import Delegator
+    from ._plan import Planner
     from ._ui import Chooser
     from ._workflow import WorkflowEditor
 
@@ -110,6 +111,8 @@ class ToolContext:
     """The cap on the world's disk space that file writes must fit; ``None``: no cap."""
     delegator: Delegator | None = None
     """Starts child runs for ``delegate``; ``None`` where runs cannot have children."""
+    planner: Planner | None = None
+    """Starts a task graph for ``plan``; ``None`` where runs cannot have children."""
     chooser: Chooser | None = None
     """Shows ``ask_choice``'s options card and waits for the choice; ``None`` where
     nobody can be asked."""

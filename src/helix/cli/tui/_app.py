@@ -51,6 +51,8 @@ class HelixTui(App[None]):
     ENABLE_COMMAND_PALETTE = False
     CSS = """
     #head { padding: 0 1; background: $boost; }
+    #graph { padding: 0 1; display: none; max-height: 50%; }
+    #graph.graph { display: block; }
     #conversation { padding: 0 1; }
     .block { margin: 1 0 0 0; }
     #approval { border: heavy $warning; padding: 0 1; display: none; }

@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Header, Input, Static
 
 from helix.cli._transcript import Block, Call, Note, Shown, Transcript
-from helix.errors import HelixError
+from helix.errors import HelixError, NotAGraphError
 
 from ._render import approval_text, choice_text, head_text, turn_rule
 from ._widgets import BlockView, Keys
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 REFRESH_ON = ("run.", "turn.", "approval.", "model.responded", "steer.", "world.rolled_back")
 """Events after which the header (status, turns, spend) is read again."""
+GRAPH_ON = ("graph.", "task.", "approval.", "run.")
+"""Events after which a task graph's tasks are read again."""
 
 
 class RunScreen(Screen[None]):
@@ -58,6 +60,9 @@ class RunScreen(Screen[None]):
         """The view of each block shown, by the block's ``id()``."""
         self.shown_turn = 0
         """The last turn whose rule is shown."""
+        self.is_graph: bool | None = None
+        """Whether the run is a task graph (its tasks shown under the header); ``None``:
+        not known yet."""
 
     @property
     def ended(self) -> bool:
@@ -73,6 +78,7 @@ class RunScreen(Screen[None]):
         """Header, conversation, approval panel, steer input, keys."""
         yield Header()
         yield Static("", id="head")
+        yield Static("", id="graph")
         yield VerticalScroll(id="conversation")
         yield Static("", id="activity")
         yield Static("", id="approval")
@@ -116,6 +122,8 @@ class RunScreen(Screen[None]):
             await self._diffs(event.turn)
         if event.type.startswith(REFRESH_ON):
             await self.refresh_head()
+        if event.type.startswith(GRAPH_ON) and self.is_graph is not False:
+            await self.refresh_graph()
         if event.type.startswith(("approval.", "run.")):
             await self.refresh_approvals()
         elif self.asking or event.type.startswith("ui."):
@@ -155,6 +163,22 @@ class RunScreen(Screen[None]):
         self.query_one("#head", Static).update(
             head_text(run, driven_here=self.tui.driven_here(run.id))
         )
+
+    async def refresh_graph(self) -> None:
+        """A task graph's tasks, read again (a run that is no graph shows none)."""
+        from helix.cli._graph_lines import graph_table
+
+        panel = self.query_one("#graph", Static)
+        try:
+            graph = await self.tui.api.graph(self.run_id)
+        except NotAGraphError:
+            self.is_graph = False
+            return
+        except HelixError:
+            return  # said by the next read, if it lasts
+        self.is_graph = True
+        panel.update(Text("\n".join(graph_table(graph, columns=self.size.width - 2, head=False))))
+        panel.add_class("graph")
 
     async def refresh_approvals(self) -> None:
         """Read the pending approvals; show the first one with why it asks."""

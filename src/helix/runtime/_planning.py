@@ -1,0 +1,99 @@
+"""Graph children: what the ``plan_tasks`` tool does when a planner run splits its work.
+
+The plan's tasks become a graph run, this run's child (depth one below it): its
+settings are this run's, narrowed as a delegated child's are (tools within this run's,
+policy the intersection, this run's approvals and sandbox, a budget within what this
+run has left), with the plan as its graph. As with ``delegate``, the child's id is
+logged (``agent.spawned``, with the call's id) before the graph is created, so a
+``plan_tasks`` call re-run after a crash finds its graph again and waits for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from helix.errors import ConfigError, RunNotFoundError
+from helix.kernel.events import AgentReported, AgentSpawned, NewEvent
+from helix.kernel.log import new_run_id
+from helix.tools import Planned
+
+from ._blueprint import Blueprint
+from ._delegation import MAX_DEPTH, cancel_quietly, child_report, narrowed, settle
+from ._plan import Plan, check_graph
+from ._session import LiveSession
+from ._setup import RunSetup
+
+if TYPE_CHECKING:
+    from ._engine import Engine
+
+
+class GraphChildren:
+    """The runtime's ``Planner`` for one run: checks a plan, runs its graph, reports it."""
+
+    def __init__(self, engine: Engine, setup: RunSetup, session: LiveSession) -> None:
+        self.engine, self.setup, self.session = engine, setup, session
+
+    async def plan(self, plan: dict[str, Any], *, call_id: str) -> Planned:
+        """Run the call's graph to its end (starting it unless it exists) and report it."""
+        objective, settings = self._graph(plan)  # refused before anything is logged
+        child_id = self.session.state.children_by_call.get(call_id)
+        if child_id is None:
+            child_id = new_run_id()
+            spawned = AgentSpawned(child_run_id=child_id, objective=objective, call_id=call_id)
+            await self.session.append([NewEvent(spawned, turn=self.session.state.turn)])
+        await self._create_unless_exists(child_id, objective, settings)
+        try:
+            final = await settle(self.engine, child_id, stop_when_paused=True)
+        except asyncio.CancelledError:  # the planner was cancelled: so is its graph
+            await asyncio.shield(cancel_quietly(self.engine, child_id))
+            raise
+        report = child_report(final)
+        if child_id not in self.session.state.children_reported:
+            reported = AgentReported(
+                child_run_id=child_id, report=report, status=final.status, cost_usd=final.spent_usd
+            )
+            await self.session.append([NewEvent(reported, turn=self.session.state.turn)])
+        return Planned(child_id, final.status, report)
+
+    def _graph(self, data: dict[str, Any]) -> tuple[str, Blueprint]:
+        """The plan's objective and its graph's settings (``BlueprintError`` if no plan)."""
+        setup = self.setup
+        if setup.depth + 1 > MAX_DEPTH:
+            raise ConfigError(
+                f"runs are already nested {MAX_DEPTH} deep: do this work without a task graph"
+            )
+        parsed = Plan.parse(data, source="plan", name=f"{setup.blueprint.name}.plan")
+        state = self.session.state
+        cap = state.budget.usd if state.budget is not None else None
+        left = None if cap is None else max(0.0, cap - state.spent_usd)
+        own = setup.blueprint.model_copy(update={"name": parsed.blueprint.name})
+        settings = narrowed(setup, own, tools=own.tools, usd_left=left)
+        settings = settings.model_copy(update={"graph": parsed.blueprint.graph})
+        check_graph(settings, self.engine.tools)
+        return parsed.objective, settings
+
+    async def _create_unless_exists(
+        self, child_id: str, objective: str, settings: Blueprint
+    ) -> None:
+        try:
+            record = await self.engine.store.get_run(child_id)
+        except RunNotFoundError:
+            pass  # logged as spawned, but the process died before creating it
+        else:
+            if record.workspace != self.setup.workspace or record.world != str(self.setup.world):
+                raise ConfigError(
+                    f"the log names run {child_id} as this call's graph, but that run is not"
+                    " one of this run's children (another workspace or world): not touched"
+                )
+            return
+        await self.engine.create(
+            objective,
+            blueprint=settings,
+            world=self.setup.world,
+            auto_approve=self.setup.auto_approve,
+            attended=self.setup.attended,
+            workspace=self.setup.workspace,
+            run_id=child_id,
+            depth=self.setup.depth + 1,
+        )
