@@ -196,7 +196,7 @@ def test_rest_answers_bad_graph_requests_with_4xx_bodies(
     with raw_client(server_door) as http:
         cyclic = {"tasks": [{"id": "a", "objective": "a", "depends_on": ["a"]}], "model": MODEL}
         bad = http.post("/graphs", json={"plan": cyclic})
-        assert bad.status_code == 400, bad.text
+        assert bad.status_code == 422, bad.text
         assert bad.json()["error"]["code"] == "invalid_blueprint"
         assert "depends on itself" in bad.json()["error"]["message"]
         shape = http.post("/graphs", json={"plan": DIAMOND, "colour": "red"})

@@ -1,4 +1,4 @@
-"""``plan_tasks``: a planner run splits its work into a task graph, run as its child."""
+"""``plan``: a planner run splits its work into a task graph, run as its child."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ TASKS: list[dict[str, Any]] = [
 
 
 def _planning(args: dict[str, Any]) -> Scenario:
-    call = {"id": "p1", "name": "plan_tasks", "args": args}
+    call = {"id": "p1", "name": "plan", "args": args}
     return Scenario.of({"text": "splitting it", "tool_calls": [call]}, {"text": "all planned"})
 
 
@@ -58,7 +58,7 @@ async def test_a_planner_runs_its_plan_as_a_child_graph_and_gets_its_summary(
     capped = Blueprint(
         name="boss",
         model="scripted:t",
-        tools=("write_file", "read_file", "plan_tasks"),
+        tools=("write_file", "read_file", "plan"),
         budget={"usd": 2.0},
     )
     planner = await _planner(engine, world, capped)
@@ -82,7 +82,7 @@ async def test_a_planner_runs_its_plan_as_a_child_graph_and_gets_its_summary(
     setup = await engine.setup(graph_id)
     assert setup.depth == 1
     assert setup.blueprint.name == "boss.plan"
-    assert setup.tools.names == ["plan_tasks", "read_file", "write_file"]  # the planner's, no more
+    assert setup.tools.names == ["plan", "read_file", "write_file"]  # the planner's, no more
     assert setup.blueprint.budget.usd == 2.0  # within what the planner had left
     task_run = graph.tasks["b"].run_id
     assert task_run is not None

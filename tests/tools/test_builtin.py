@@ -86,7 +86,7 @@ def test_natures() -> None:
         "run_command": (False, False, "world", False),
         "http_fetch": (False, False, "none", False),
         "delegate": (False, True, "world", False),  # re-run finds its child again
-        "plan_tasks": (False, True, "world", False),  # re-run finds its graph again
+        "plan": (False, True, "world", False),  # re-run finds its graph again
         "show_component": (
             True,
             True,
@@ -99,7 +99,7 @@ def test_natures() -> None:
 
 def test_builtin_registry_is_fresh_each_time() -> None:
     first = builtin_registry()
-    assert first.names == sorted([*CONTRACT, "plan_tasks", "show_component", "ask_choice"])
+    assert first.names == sorted([*CONTRACT, "plan", "show_component", "ask_choice"])
 
     @tool(read_only=True, effect="none")
     async def extra(ctx: ToolContext) -> ToolResult:

@@ -101,7 +101,7 @@ class TestBuiltinTools(ToolConformance):
             failing={"objective": "summarise notes.txt"},  # no delegator in this context
             skip_call="it needs a runtime's child runs; tests/runtime/test_delegate.py runs it",
         ),
-        "plan_tasks": ToolSample(
+        "plan": ToolSample(
             args={"tasks": [{"id": "a", "objective": "summarise notes.txt"}]},
             failing={"tasks": [{"id": "a", "objective": "x"}]},  # no planner in this context
             skip_call="it needs a runtime's graph runs; tests/runtime/test_plan_tool.py runs it",

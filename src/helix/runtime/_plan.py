@@ -32,7 +32,7 @@ class Plan:
         """Read a YAML, TOML or JSON plan; ``BlueprintError`` names file, field, reason."""
         path = Path(path)
         try:
-            data = read_structured(path, "plan")
+            data = read_structured(path, "plan file")
         except FileProblem as problem:
             if problem.stage == "read":
                 raise BlueprintError(f"{path}: cannot read the plan: {problem}") from None

@@ -1,11 +1,11 @@
-"""Graph children: what the ``plan_tasks`` tool does when a planner run splits its work.
+"""Graph children: what the ``plan`` tool does when a planner run splits its work.
 
 The plan's tasks become a graph run, this run's child (depth one below it): its
 settings are this run's, narrowed as a delegated child's are (tools within this run's,
 policy the intersection, this run's approvals and sandbox, a budget within what this
 run has left), with the plan as its graph. As with ``delegate``, the child's id is
 logged (``agent.spawned``, with the call's id) before the graph is created, so a
-``plan_tasks`` call re-run after a crash finds its graph again and waits for it.
+``plan`` call re-run after a crash finds its graph again and waits for it.
 """
 
 from __future__ import annotations

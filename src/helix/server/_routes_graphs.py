@@ -11,7 +11,6 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from helix.api import GraphCreate, GraphRun, Run
-from helix.errors import BlueprintError
 
 from ._api import local_api
 from ._deps import CallerDep, State
@@ -24,29 +23,27 @@ router = APIRouter(tags=["graphs"])
     "/graphs",
     response_model=Run,
     status_code=201,
-    responses={400: {"description": "the plan is not one (the error names the field)"}},
+    responses={422: {"description": "the plan is not one (the error names the field)"}},
 )
 async def start_graph(body: GraphCreate, caller: CallerDep, state: State) -> Run:
     """Start a task graph from a plan (docs/graphs.md); the server drives it.
 
     A plan that is not one (a cycle, an unknown dependency, a bad report schema, a task
-    without a model…) is a 400 ``invalid_blueprint`` naming the field; nothing is made.
+    without a model…) is a 422 ``invalid_blueprint`` naming the field, as a bad blueprint
+    is everywhere; nothing is made.
     """
     workspace = body.workspace or caller.default_workspace()
     if workspace not in caller.roles:
         raise ApiError(404, "not_found", f"no workspace {workspace!r}")
     caller.require_act(workspace, "start runs")
-    try:
-        return await local_api(state, caller).create_graph(
-            body.plan,
-            world=body.world,
-            workspace=workspace,
-            auto_approve=body.auto_approve,
-            attended=body.attended,
-            budget_usd=body.budget_usd,
-        )
-    except BlueprintError as error:  # the plan is the body: a bad request, not a setting
-        raise ApiError(400, error.code, str(error)) from None
+    return await local_api(state, caller).create_graph(
+        body.plan,
+        world=body.world,
+        workspace=workspace,
+        auto_approve=body.auto_approve,
+        attended=body.attended,
+        budget_usd=body.budget_usd,
+    )
 
 
 @router.get(

@@ -6,7 +6,7 @@ from ._command import run_command
 from ._delegate import delegate
 from ._files import edit_file, read_file, write_file
 from ._http import http_fetch
-from ._plan import plan_tasks
+from ._plan import plan
 from ._search import list_files, search_files
 from ._tool import ToolDef, ToolRegistry
 from ._ui import ask_choice, show_component
@@ -20,7 +20,7 @@ BUILTIN_TOOLS: tuple[ToolDef, ...] = (
     run_command,
     http_fetch,
     delegate,
-    plan_tasks,
+    plan,
     show_component,
     ask_choice,
 )

@@ -1,4 +1,4 @@
-"""``plan_tasks``: split the work into a task graph, run it as a child, and get its summary.
+"""``plan``: split the work into a task graph, run it as a child, and get its summary.
 
 Like ``delegate``, the tool only knows an interface (``Planner``); the runtime supplies
 one that checks the plan, starts a graph run as this run's child (its settings this
@@ -28,7 +28,7 @@ class Planned:
 
 
 class Planner(Protocol):
-    """Starts (or, after a crash, finds again) the graph run of one ``plan_tasks`` call."""
+    """Starts (or, after a crash, finds again) the graph run of one ``plan`` call."""
 
     async def plan(self, plan: dict[str, Any], *, call_id: str) -> Planned:
         """Check the plan and run its graph to its end.
@@ -42,7 +42,7 @@ class Planner(Protocol):
 # Idempotent because the planner finds the graph a call already started (by call id)
 # and waits for it: re-running the call after a crash never starts a second graph.
 @tool(idempotent=True, effect="world", delegates=True)
-async def plan_tasks(
+async def plan(
     ctx: ToolContext,
     tasks: Annotated[list[dict[str, Any]], Field(min_length=1, max_length=1000)],
     objective: str | None = None,
