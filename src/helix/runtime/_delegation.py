@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,7 +55,8 @@ class ChildRuns:
             await self.session.append([NewEvent(spawned, turn=self.session.state.turn)])
         else:
             settings = None
-        await self._create_unless_exists(child_id, objective, settings, blueprint)
+        made = settings or (lambda: self._child_blueprint(blueprint))
+        await create_child(self.engine, self.setup, child_id, objective, made, what="child")
         try:
             final = await settle(self.engine, child_id, stop_when_paused=True)
         except asyncio.CancelledError:  # the parent was cancelled: so is the child
@@ -67,33 +69,6 @@ class ChildRuns:
             )
             await self.session.append([NewEvent(reported, turn=self.session.state.turn)])
         return Delegation(child_id, final.status, report)
-
-    async def _create_unless_exists(
-        self, child_id: str, objective: str, settings: Blueprint | None, path: str | None
-    ) -> None:
-        try:
-            record = await self.engine.store.get_run(child_id)
-        except RunNotFoundError:
-            pass  # logged as spawned, but the process died before creating it
-        else:
-            # A log is data (it may have been imported): the run it names must be a child
-            # this run could have made, in its workspace and its world, or it is not driven.
-            if record.workspace != self.setup.workspace or record.world != str(self.setup.world):
-                raise ConfigError(
-                    f"the log names run {child_id} as this call's child, but that run is not"
-                    " one of this run's children (another workspace or world): not touched"
-                )
-            return
-        await self.engine.create(
-            objective,
-            blueprint=settings or self._child_blueprint(path),
-            world=self.setup.world,
-            auto_approve=self.setup.auto_approve,
-            attended=self.setup.attended,
-            workspace=self.setup.workspace,
-            run_id=child_id,
-            depth=self.setup.depth + 1,
-        )
 
     def _child_blueprint(self, path: str | None) -> Blueprint:
         """The child's settings: its own blueprint's, narrowed to what the parent may do."""
@@ -109,6 +84,44 @@ class ChildRuns:
 
     def _load(self, path: str) -> Blueprint:
         return load_in_world(self.setup.world, path, "the child's blueprint")
+
+
+async def create_child(
+    engine: Engine,
+    setup: RunSetup,
+    child_id: str,
+    objective: str,
+    settings: Blueprint | Callable[[], Blueprint],
+    *,
+    what: str,
+) -> None:
+    """Create a child run the parent's log names (``child_id``), unless it exists.
+
+    A log is data (it may have been imported): an existing run it names must be a child
+    the parent could have made, in its workspace and its world, or it is not driven
+    (``ConfigError``). ``settings``: the child's (or how to make them, if it is new).
+    """
+    try:
+        record = await engine.store.get_run(child_id)
+    except RunNotFoundError:
+        pass  # logged as started, but the process died before creating it
+    else:
+        if record.workspace != setup.workspace or record.world != str(setup.world):
+            raise ConfigError(
+                f"the log names run {child_id} as this call's {what}, but that run is not"
+                " one of this run's children (another workspace or world): not touched"
+            )
+        return
+    await engine.create(
+        objective,
+        blueprint=settings if isinstance(settings, Blueprint) else settings(),
+        world=setup.world,
+        auto_approve=setup.auto_approve,
+        attended=setup.attended,
+        workspace=setup.workspace,
+        run_id=child_id,
+        depth=setup.depth + 1,
+    )
 
 
 def load_in_world(world: Path, path: str, what: str) -> Blueprint:

@@ -13,13 +13,13 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from helix.errors import ConfigError, RunNotFoundError
+from helix.errors import ConfigError
 from helix.kernel.events import AgentReported, AgentSpawned, NewEvent
 from helix.kernel.log import new_run_id
 from helix.tools import Planned
 
 from ._blueprint import Blueprint
-from ._delegation import MAX_DEPTH, cancel_quietly, child_report, narrowed, settle
+from ._delegation import MAX_DEPTH, cancel_quietly, child_report, create_child, narrowed, settle
 from ._plan import Plan, check_graph
 from ._session import LiveSession
 from ._setup import RunSetup
@@ -42,7 +42,7 @@ class GraphChildren:
             child_id = new_run_id()
             spawned = AgentSpawned(child_run_id=child_id, objective=objective, call_id=call_id)
             await self.session.append([NewEvent(spawned, turn=self.session.state.turn)])
-        await self._create_unless_exists(child_id, objective, settings)
+        await create_child(self.engine, self.setup, child_id, objective, settings, what="graph")
         try:
             final = await settle(self.engine, child_id, stop_when_paused=True)
         except asyncio.CancelledError:  # the planner was cancelled: so is its graph
@@ -72,28 +72,3 @@ class GraphChildren:
         settings = settings.model_copy(update={"graph": parsed.blueprint.graph})
         check_graph(settings, self.engine.tools)
         return parsed.objective, settings
-
-    async def _create_unless_exists(
-        self, child_id: str, objective: str, settings: Blueprint
-    ) -> None:
-        try:
-            record = await self.engine.store.get_run(child_id)
-        except RunNotFoundError:
-            pass  # logged as spawned, but the process died before creating it
-        else:
-            if record.workspace != self.setup.workspace or record.world != str(self.setup.world):
-                raise ConfigError(
-                    f"the log names run {child_id} as this call's graph, but that run is not"
-                    " one of this run's children (another workspace or world): not touched"
-                )
-            return
-        await self.engine.create(
-            objective,
-            blueprint=settings,
-            world=self.setup.world,
-            auto_approve=self.setup.auto_approve,
-            attended=self.setup.attended,
-            workspace=self.setup.workspace,
-            run_id=child_id,
-            depth=self.setup.depth + 1,
-        )
