@@ -18,6 +18,7 @@ from tests.conftest import ray_tier
 
 @pytest.mark.postgres
 @ray_tier  # its actor-restart figure starts a Ray cluster of its own
+@pytest.mark.timeout(600)  # a whole suite in a process: as long as its own safety net
 def test_the_distributed_suite_prints_every_figure(tmp_path: Path, postgres_url: str) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "helix", "bench", "distributed", "--json", "--quick"],
