@@ -1,4 +1,10 @@
-"""Shared fixtures: real PostgreSQL databases made and dropped per test session, bubblewrap."""
+"""Shared fixtures: real PostgreSQL databases made and dropped per test session, bubblewrap.
+
+The suite runs on several pytest-xdist workers (``-n auto --dist loadgroup``, the
+pyproject's addopts): each worker is a process with its own session, so its session
+fixtures (a PostgreSQL database, the Ray cluster) are its own. Every test that starts a
+Ray cluster is put in one xdist group, so that one worker runs them all, on one cluster.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +19,14 @@ from pathlib import Path
 
 import pytest
 
+RAY_GROUP = "ray"
+"""The xdist group of the tests that start Ray (``ray_cluster``, ``ray start``)."""
+ray_tier = pytest.mark.xdist_group(RAY_GROUP)
+"""For a test that starts Ray without the ``ray_cluster`` fixture."""
+
+WORKERS_ENV = "HELIX_TEST_WORKERS"
+"""How many xdist workers ``-n auto`` starts; default: twice the CPUs (most tests wait)."""
+
 POSTGRES_ADMIN_URL = os.environ.get(
     "HELIX_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres"
 )
@@ -20,6 +34,29 @@ POSTGRES_ADMIN_URL = os.environ.get(
 
 def _in_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: ``HELIX_TEST_WORKERS``, else twice the CPUs (tests mostly wait on I/O)."""
+    wanted = os.environ.get(WORKERS_ENV, "").strip()
+    if wanted:
+        return int(wanted)
+    return 2 * (os.cpu_count() or 1)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Tests of one xdist group on one worker, whatever pytest-xdist makes of pytest 9."""
+    from tests._xdist_groups import XdistGroups
+
+    config.pluginmanager.register(XdistGroups(), "helix-xdist-groups")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test using the ``ray_cluster`` fixture joins the Ray group: one cluster, one worker."""
+    for item in items:
+        if "ray_cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(ray_tier)
 
 
 async def _admin(sql: str) -> None:

@@ -59,7 +59,7 @@ def test_a_missing_dependency(dependency: str, in_ci: bool) -> None:
     missing = MISSING[dependency]
     base = {k: v for k, v in os.environ.items() if k != "CI" and k not in missing.hide}
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", missing.test],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", missing.test],
         cwd=ROOT,
         env={**base, **missing.hide, **({"CI": "true"} if in_ci else {})},
         capture_output=True,

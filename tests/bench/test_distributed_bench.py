@@ -13,9 +13,12 @@ import pytest
 
 from helix.bench._crossnode import StreamSizes, run_cross_node
 from helix.bench._fleet import FleetSizes, run_fleet
+from tests.conftest import ray_tier
 
 
 @pytest.mark.postgres
+@ray_tier  # its actor-restart figure starts a Ray cluster of its own
+@pytest.mark.timeout(600)  # a whole suite in a process: as long as its own safety net
 def test_the_distributed_suite_prints_every_figure(tmp_path: Path, postgres_url: str) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "helix", "bench", "distributed", "--json", "--quick"],

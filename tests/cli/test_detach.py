@@ -337,7 +337,7 @@ def _serve(here: Here, port: int, tmp_path: Path) -> subprocess.Popen[bytes]:
     with open(tmp_path / "serve.log", "wb") as log:
         server = subprocess.Popen(
             [sys.executable, "-m", "helix", "serve", "--port", str(port)],
-            env=here.env,
+            env={**here.env, "HELIX_EXECUTOR": "local"},  # no worker processes to start
             stdout=log,
             stderr=log,
             start_new_session=True,

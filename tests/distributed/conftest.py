@@ -1,9 +1,13 @@
-"""One real multi-node Ray cluster for the whole session, token authentication on.
+"""One real multi-node Ray cluster for this folder's tests, token authentication on.
 
 Ray's in-process cluster (``ray.cluster_utils.Cluster``) starts real raylets: a head
 and worker nodes on this machine, each a node of its own to the scheduler. It costs a
 few seconds and ~1 GiB, so every test that needs Ray shares this one; a test that kills
 a node adds its own first (``ray_cluster.add_node``) and kills only that.
+
+Every test using it is in the suite's Ray xdist group (tests/conftest.py), so one
+worker starts it, runs those tests one after another, and stops it when they are done
+(package scope: its raylets do not idle on through the rest of that worker's tests).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from helix.distributed import RayAddress, ray_environment
 
 @dataclass
 class RayCluster:
-    """The session's cluster: its address and token, and Ray's own handle to add nodes."""
+    """The shared cluster: its address and token, and Ray's own handle to add nodes."""
 
     address: RayAddress
     cluster: Any
@@ -34,7 +38,7 @@ class RayCluster:
         return node
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def ray_cluster() -> Iterator[RayCluster]:
     """A head node (label ``helix.role=head``) and one worker node (``helix.role=worker``).
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from helix.distributed._cluster_state import descendants, read_state, start_ticks
+from tests.conftest import ray_tier
 
 from ._cli import helix
 
@@ -29,6 +30,7 @@ def ray_installed() -> None:
         pytest.skip(message)
 
 
+@ray_tier
 def test_up_status_down_leaves_no_process_behind(ray_installed: None, helix_home: Path) -> None:
     up = helix(
         helix_home, "cluster", "up", "--nodes", "1", "--label", "gpu=true", "--cpus", "1",

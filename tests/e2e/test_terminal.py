@@ -42,11 +42,13 @@ def test_a_run_reads_as_a_session_with_marks_diffs_and_a_summary(helix: Helix) -
         ["run", "write notes", "--model", MODEL, "--dir", str(helix.world)], helix.env
     )
     try:
+        # Each answer is typed once its question shows: typed ahead, the terminal would
+        # echo it before the question, which the next line's redraw then overwrites.
         terminal.wait_for("Allow it? [y]es / [n]o:", WAIT_S)
         terminal.type(b"\r")  # a bare Enter decides nothing: asked again
-        terminal.wait_for("Please answer y (allow) or n (deny)", WAIT_S)
+        terminal.wait_for("Allow it? [y]es / [n]o:", WAIT_S, after="Please answer y (allow)")
         terminal.type(b"maybe\r")
-        terminal.wait_for("maybe", WAIT_S)
+        terminal.wait_for("Allow it? [y]es / [n]o:", WAIT_S, after="maybe")
         terminal.type(b"y\r")
         assert terminal.finish(WAIT_S) == 0
     finally:

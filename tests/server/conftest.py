@@ -284,6 +284,9 @@ class Cli:
         self.env = {
             **inherited,
             "HELIX_HOME": str(self.home),
+            # Runs driven in the server's process: a test about the processes executor
+            # (serve's default) says so; the rest start no worker processes.
+            "HELIX_EXECUTOR": "local",
             "OPENAI_API_KEY": "test-key",
             "OPENAI_BASE_URL": model_server.openai_base_url,
         }

@@ -10,11 +10,18 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from helix.kernel.log import SqliteEventStore
 from helix.testing import MockModelServer
 
 from .conftest import MODEL, Cli, free_port, play, wait_for_event, wait_for_status
+
+
+@pytest.fixture(autouse=True)
+def _serves_default_executor(cli: Cli) -> None:
+    """These tests are about serve's default (processes): no ``HELIX_EXECUTOR=local`` here."""
+    del cli.env["HELIX_EXECUTOR"]
 
 
 def _holder_pid(db: Path, run_id: str) -> int | None:
