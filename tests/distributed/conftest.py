@@ -39,16 +39,17 @@ class RayCluster:
 
 
 @pytest.fixture(scope="package")
-def ray_cluster() -> Iterator[RayCluster]:
+def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster]:
     """A head node (label ``helix.role=head``) and one worker node (``helix.role=worker``).
 
     Without Ray installed, the tests that need it fail in CI and skip elsewhere.
     """
     token = secrets.token_hex(16)
-    saved = {
-        k: os.environ.get(k) for k in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_USAGE_STATS_ENABLED")
-    }
+    names = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_USAGE_STATS_ENABLED", "HELIX_NODE_CACHE")
+    saved = {k: os.environ.get(k) for k in names}
     os.environ.update(ray_environment(token))  # before Ray is imported: it reads them once
+    # the nodes' caches of worlds in the test's temporary folder, not the system's
+    os.environ["HELIX_NODE_CACHE"] = str(tmp_path_factory.mktemp("node-cache"))
     try:
         from ray.cluster_utils import Cluster
     except ImportError as error:
