@@ -63,6 +63,8 @@ async def test_start_steer_and_approve_a_run(door: Door, model_server: MockModel
         )
         await pilot.press("a")
         await until(pilot, lambda: screen.ended, "the end")
+        # the run has ended; its drive here closes its model client before it stops
+        await until(pilot, lambda: not app.driven_here(screen.run_id), "the drive's end")
         assert screen.run is not None
         assert screen.run.status == "completed"
         assert not screen.asking
