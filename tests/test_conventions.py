@@ -98,6 +98,7 @@ TASK_OWNERS = {
     "sandbox/_process.py": "the spawn and the output reader, awaited in the same call",
     "mcp/client/_connection.py": "a server's session task, stopped and awaited in stop(); a"
     " call raced against the server's end, both settled in the same call",
+    "_util/_closing.py": "a close shielded from a cancel and awaited to its end in the same call",
     "runtime/_lease.py": "a lease's take, shielded from a cancel and awaited in the same"
     " call (a lease taken as the caller was cancelled is given back)",
     "mcp/client/_source.py": "list_changed refreshes: awaited by the call that set them off,"

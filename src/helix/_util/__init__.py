@@ -1,5 +1,6 @@
 """Private, domain-free helpers shared by every layer."""
 
+from ._closing import close_fully as close_fully
 from ._drivers import holder_gone as holder_gone
 from ._drivers import holder_process as holder_process
 from ._drivers import new_holder as new_holder
@@ -19,6 +20,7 @@ __all__ = [
     "MANY_RUNS_GC_THRESHOLD",
     "MASK",
     "FileProblem",
+    "close_fully",
     "first_problem",
     "free_port",
     "holder_gone",

@@ -88,12 +88,12 @@ class GraphConductor:
         self._running, self._deciding = {}, {}
         async with asyncio.TaskGroup() as group:
             watcher = group.create_task(session.watch())
-            try:
-                await self._conduct(session, group, until, steps)
-            finally:
-                watcher.cancel()
-                for task in [*self._running.values(), *self._deciding.values()]:
-                    task.cancel()
+            # raising, the group cancels every child once; returning, they are cancelled
+            # here (twice would cut a task's run short in the middle of its cleanup)
+            await self._conduct(session, group, until, steps)
+            watcher.cancel()
+            for task in [*self._running.values(), *self._deciding.values()]:
+                task.cancel()
         return session.state
 
     async def _conduct(

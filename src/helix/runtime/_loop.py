@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
+from helix._util import close_fully
 from helix.errors import ModelCallError
 from helix.kernel.events import (
     TERMINAL_STATUSES,
@@ -106,10 +107,12 @@ class RunLoop:
                 finally:
                     watcher.cancel()
         finally:
-            await self._sources.close()
-            self._world.close()
-            if self._given_model is None:
-                await model.aclose()
+            try:
+                await self._sources.close()
+                self._world.close()
+            finally:
+                if self._given_model is None:  # its connections, even if cancelled again
+                    await close_fully(model.aclose())
         return session.state
 
     async def _drive(

@@ -83,6 +83,10 @@ async def in_tui(scene: Scene, size: tuple[int, int] = SIZE) -> None:
             await until(pilot, lambda: app.screen.is_current and app.screen.id != "_default",
                         "the first screen")  # fmt: skip
             await scene(app, pilot)
+            # leave as a person does (q): runs driven here pause and their drives end,
+            # closing their model clients, before the app and its door go
+            await app.action_quit()
+            await pilot.pause()
 
     await with_door(use)
 
