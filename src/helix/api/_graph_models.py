@@ -16,8 +16,6 @@ from helix.kernel.session import SessionState
 from ._models import Run, _Body, _Out
 
 TaskStatusName = Literal["pending", "running", "completed", "failed", "skipped"]
-APPROVAL_CALL = "task:{task}:{run}"
-"""The call id of a task's approval request (what the graph conductor asks with)."""
 
 
 class GraphTask(_Out):
@@ -100,7 +98,9 @@ def _task(task_id: str, spec: dict[str, Any], state: SessionState) -> GraphTask:
     depends_on = [str(d) for d in spec.get("depends_on") or ()]
     inputs = [str(s).split(".", 1)[0] for s in (spec.get("inputs") or {}).values()]
     approve = bool(spec.get("approve"))
-    call = APPROVAL_CALL.format(task=task_id, run=task.run_id)
+    from helix.runtime import approval_call  # the conductor's own name for it
+
+    call = approval_call(task_id, task.run_id)
     request = state.approval_calls.get(call) if approve else None
     waiting = (
         task.status == "completed" and request is not None and request in state.pending_approvals

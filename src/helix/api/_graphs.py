@@ -132,12 +132,12 @@ async def graph_of(store: EventStore, run: Run, state: SessionState) -> GraphRun
     """
     plan = state.plan
     if plan is None:
-        created = await store.event_at(run.id, 0)
-        settings = created.data.get("settings") if created is not None else None
-        blueprint = (settings or {}).get("blueprint") or {}
-        plan = blueprint.get("graph") if isinstance(blueprint, dict) else None
-        if not isinstance(plan, dict):
+        from helix.runtime import blueprint_of, run_settings
+
+        graph = blueprint_of(await run_settings(store, run.id)).graph
+        if graph is None:
             raise NotAGraphError(f"run {run.id} is not a task graph (it has no tasks)")
+        plan = graph.model_dump(mode="json")
         state = _with_tasks(state, plan)
     return GraphRun.of(run, state, plan)
 

@@ -21,6 +21,7 @@ from ._control import resume as resume
 from ._control import steer as steer
 from ._engine import Engine as Engine
 from ._engine import WorkflowEditors as WorkflowEditors
+from ._engine import run_settings as run_settings
 from ._executor import EXECUTOR_KINDS as EXECUTOR_KINDS
 from ._executor import EngineOpener as EngineOpener
 from ._executor import Executor as Executor
@@ -34,6 +35,7 @@ from ._faults import Faults as Faults
 from ._faults import InjectedFault as InjectedFault
 from ._fork import fork_replacing as fork_replacing
 from ._graph import GraphConductor as GraphConductor
+from ._graph import approval_call as approval_call
 from ._graph import retry_task as retry_task
 from ._lease import HolderGone as HolderGone
 from ._loop import TERMINAL as TERMINAL
@@ -113,6 +115,7 @@ __all__ = [
     "UnjudgedCall",
     "Until",
     "WorkflowEditors",
+    "approval_call",
     "blueprint_of",
     "cancel",
     "choose",
@@ -129,5 +132,6 @@ __all__ = [
     "resume",
     "retry_task",
     "rollback",
+    "run_settings",
     "steer",
 ]

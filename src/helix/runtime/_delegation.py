@@ -47,27 +47,15 @@ class ChildRuns:
 
     async def delegate(self, objective: str, blueprint: str | None, *, call_id: str) -> Delegation:
         """Run the call's child to its end (starting it unless it exists) and report it."""
-        child_id = self.session.state.children_by_call.get(call_id)
-        if child_id is None:
-            child_id = new_run_id()
-            settings = self._child_blueprint(blueprint)  # refused before anything is logged
-            spawned = AgentSpawned(child_run_id=child_id, objective=objective, call_id=call_id)
-            await self.session.append([NewEvent(spawned, turn=self.session.state.turn)])
-        else:
-            settings = None
-        made = settings or (lambda: self._child_blueprint(blueprint))
-        await create_child(self.engine, self.setup, child_id, objective, made, what="child")
-        try:
-            final = await settle(self.engine, child_id, stop_when_paused=True)
-        except asyncio.CancelledError:  # the parent was cancelled: so is the child
-            await asyncio.shield(cancel_quietly(self.engine, child_id))
-            raise
-        report = child_report(final)
-        if child_id not in self.session.state.children_reported:
-            reported = AgentReported(
-                child_run_id=child_id, report=report, status=final.status, cost_usd=final.spent_usd
-            )
-            await self.session.append([NewEvent(reported, turn=self.session.state.turn)])
+        child_id, final, report = await run_child(
+            self.engine,
+            self.setup,
+            self.session,
+            call_id,
+            objective,
+            lambda: self._child_blueprint(blueprint),
+            what="child",
+        )
         return Delegation(child_id, final.status, report)
 
     def _child_blueprint(self, path: str | None) -> Blueprint:
@@ -77,13 +65,57 @@ class ChildRuns:
                 f"delegation is already nested {MAX_DEPTH} deep: do this sub-task yourself"
             )
         own = self._load(path) if path is not None else self.setup.blueprint
-        state = self.session.state
-        cap = state.budget.usd if state.budget is not None else None
-        left = None if cap is None else max(0.0, cap - state.spent_usd)
+        left = usd_left(self.session.state)
         return narrowed(self.setup, own, tools=own.tools, usd_left=left)
 
     def _load(self, path: str) -> Blueprint:
         return load_in_world(self.setup.world, path, "the child's blueprint")
+
+
+async def run_child(
+    engine: Engine,
+    setup: RunSetup,
+    session: LiveSession,
+    call_id: str,
+    objective: str,
+    settings: Callable[[], Blueprint],
+    *,
+    what: str,
+) -> tuple[str, SessionState, str]:
+    """Run the child of a tool call to its end, starting it unless the log names one.
+
+    The child's id is logged (``agent.spawned``, with ``call_id``) before the child is
+    created, so the call re-run after a crash finds it again; ``settings`` are made (and
+    may refuse the call) before anything is logged. A cancelled parent cancels its
+    child. Returns the child's id, its final state and its report, logged once
+    (``agent.reported``).
+    """
+    child_id = session.state.children_by_call.get(call_id)
+    made: Blueprint | Callable[[], Blueprint] = settings
+    if child_id is None:
+        made = settings()  # refused before anything is logged
+        child_id = new_run_id()
+        spawned = AgentSpawned(child_run_id=child_id, objective=objective, call_id=call_id)
+        await session.append([NewEvent(spawned, turn=session.state.turn)])
+    await create_child(engine, setup, child_id, objective, made, what=what)
+    try:
+        final = await settle(engine, child_id, stop_when_paused=True)
+    except asyncio.CancelledError:  # the parent was cancelled: so is the child
+        await asyncio.shield(cancel_quietly(engine, child_id))
+        raise
+    report = child_report(final)
+    if child_id not in session.state.children_reported:
+        reported = AgentReported(
+            child_run_id=child_id, report=report, status=final.status, cost_usd=final.spent_usd
+        )
+        await session.append([NewEvent(reported, turn=session.state.turn)])
+    return child_id, final, report
+
+
+def usd_left(state: SessionState) -> float | None:
+    """What a run may still spend under its USD cap (``None``: no cap): its children's cap."""
+    cap = state.budget.usd if state.budget is not None else None
+    return None if cap is None else max(0.0, cap - state.spent_usd)
 
 
 async def create_child(

@@ -270,7 +270,7 @@ class Engine:
         the loop replays the log itself right after.
         """
         record = await self.store.get_run(run_id)
-        settings = await self._settings(run_id)
+        settings = await run_settings(self.store, run_id)
         blueprint = blueprint_of(settings)
         if record.parent is not None and record.model != _joined(blueprint.model):
             blueprint = blueprint.model_copy(update={"model": record.model})  # a fork's own
@@ -305,15 +305,6 @@ class Engine:
         setup.sources = (*plugins, *servers, *own)
         setup.workflows = self._workflows(setup) if self._workflows is not None else None
         return setup
-
-    async def _settings(self, run_id: str) -> RunSettings:
-        """The settings ``run.created`` holds (upcast from whichever Helix wrote them)."""
-        first = await self.store.event_at(run_id, 0)
-        if first is None or first.type != "run.created":
-            return RunSettings()
-        created = self.store.registry.parse(first.type, first.data)
-        assert isinstance(created, RunCreated)
-        return created.settings
 
     async def drive(
         self, run_id: str, *, until: Until | None = None, gone: HolderGone | None = None
@@ -469,6 +460,19 @@ class Engine:
         await append_checked(
             self.store, lease.run_id, lambda s: None if finished(s) else failed, lease=lease
         )
+
+
+async def run_settings(store: EventStore, run_id: str) -> RunSettings:
+    """The settings a run's ``run.created`` holds (upcast from whichever Helix wrote them).
+
+    A fork's own log starts with ``run.forked``: its settings are the defaults here.
+    """
+    first = await store.event_at(run_id, 0)
+    if first is None or first.type != "run.created":
+        return RunSettings()
+    created = store.registry.parse(first.type, first.data)
+    assert isinstance(created, RunCreated)
+    return created.settings
 
 
 def _unwrap(error: BaseException) -> BaseException:

@@ -17,7 +17,6 @@ for good leaves its dependents waiting, and once nothing else can run the graph 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -42,13 +41,13 @@ from helix.kernel.events import (
     TaskSkipped,
     TaskStarted,
 )
-from helix.kernel.log import EventStore, new_run_id
+from helix.kernel.log import new_run_id
 from helix.kernel.session import SessionState, TaskState, replay_run
 
 from ._asking import DEADLINE_PASSED, Question, answered_in_time, ask, settled, system_decision
 from ._clock import scheduling_point
-from ._control import cancel, resume
-from ._delegation import load_in_world, narrowed, settle
+from ._control import resume
+from ._delegation import cancel_quietly, load_in_world, narrowed, settle
 from ._graph_tasks import copy_world, take_report, task_objective
 from ._loop import TERMINAL
 from ._session import LiveSession, append_checked, finished
@@ -185,7 +184,7 @@ class GraphConductor:
             return True
         if task.status != "completed":
             return False
-        return not self._asks_approval(task_id) or _approval_call(task_id, task) in (
+        return not self._asks_approval(task_id) or approval_call(task_id, task.run_id) in (
             state.approved_calls
         )
 
@@ -198,7 +197,8 @@ class GraphConductor:
     def _awaiting_person(self, state: SessionState) -> bool:
         return any(
             task.status == "completed"
-            and state.approval_calls.get(_approval_call(task_id, task)) in state.pending_approvals
+            and state.approval_calls.get(approval_call(task_id, task.run_id))
+            in state.pending_approvals
             for task_id, task in ((t, state.tasks[t]) for t in self._approving)
         )
 
@@ -218,7 +218,7 @@ class GraphConductor:
             task = state.tasks[task_id]
             if task.status != "completed":
                 continue
-            call = _approval_call(task_id, task)
+            call = approval_call(task_id, task.run_id)
             if call in state.approved_calls:
                 continue
             if call in state.denied_calls:
@@ -242,7 +242,12 @@ class GraphConductor:
         declined = None if self.setup.attended else UNATTENDED
         args = {"task": task_id, "run_id": task.run_id, "report": task.report}
         return ask(
-            self.setup, _approval_call(task_id, task), APPROVAL_TOOL, args, 0, declined=declined
+            self.setup,
+            approval_call(task_id, task.run_id),
+            APPROVAL_TOOL,
+            args,
+            0,
+            declined=declined,
         )
 
     async def _await_decision(self, session: LiveSession, request_id: str) -> None:
@@ -302,7 +307,7 @@ class GraphConductor:
             final = await settle(self.engine, child_id, stop_when_paused=False)
         except asyncio.CancelledError:
             if finished(session.state):  # the graph was cancelled: so are its tasks
-                await asyncio.shield(_cancel_quietly(self.engine.store, child_id))
+                await asyncio.shield(cancel_quietly(self.engine, child_id))
             raise
         except HelixError as error:  # refused: a blueprint it names, a model it cannot open
             await self._log_end(session, task_id, child_id, None, str(error), 0.0)
@@ -376,8 +381,9 @@ def _after(head: int) -> Callable[[SessionState], bool]:
     return lambda state: state.head != head
 
 
-def _approval_call(task_id: str, task: TaskState) -> str:
-    return f"task:{task_id}:{task.run_id}"
+def approval_call(task_id: str, run_id: str | None) -> str:
+    """The ``call_id`` of the approval of a task's attempt (its run's): ``task:ID:RUN``."""
+    return f"task:{task_id}:{run_id}"
 
 
 def _share(state: SessionState, spec: TaskSpec, ready: int) -> float | None:
@@ -439,8 +445,3 @@ async def retry_task(engine: Engine, run_id: str, task_id: str, *, by: str) -> S
     if state.status == "paused":
         await resume(store, run_id, by=by)
     return await replay_run(store, run_id)
-
-
-async def _cancel_quietly(store: EventStore, child_id: str) -> None:
-    with contextlib.suppress(HelixError):  # it finished meanwhile: nothing to stop
-        await cancel(store, child_id, by="system")

@@ -10,16 +10,13 @@ logged (``agent.spawned``, with the call's id) before the graph is created, so a
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 from helix.errors import ConfigError
-from helix.kernel.events import AgentReported, AgentSpawned, NewEvent
-from helix.kernel.log import new_run_id
 from helix.tools import Planned
 
 from ._blueprint import Blueprint
-from ._delegation import MAX_DEPTH, cancel_quietly, child_report, create_child, narrowed, settle
+from ._delegation import MAX_DEPTH, narrowed, run_child, usd_left
 from ._plan import Plan, check_graph
 from ._session import LiveSession
 from ._setup import RunSetup
@@ -37,23 +34,15 @@ class GraphChildren:
     async def plan(self, plan: dict[str, Any], *, call_id: str) -> Planned:
         """Run the call's graph to its end (starting it unless it exists) and report it."""
         objective, settings = self._graph(plan)  # refused before anything is logged
-        child_id = self.session.state.children_by_call.get(call_id)
-        if child_id is None:
-            child_id = new_run_id()
-            spawned = AgentSpawned(child_run_id=child_id, objective=objective, call_id=call_id)
-            await self.session.append([NewEvent(spawned, turn=self.session.state.turn)])
-        await create_child(self.engine, self.setup, child_id, objective, settings, what="graph")
-        try:
-            final = await settle(self.engine, child_id, stop_when_paused=True)
-        except asyncio.CancelledError:  # the planner was cancelled: so is its graph
-            await asyncio.shield(cancel_quietly(self.engine, child_id))
-            raise
-        report = child_report(final)
-        if child_id not in self.session.state.children_reported:
-            reported = AgentReported(
-                child_run_id=child_id, report=report, status=final.status, cost_usd=final.spent_usd
-            )
-            await self.session.append([NewEvent(reported, turn=self.session.state.turn)])
+        child_id, final, report = await run_child(
+            self.engine,
+            self.setup,
+            self.session,
+            call_id,
+            objective,
+            lambda: settings,
+            what="graph",
+        )
         return Planned(child_id, final.status, report)
 
     def _graph(self, data: dict[str, Any]) -> tuple[str, Blueprint]:
@@ -64,11 +53,8 @@ class GraphChildren:
                 f"runs are already nested {MAX_DEPTH} deep: do this work without a task graph"
             )
         parsed = Plan.parse(data, source="plan", name=f"{setup.blueprint.name}.plan")
-        state = self.session.state
-        cap = state.budget.usd if state.budget is not None else None
-        left = None if cap is None else max(0.0, cap - state.spent_usd)
         own = setup.blueprint.model_copy(update={"name": parsed.blueprint.name})
-        settings = narrowed(setup, own, tools=own.tools, usd_left=left)
+        settings = narrowed(setup, own, tools=own.tools, usd_left=usd_left(self.session.state))
         settings = settings.model_copy(update={"graph": parsed.blueprint.graph})
         check_graph(settings, self.engine.tools)
         return parsed.objective, settings
