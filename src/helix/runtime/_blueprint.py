@@ -193,13 +193,7 @@ class Blueprint(_Strict):
     def load(cls, path: str | Path) -> Blueprint:
         """Read a YAML, TOML or JSON blueprint; ``BlueprintError`` names file, field, reason."""
         path = Path(path)
-        try:
-            data = read_structured(path, "blueprint")
-        except FileProblem as problem:
-            if problem.stage == "read":
-                raise BlueprintError(f"{path}: cannot read the blueprint: {problem}") from None
-            raise BlueprintError(f"{path}: does not parse: {problem}") from None
-        return cls.parse(data, source=str(path), name=path.stem)
+        return cls.parse(read_settings(path, "blueprint"), source=str(path), name=path.stem)
 
     @classmethod
     def parse(cls, data: object, *, source: str, name: str | None = None) -> Blueprint:
@@ -219,6 +213,16 @@ class Blueprint(_Strict):
             return cls.model_validate({"name": name, **data} if name is not None else data)
         except ValidationError as error:
             raise BlueprintError(f"{source}: {first_problem(error)}") from None
+
+
+def read_settings(path: Path, what: str) -> object:
+    """A settings file's data (YAML, TOML or JSON); ``BlueprintError`` if unread or unparsed."""
+    try:
+        return read_structured(path, what)
+    except FileProblem as problem:
+        if problem.stage == "read":
+            raise BlueprintError(f"{path}: cannot read the {what}: {problem}") from None
+        raise BlueprintError(f"{path}: does not parse: {problem}") from None
 
 
 def blueprint_of(settings: RunSettings) -> Blueprint:

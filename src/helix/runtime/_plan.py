@@ -12,12 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from helix._util import FileProblem, read_structured
 from helix.errors import BlueprintError, HelixError
 from helix.providers import parse_model_name
 from helix.tools import ToolRegistry
 
-from ._blueprint import Blueprint
+from ._blueprint import Blueprint, read_settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,13 +30,7 @@ class Plan:
     def load(cls, path: str | Path) -> Plan:
         """Read a YAML, TOML or JSON plan; ``BlueprintError`` names file, field, reason."""
         path = Path(path)
-        try:
-            data = read_structured(path, "plan file")
-        except FileProblem as problem:
-            if problem.stage == "read":
-                raise BlueprintError(f"{path}: cannot read the plan: {problem}") from None
-            raise BlueprintError(f"{path}: does not parse: {problem}") from None
-        return cls.parse(data, source=str(path), name=path.stem)
+        return cls.parse(read_settings(path, "plan file"), source=str(path), name=path.stem)
 
     @classmethod
     def parse(cls, data: object, *, source: str, name: str | None = None) -> Plan:
