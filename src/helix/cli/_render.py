@@ -34,7 +34,6 @@ _SUMMARIES: dict[str, str] = {
     "tool.interrupted": "{call_id}: {reason}",
     "file.changed": "{op} {path}",
     "steer.received": "{message}",
-    "budget.exceeded": "spent ${spent_usd} of ${cap_usd}",
     "agent.spawned": "{child_run_id}: {objective}",
     "agent.reported": "{child_run_id}: {report}",
     "task.started": "{task} attempt {attempt}: {run_id}",
@@ -85,6 +84,12 @@ def summarize(event: Event | RunEvent) -> str:
         return f"{asked['source']} asks {message!r} (request {data['request_id']})"
     if event.type == "approval.decided" and data.get("answer"):
         return _clip(f"answered by {data['by']}: {data['answer']}")
+    if event.type == "budget.exceeded":
+        if data.get("scope") is None:
+            return f"spent ${data['spent_usd']} of ${data['cap_usd']}"
+        from ._run_notes import budget_words
+
+        return budget_words(data)
     if event.type == "egress.counted":
         hosts = [f"{h['host']} {h['verdict']} ({h['attempts']} tries)" for h in data["hosts"]]
         others = data.get("other_attempts") or 0

@@ -25,6 +25,24 @@ class Note:
     """The other run it names: a child spawned, a fork's parent."""
 
 
+def budget_words(data: dict[str, Any]) -> str:
+    """What a ``budget.exceeded`` says: which budget, how much of which cap.
+
+    ``$0.0120 spent of $0.0100`` for the run's own USD cap (no ``scope``);
+    ``workspace:team's month budget: 1200 of 1000 tokens`` for a cumulative one.
+    """
+    if data.get("cap_tokens") is not None:
+        amount = f"{data.get('spent_tokens') or 0} of {data['cap_tokens']} tokens"
+    else:
+        cap = data.get("cap_usd")
+        amount = f"${data['spent_usd']:.4f} spent of " + ("-" if cap is None else f"${cap:.4f}")
+    scope = data.get("scope")
+    if scope is None:
+        return amount
+    whose = "the run's own cap" if scope == "run" else f"{scope}'s {data.get('period')} budget"
+    return f"{whose}: {amount}"
+
+
 def _sampled(data: dict[str, Any]) -> Note:
     usage, cost = data["usage"], data.get("cost_usd")
     spent = f"${cost:.4f}" if cost is not None else "price unknown"
@@ -97,9 +115,7 @@ NOTES: dict[str, Callable[[dict[str, Any]], Note]] = {
     "run.completed": lambda d: Note("completed", str(d["summary"]), "good"),
     "run.failed": lambda d: Note("failed", str(d["error"]), "bad"),
     "run.cancelled": lambda d: Note("cancelled", f"cancelled by {d['by']}", "bad"),
-    "budget.exceeded": lambda d: Note(
-        "budget", f"budget reached: ${d['spent_usd']:.4f} spent of ${d['cap_usd']:.4f}", "warn"
-    ),
+    "budget.exceeded": lambda d: Note("budget", f"budget reached: {budget_words(d)}", "warn"),
     "supervisor.restarted": lambda d: Note(
         "restart", f"{d['component']} restarted (attempt {d['attempt']}): {d['reason']}", "warn"
     ),

@@ -21,7 +21,7 @@ from ._control import resume as resume
 from ._control import steer as steer
 from ._engine import Engine as Engine
 from ._engine import WorkflowEditors as WorkflowEditors
-from ._engine import run_settings as run_settings
+from ._engine_checks import run_settings as run_settings
 from ._executor import EXECUTOR_KINDS as EXECUTOR_KINDS
 from ._executor import EngineOpener as EngineOpener
 from ._executor import Executor as Executor
@@ -50,6 +50,9 @@ from ._policy_replay import UnjudgedCall as UnjudgedCall
 from ._policy_replay import replay_policy as replay_policy
 from ._policy_replay import replay_policy_workspace as replay_policy_workspace
 from ._setup import RunSetup as RunSetup
+from ._spending import OverCap as OverCap
+from ._spending import SpendClaim as SpendClaim
+from ._spending import Spending as Spending
 from ._strategies import ChainOfThought as ChainOfThought
 from ._strategies import CommandJudge as CommandJudge
 from ._strategies import PlanThenAct as PlanThenAct
@@ -96,6 +99,7 @@ __all__ = [
     "ModelPrice",
     "NodeInfo",
     "NodeState",
+    "OverCap",
     "Placement",
     "Placer",
     "Plan",
@@ -107,6 +111,8 @@ __all__ = [
     "RunSetup",
     "SamplingSettings",
     "SandboxSettings",
+    "SpendClaim",
+    "Spending",
     "Supervisor",
     "SystemClock",
     "TaskGraph",

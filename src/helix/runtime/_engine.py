@@ -38,7 +38,7 @@ from helix.world import ObjectStore, world_root
 
 from ._blueprint import Blueprint, blueprint_of
 from ._clock import SYSTEM_CLOCK, Clock
-from ._engine_checks import refuse_own_data, require_prices
+from ._engine_checks import refuse_own_data, require_bound, run_settings
 from ._graph import GraphConductor
 from ._lease import HolderGone, driving, holding_lease, lease_ttl
 from ._loop import TERMINAL, RunLoop
@@ -46,6 +46,7 @@ from ._placement import Placer, placed_sandbox
 from ._plan import check_graph, check_task_blueprints, task_models
 from ._session import append_checked, finished
 from ._setup import RunSetup
+from ._spending import Spending
 from ._supervisor import ChildSpec, open_supervisor
 from ._tree import TreeOfThoughtsLoop, loop_for
 from ._until import Until, UntilFailed
@@ -87,6 +88,7 @@ class Engine:
         lease_ttl_s: float | None = None,
         placer: Placer | None = None,
         workflows: WorkflowEditors | None = None,
+        spending: Spending | None = None,
     ) -> None:
         """Hold what every run driven here shares.
 
@@ -104,7 +106,8 @@ class Engine:
         stopped answering waits for another. ``placer`` gives the sandbox of runs whose
         blueprint has a ``placement`` (without one, such runs are refused).
         ``workflows`` gives each run the editor its ``edit_workflow`` calls go through
-        (``helix.workflows``); with it, the engine offers that tool too.
+        (``helix.workflows``); with it, the engine offers that tool too. ``spending``:
+        the cumulative budgets every run's model calls are reserved against (docs/budgets.md).
         """
         self.snapshots = snapshots
         self.store = store
@@ -133,6 +136,7 @@ class Engine:
         self._plugins = plugins
         self._placer = placer
         self._workflows = workflows
+        self.spending = spending
         if workflows is not None and "edit_workflow" not in self.tools:
             self.tools.register(edit_workflow)
         if gates:
@@ -171,6 +175,7 @@ class Engine:
         model: str | Sequence[str] | None = None,
         world: Path | None = None,
         budget_usd: float | None = None,
+        budget_tokens: int | None = None,
         auto_approve: bool = False,
         attended: bool = True,
         workspace: str = "default",
@@ -206,11 +211,11 @@ class Engine:
         names += task_models(blueprint) if spec is None else []
         self.check_model(names)
         self.check_usable(names)  # a missing SDK or key is refused here, not retried later
-        budget = blueprint.budget
-        if budget_usd is not None:
-            budget = budget.model_copy(update={"usd": budget_usd})
-        if budget.usd is not None:
-            require_prices(blueprint.price_book(self.prices), names)
+        caps = {"usd": budget_usd, "tokens": budget_tokens}
+        budget = blueprint.budget.model_copy(
+            update={k: v for k, v in caps.items() if v is not None}
+        )
+        await require_bound(blueprint, self.prices, names, budget, self.spending, workspace, actor)
         blueprint = blueprint.model_copy(update={"model": spec, "budget": budget})
         if world is None:  # a new folder of its own (as a fork gets), not the caller's cwd
             fresh = new_run_id()
@@ -298,6 +303,7 @@ class Engine:
             workspace=record.workspace,
             scripts=self.scripts,
             clock=self.clock,
+            spending=self.spending,
         )
         plugins = tuple(PluginSource(self.plugins, name) for name in blueprint.plugins)
         servers = tuple(McpSource(spec) for spec in blueprint.mcp)
@@ -460,19 +466,6 @@ class Engine:
         await append_checked(
             self.store, lease.run_id, lambda s: None if finished(s) else failed, lease=lease
         )
-
-
-async def run_settings(store: EventStore, run_id: str) -> RunSettings:
-    """The settings a run's ``run.created`` holds (upcast from whichever Helix wrote them).
-
-    A fork's own log starts with ``run.forked``: its settings are the defaults here.
-    """
-    first = await store.event_at(run_id, 0)
-    if first is None or first.type != "run.created":
-        return RunSettings()
-    created = store.registry.parse(first.type, first.data)
-    assert isinstance(created, RunCreated)
-    return created.settings
 
 
 def _unwrap(error: BaseException) -> BaseException:

@@ -1,13 +1,23 @@
-"""What the engine refuses before it creates a run: a world holding its data, unbound caps."""
+"""What the engine refuses before it creates a run: a world holding its data, unbound caps.
+
+And ``run_settings``: how a run was set up, read back from its ``run.created``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from helix.errors import ConfigError
+from helix.kernel.events import Budget, RunCreated, RunSettings
 from helix.kernel.log import EventStore, SqliteEventStore
 from helix.providers import PriceBook, parse_model_name
+
+from ._spending import Spending, person_of
+
+if TYPE_CHECKING:
+    from ._blueprint import Blueprint
 
 
 def refuse_own_data(home: Path, store: EventStore, world: Path) -> None:
@@ -39,3 +49,47 @@ def require_prices(prices: PriceBook, names: Sequence[str]) -> None:
                 f' in the blueprint (prices: {{"{name}": {{input: …, output: …}}}}, USD per'
                 " million tokens) or drop the USD cap"
             )
+
+
+async def require_bound(
+    blueprint: Blueprint,
+    prices: PriceBook,
+    names: Sequence[str],
+    budget: Budget,
+    spending: Spending | None,
+    workspace: str,
+    actor: str,
+) -> None:
+    """Refuse a run one of whose USD caps could not bind its models: its own, or a cumulative one.
+
+    ``prices``: the engine's (the blueprint's ``prices`` are added here). A cumulative
+    budget (``spending``) with a USD cap that applies to the run (its workspace's, its
+    blueprint's, its person's) binds only models with a known price, as the run's own.
+    """
+    book = blueprint.price_book(prices)
+    if budget.usd is not None:
+        require_prices(book, names)
+    unpriced = [name for name in names if not book.knows(*parse_model_name(name))]
+    if spending is None or not unpriced:
+        return
+    capped = await spending.usd_capped(workspace, blueprint.name, person_of(actor))
+    if capped:
+        name = unpriced[0]
+        raise ConfigError(
+            f"{name} has no known price, so the USD budget {capped[0]} cannot bind it: give"
+            f' its price in the blueprint (prices: {{"{name}": {{input: …, output: …}}}}, USD'
+            " per million tokens), or run it where no USD budget applies"
+        )
+
+
+async def run_settings(store: EventStore, run_id: str) -> RunSettings:
+    """The settings a run's ``run.created`` holds (upcast from whichever Helix wrote them).
+
+    A fork's own log starts with ``run.forked``: its settings are the defaults here.
+    """
+    first = await store.event_at(run_id, 0)
+    if first is None or first.type != "run.created":
+        return RunSettings()
+    created = store.registry.parse(first.type, first.data)
+    assert isinstance(created, RunCreated)
+    return created.settings

@@ -15,7 +15,6 @@ from helix._util import close_fully
 from helix.errors import ModelCallError
 from helix.kernel.events import (
     TERMINAL_STATUSES,
-    BudgetExceeded,
     ModelRequested,
     NewEvent,
     RunCompleted,
@@ -35,6 +34,7 @@ from helix.providers import (
     ModelRequest,
     ModelResponse,
     build_model,
+    estimate_tokens,
     failed_event,
     responded_event,
 )
@@ -45,6 +45,7 @@ from ._request import RequestBuilder, projected_cost, tool_specs
 from ._session import LiveSession, halted
 from ._setup import RunSetup
 from ._sources import RunSources
+from ._spending import Hold, reserve_call, run_cap_events
 from ._strategies import PlanThenAct
 from ._until import Until, holds
 from ._world import TurnSnapshots
@@ -238,11 +239,33 @@ class RunLoop:
         before: list[NewEvent],
         turn: int,
     ) -> None:
-        """Call the model (unless the budget says pause), and start on its calls."""
-        over = self._over_budget(session.state, model, before)
-        if over:
-            await session.append([*before, *over])
-            return
+        """Call the model (unless a budget says pause), and start on its calls.
+
+        The call is reserved first against the cumulative budgets that apply to the run
+        (``RunSetup.spending``); the reply settles the reservation, anything else releases it.
+        """
+        usd, tokens = self._projection(session.state, model, before)
+        over = run_cap_events(session.state, usd, tokens)
+        if not over:
+            held = await reserve_call(self.setup, session.state, usd, tokens)
+            if isinstance(held, Hold):
+                try:
+                    await self._call(session, model, calls, before, turn, held)
+                finally:
+                    await held.done()
+                return
+            over = held
+        await session.append([*before, *over])
+
+    async def _call(
+        self,
+        session: LiveSession,
+        model: ModelAdapter,
+        calls: CallRunner,
+        before: list[NewEvent],
+        turn: int,
+        held: Hold,
+    ) -> None:
         requested = NewEvent(ModelRequested(provider=model.provider, model=model.model), turn=turn)
         if not await session.append([*before, requested], unless=halted):
             if before:
@@ -257,6 +280,7 @@ class RunLoop:
             return
         answered = getattr(model, "answered_by", None) or model
         cost = self.setup.prices.cost(answered.provider, answered.model, response.usage)
+        await held.settle(cost, response.usage.input_tokens + response.usage.output_tokens)
         reply = NewEvent(responded_event(response, cost), actor="agent", turn=turn)
         # The first calls' gates and start go in the reply's append: one commit, not two.
         asked = [CallRequest(c.id, c.name, c.args) for c in response.tool_calls]
@@ -269,28 +293,20 @@ class RunLoop:
             return
         await session.append([reply])
 
-    def _over_budget(
+    def _projection(
         self, state: SessionState, model: ModelAdapter, before: list[NewEvent]
-    ) -> list[NewEvent]:
-        """Pause before a call that could take the run past its cap (input known, output max).
+    ) -> tuple[float | None, int]:
+        """What the next call could cost at most (``None``: no known price), and its tokens.
 
-        ``before`` may hold tool results not yet folded into ``state``: they count as
-        input too. Returns the events that pause the run, or nothing if the call fits.
+        The input so far (estimated) and the output at ``max_tokens``. ``before`` may hold
+        tool results not yet folded into ``state``: they count as input too.
         """
-        cap = state.budget.usd if state.budget is not None else None
-        if cap is None:
-            return []
         unfolded = [e.payload.output for e in before if isinstance(e.payload, ToolCompleted)]
         text = "".join(m.text for m in state.messages) + "".join(state.steering)
         text += "".join(unfolded)
-        call = projected_cost(self.setup.prices, model, text, self.setup.blueprint.max_tokens)
-        spent = state.spent_usd
-        if call is None or spent + call <= cap:
-            return []
-        return [
-            NewEvent(BudgetExceeded(cap_usd=cap, spent_usd=spent), turn=state.turn),
-            NewEvent(RunPaused(reason="budget"), turn=state.turn),
-        ]
+        max_tokens = self.setup.blueprint.max_tokens
+        usd = projected_cost(self.setup.prices, model, text, max_tokens)
+        return usd, estimate_tokens(text) + max_tokens
 
     async def _model_failed(self, failure: ModelFailure) -> None:
         session = self._session

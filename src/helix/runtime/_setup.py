@@ -21,6 +21,7 @@ from ._faults import Faults
 
 if TYPE_CHECKING:
     from ._engine import Engine
+    from ._spending import Spending
 
 
 @dataclass
@@ -58,6 +59,9 @@ class RunSetup:
     loop, their tools added to ``tools`` (``runtime/_sources.py``)."""
     workflows: WorkflowEditor | None = None
     """Where the run's ``edit_workflow`` calls go (``Engine(workflows=…)``); ``None``: nowhere."""
+    spending: Spending | None = None
+    """Where the run reserves each model call against cumulative budgets (workspace,
+    blueprint, person: ``Engine(spending=…)``); ``None``: only its own caps bind it."""
     lease: Lease | None = None
     """The driver's lease on the run: every append of its loop is made with it, so the
     store refuses them once another driver took the run (``None``: no driver's)."""

@@ -342,7 +342,18 @@ _RUN_MARKS: dict[str, Any] = {
     "run.started": lambda d: {},
     "run.paused": lambda d: {"helix.reason": d["reason"]},
     "run.resumed": lambda d: {"helix.by": d.get("by")},
-    "budget.exceeded": lambda d: {"helix.cap_usd": d["cap_usd"], "helix.spent_usd": d["spent_usd"]},
+    "budget.exceeded": lambda d: {
+        k: v
+        for k, v in (
+            ("helix.cap_usd", d.get("cap_usd")),
+            ("helix.spent_usd", d["spent_usd"]),
+            ("helix.budget.scope", d.get("scope")),
+            ("helix.budget.period", d.get("period")),
+            ("helix.cap_tokens", d.get("cap_tokens")),
+            ("helix.spent_tokens", d.get("spent_tokens")),
+        )
+        if v is not None
+    },
     "supervisor.restarted": lambda d: {},
     "lease.taken_over": lambda d: {},
 }

@@ -18,12 +18,27 @@ class SteerReceived(Payload):
 
 
 class BudgetExceeded(Payload):
-    """A step would have taken the run past its spending cap."""
+    """A model call would have taken a budget past its cap: the run's own, or a cumulative one.
+
+    Without ``scope`` it is the run's own USD cap (as before). ``scope`` names the
+    budget passed: ``run`` (the run's own cap), ``workspace:NAME``, ``blueprint:NAME`` or
+    ``person:NAME`` (a cumulative budget of the run's workspace, for ``period``).
+    """
 
     TYPE: ClassVar[str] = "budget.exceeded"
 
-    cap_usd: float = Field(ge=0)
+    cap_usd: float | None = Field(default=None, ge=0)
+    """The USD cap passed; ``null`` when the cap passed is a token cap."""
     spent_usd: float = Field(ge=0)
+    """What the budget had spent (and, cumulative, held for calls in flight), in USD."""
+    scope: str | None = None
+    """Which budget: ``run``, ``workspace:W``, ``blueprint:B``, ``person:P``; absent: ``run``."""
+    period: Literal["day", "month"] | None = None
+    """A cumulative budget's period (UTC calendar day or month); ``null`` for the run's."""
+    cap_tokens: int | None = Field(default=None, ge=0)
+    """The token cap passed (input + output tokens); ``null`` when it is the USD cap."""
+    spent_tokens: int | None = Field(default=None, ge=0)
+    """The tokens the budget had used (and held) when the cap was passed."""
 
 
 class AgentSpawned(Payload):

@@ -17,6 +17,8 @@ class Budget(BaseModel):
     usd: float | None = Field(default=None, ge=0)
     max_turns: int | None = Field(default=None, ge=0)
     max_seconds: float | None = Field(default=None, ge=0)
+    tokens: int | None = Field(default=None, ge=0)
+    """Input plus output tokens of the run's own model calls (Helix's addition)."""
 
 
 class RunSettings(BaseModel):

@@ -164,8 +164,14 @@ def _run_paused(state: SessionState, event: Event, data: dict[str, Any]) -> None
     state.pause_reason = data["reason"]
 
 
+def _budget_exceeded(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    state.over_budget = data.get("scope") or "run"
+    state.over_cap = "tokens" if data.get("cap_tokens") is not None else "usd"
+
+
 def _run_resumed(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     state.pause_reason = None
+    state.over_budget = state.over_cap = None
     if data.get("budget") is not None:
         state.budget = Budget.model_validate(data["budget"])
 
@@ -393,6 +399,7 @@ _HANDLERS: dict[str, _Handler] = {
     "run.forked": _run_forked,
     "run.paused": _run_paused,
     "run.resumed": _run_resumed,
+    "budget.exceeded": _budget_exceeded,
     "run.completed": _run_completed,
     "run.failed": _run_failed,
     "turn.started": _turn_started,

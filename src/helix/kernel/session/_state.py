@@ -194,6 +194,10 @@ class SessionState:
     """The caps in force: from ``run.created``, raised by ``run.resumed``."""
     pause_reason: str | None = None
     """Why the run is paused (``user``, ``budget``, ``max_turns``…), while it is."""
+    over_budget: str | None = None
+    """Which budget the last ``budget.exceeded`` named (``run``, ``workspace:W``…), until
+    the run resumes; with ``over_cap`` (``usd`` or ``tokens``): what a resume must raise."""
+    over_cap: str | None = None
     turn_has_reply: bool = False
     """Whether the current turn's model call has been answered."""
     last_reply_had_calls: bool | None = None

@@ -1,5 +1,5 @@
 // The raw event log of a run, one row per event, oldest first (for debugging a run).
-import { h, money } from "./lib.js";
+import { budgetWords, h, money } from "./lib.js";
 
 function describe(event) {
   const d = event.data || {};
@@ -27,7 +27,7 @@ function describe(event) {
     case "supervisor.restarted": return [`${d.component} restarted (attempt ${d.attempt}): ${d.reason}`];
     case "lease.taken_over": return [`driven now by ${d.holder} (epoch ${d.epoch}): ${d.previous_holder} ${d.reason === "expired" ? "stopped renewing" : "ended"}`];
     case "tool.interrupted": return [d.reason || ""];
-    case "budget.exceeded": return [`spent ${money(d.spent_usd)} of ${money(d.cap_usd)}`];
+    case "budget.exceeded": return [d.scope == null ? `spent ${money(d.spent_usd)} of ${money(d.cap_usd)}` : budgetWords(d)];
     case "agent.spawned": return [`child run ${d.child_run_id}: ${d.objective}`];
     case "agent.reported": return [`${d.child_run_id} ${d.status || "completed"} · ${money(d.cost_usd)}`, d.report];
     case "egress.counted": return [(d.hosts || []).map((x) => `${x.host}: ${x.verdict} (${x.attempts} tries)`).join(", ")

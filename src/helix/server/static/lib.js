@@ -52,6 +52,13 @@ export function h(tag, attrs = {}, ...children) {
 }
 
 export const money = (usd) => (usd == null ? "—" : `$${Number(usd).toFixed(4)}`);
+// What a budget.exceeded says: which budget (the run's own, or workspace:W's month…), which cap.
+export function budgetWords(d) {
+  const amount = d.cap_tokens != null ? `${d.spent_tokens || 0} of ${d.cap_tokens} tokens`
+    : `${money(d.spent_usd)} spent of ${money(d.cap_usd)}`;
+  if (d.scope == null) return amount;
+  return `${d.scope === "run" ? "the run's own cap" : `${d.scope}'s ${d.period} budget`}: ${amount}`;
+}
 export const badge = (status) => h("span", { class: `status ${status}`, "data-testid": "status" }, status);
 export const show = (...nodes) => view.replaceChildren(...nodes);
 

@@ -16,6 +16,13 @@ const RANK = { allow: 0, ask: 1, deny: 2 };
 const EXIT = /\[exit code (-?\d+)\]\s*$/;
 const SIGNAL = /\[killed by signal (\d+)\]\s*$/;
 const usd = (n) => `$${Number(n || 0).toFixed(4)}`;
+// Which budget a budget.exceeded names (the run's own, workspace:W's month…) and which cap.
+function budgetWords(d) {
+  const amount = d.cap_tokens != null ? `${d.spent_tokens || 0} of ${d.cap_tokens} tokens`
+    : `${usd(d.spent_usd)} spent of ${d.cap_usd == null ? "-" : usd(d.cap_usd)}`;
+  if (d.scope == null) return amount;
+  return `${d.scope === "run" ? "the run's own cap" : `${d.scope}'s ${d.period} budget`}: ${amount}`;
+}
 
 // How each run-level event reads; types not here make no block.
 const NOTES = {
@@ -24,7 +31,7 @@ const NOTES = {
   "run.completed": (d) => ["completed", String(d.summary || ""), "good"],
   "run.failed": (d) => ["failed", String(d.error), "bad"],
   "run.cancelled": (d) => ["cancelled", `cancelled by ${d.by}`, "bad"],
-  "budget.exceeded": (d) => ["budget", `budget reached: ${usd(d.spent_usd)} spent of ${usd(d.cap_usd)}`, "warn"],
+  "budget.exceeded": (d) => ["budget", `budget reached: ${budgetWords(d)}`, "warn"],
   "lease.taken_over": (d) => ["takeover", `another process took the run over (${d.reason === "expired"
     ? "its driver stopped renewing" : "its driver's process ended"}): ${d.holder}`, "warn"],
   "supervisor.restarted": (d) => ["restart",
