@@ -26,7 +26,7 @@ _RUNTIME = _EXTENSIONS | {"helix.world", "helix.mcp.client", "helix.plugins"}
 _TESTING = _RUNTIME | {"helix.runtime"}
 _WORKFLOWS = _TESTING | {"helix.runtime"}
 """Workflows: definitions, their store, their task graphs (``to_plan``)."""
-_API = _WORKFLOWS | {"helix.config", "helix.automations", "helix.workflows"}
+_API = _WORKFLOWS | {"helix.config", "helix.automations", "helix.budgets", "helix.workflows"}
 _DISTRIBUTED = _API | {"helix.distributed"}
 """Past one process: what the executors, the Ray tier and the cluster commands use."""
 _SERVER = _DISTRIBUTED | {
@@ -65,6 +65,7 @@ ALLOWED: dict[str, set[str]] = {
     "helix.telemetry": _KERNEL | {"helix._version"},
     "helix.accounts": _KERNEL | {"helix.gates"},
     "helix.automations": set(_KERNEL),
+    "helix.budgets": set(_KERNEL),
     "helix.server": set(_SERVER),
     "helix.mcp.server": _API | {"helix._version", "helix.api"},
     "helix.cli": _SERVER | {"helix.testing", "helix.bench", "helix.server", "helix.mcp.server"},

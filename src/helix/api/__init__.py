@@ -8,6 +8,8 @@ are the public SDK over either. See docs/sdk.md.
 from ._async_client import AsyncClient as AsyncClient
 from ._automations import AutomationSetup as AutomationSetup
 from ._automations import start_target as start_target
+from ._budgets import BudgetDoor as BudgetDoor
+from ._budgets import StoreSpending as StoreSpending
 from ._choice_models import ChoiceBody as ChoiceBody
 from ._choice_models import ChoiceCard as ChoiceCard
 from ._choice_models import ChoiceCardList as ChoiceCardList
@@ -75,6 +77,7 @@ __all__ = [
     "AsyncClient",
     "AutomationSetup",
     "BlueprintLookup",
+    "BudgetDoor",
     "ChoiceBody",
     "ChoiceCard",
     "ChoiceCardList",
@@ -117,6 +120,7 @@ __all__ = [
     "Spend",
     "SpendPoint",
     "SteerBody",
+    "StoreSpending",
     "Usage",
     "WorkflowArg",
     "WorkflowDoor",

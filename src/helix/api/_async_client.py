@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Self
 from helix.kernel.events import RunStatus
 from helix.kernel.log import EventStore
 
+from ._budget_client import AsyncClientBudgets
 from ._choice_models import ChoiceCard, Chosen
 from ._graph_models import GraphRun
 from ._graphs import PlanArg
@@ -45,7 +46,7 @@ if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is ch
     from helix.workflows import Workflows
 
 
-class AsyncClient(AsyncClientWorkflows):
+class AsyncClient(AsyncClientWorkflows, AsyncClientBudgets):
     """Runs, from Python (async). Use it in ``async with``.
 
     ``AsyncClient()`` works embedded on the store ``HELIX_DB``/``HELIX_HOME`` name (runs

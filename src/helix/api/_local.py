@@ -25,6 +25,7 @@ from helix.kernel.session import replay_run, spend, trace
 from helix.world import parse_point
 
 from ._automations import AutomationDoor, AutomationSetup
+from ._budgets import BudgetSource, LocalBudgets
 from ._choice_models import ChoiceCard, Chosen
 from ._graphs import GraphDoor
 from ._ids import resolve_run
@@ -60,7 +61,7 @@ BlueprintArg: TypeAlias = "Blueprint | dict[str, Any] | str | None"
 _PAGE = 1000
 
 
-class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, WorldReads, GraphDoor):
+class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, LocalBudgets, WorldReads, GraphDoor):
     """The engine and its store behind ``HelixApi``, acting as ``actor``."""
 
     def __init__(
@@ -79,6 +80,7 @@ class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, WorldReads, GraphDoor):
         executor: Executor | None = None,
         automations: AutomationSetup | None = None,
         workflows: WorkflowsSource | None = None,
+        budgets: BudgetSource | None = None,
     ) -> None:
         """An API over ``engine``.
 
@@ -103,6 +105,8 @@ class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, WorldReads, GraphDoor):
             automations: Their store, blueprints and clock; ``None``: none here.
             workflows: The workflows (``helix.workflows.Workflows``, or a function
                 opening them when first needed); default: none (``ConfigError``).
+            budgets: The budget store (``helix.budgets``, or a function opening it);
+                default: the engine's ``StoreSpending``'s, if it has one.
         """
         if callable(engine):
             if store is None or home is None:
@@ -122,6 +126,7 @@ class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, WorldReads, GraphDoor):
         self.visible = None if workspaces is None else frozenset(workspaces)
         self.executor, self.automation_setup = executor, automations
         self._workflow_source = workflows
+        self.budget_source = budgets
         self._stack: AsyncExitStack | None = None
         self._supervisor: Supervisor | None = None
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from helix.kernel.events import RunStatus
 
+from ._budgets import BudgetDoor
 from ._choice_models import ChoiceCard, Chosen
 from ._graph_models import GraphRun
 from ._models import (
@@ -41,7 +42,7 @@ if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is ch
 
 
 @runtime_checkable
-class HelixApi(WorkflowDoor, Protocol):
+class HelixApi(WorkflowDoor, BudgetDoor, Protocol):
     """What a client can do with runs (async). Errors are Helix's exception tree."""
 
     async def create(
