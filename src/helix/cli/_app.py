@@ -129,6 +129,11 @@ COMMANDS = (
         "What runs' own model calls cost: in total, by model, blueprint, person etc., over time.",
     ),
     Lazy(
+        "budgets",
+        "._budgets:budgets_app",
+        "List, set and remove budgets per workspace, blueprint and person (per day or month).",
+    ),
+    Lazy(
         "trace",
         "._trace:trace",
         "A run's turns, model calls, gates and tools as a waterfall, its child runs nested.",

@@ -156,7 +156,8 @@ async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:
             return await use(Door(remote))
         finally:
             await remote.aclose()
-    from helix.api import LocalApi
+    from helix.api import LocalApi, StoreSpending
+    from helix.budgets import open_budgets
     from helix.kernel.log import open_store
     from helix.telemetry import read_otel_settings
 
@@ -166,6 +167,7 @@ async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:
     otel = read_otel_settings()  # a bad setting is an error before anything is done
     store = await open_store(settings.db_url, durability=settings.durability)
     opened: list[Workflows] = []
+    spending = StoreSpending(lambda: open_budgets(settings.db_url))  # opened on first need
 
     async def workflows() -> Workflows:  # only the workflow commands open their store
         from helix.workflows import Workflows, open_workflows
@@ -176,11 +178,12 @@ async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:
     try:
         here: list[str] = []  # the runs the door asks to drive: driven by the command
         local = LocalApi(
-            lambda: engine_for(store), store=store, home=settings.home, actor=who(),
-            drive=here.append, workflows=workflows,
+            lambda: engine_for(store, spending=spending), store=store, home=settings.home,
+            actor=who(), drive=here.append, workflows=workflows, budgets=spending.store,
         )  # fmt: skip
         return await use(Door(local, local, here, otel))
     finally:
         for service in opened:
             await service.store.close()
+        await spending.aclose()
         await store.close()

@@ -18,18 +18,23 @@ from helix.kernel.log import EventStore
 if TYPE_CHECKING:  # the engine loads when a run is driven, not at --help or `helix runs`
     from helix.api import HelixApi
     from helix.kernel.session import SessionState
-    from helix.runtime import Engine
+    from helix.runtime import Engine, Spending
 
 Until = Callable[["SessionState"], bool]
 Driving = Callable[[Until], Coroutine[Any, Any, object]]
 """Drives the run here, stopping where ``Until`` holds (the person left, the run paused)."""
 
 
-def engine_for(store: EventStore, env: dict[str, str] | None = None) -> Engine:
-    """The engine of this process, on the store the environment names."""
+def engine_for(
+    store: EventStore, env: dict[str, str] | None = None, spending: Spending | None = None
+) -> Engine:
+    """The engine of this process, on the store the environment names.
+
+    ``spending``: the budgets its runs reserve against (``with_door`` gives the database's).
+    """
     from helix.runtime import Engine
 
-    return Engine(store, home=Settings.from_env().home, env=env)
+    return Engine(store, home=Settings.from_env().home, env=env, spending=spending)
 
 
 async def drive_and_show(

@@ -73,7 +73,7 @@ def summarize(event: Event | RunEvent) -> str:
         mark = "ok" if data["ok"] else "error"
         where = f" on node {str(data['node'])[:12]}" if data.get("node") else ""
         return f"{data['call_id']} {mark}{where}: {_clip(data['output'], 50)!r}"
-    graph = _graph_summary(event.type, data)
+    graph = _graph_summary(event.type, data) or _budget_summary(event.type, data)
     if graph is not None:
         return graph
     if event.type == "world.snapshotted":
@@ -84,12 +84,6 @@ def summarize(event: Event | RunEvent) -> str:
         return f"{asked['source']} asks {message!r} (request {data['request_id']})"
     if event.type == "approval.decided" and data.get("answer"):
         return _clip(f"answered by {data['by']}: {data['answer']}")
-    if event.type == "budget.exceeded":
-        if data.get("scope") is None:
-            return f"spent ${data['spent_usd']} of ${data['cap_usd']}"
-        from ._run_notes import budget_words
-
-        return budget_words(data)
     if event.type == "egress.counted":
         hosts = [f"{h['host']} {h['verdict']} ({h['attempts']} tries)" for h in data["hosts"]]
         others = data.get("other_attempts") or 0
@@ -107,6 +101,17 @@ def summarize(event: Event | RunEvent) -> str:
         return _clip(template.format(**data))
     except (KeyError, IndexError):
         return ""
+
+
+def _budget_summary(kind: str, data: dict[str, Any]) -> str | None:
+    """Which budget a ``budget.exceeded`` names, and how much of which cap."""
+    if kind != "budget.exceeded":
+        return None
+    if data.get("scope") is None:
+        return f"spent ${data['spent_usd']} of ${data['cap_usd']}"
+    from ._run_notes import budget_words
+
+    return budget_words(data)
 
 
 def _graph_summary(kind: str, data: dict[str, Any]) -> str | None:

@@ -27,6 +27,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from helix._version import __version__
 from helix.accounts import Accounts, AccountStore, open_accounts
 from helix.automations import AutomationStore, open_automations
+from helix.budgets import BudgetStore, open_budgets
 from helix.distributed import open_executor
 from helix.kernel.log import EventStore, open_store
 from helix.runtime import ChildSpec, Supervisor, open_supervisor
@@ -39,6 +40,7 @@ from . import (
     _routes_automations,
     _routes_blueprints,
     _routes_branches,
+    _routes_budgets,
     _routes_control,
     _routes_graphs,
     _routes_nodes,
@@ -105,7 +107,7 @@ def _start_export(
 
 async def _open_stores(
     config: ServerConfig, closing: AsyncExitStack
-) -> tuple[EventStore, AccountStore, AutomationStore, Workflows]:
+) -> tuple[EventStore, AccountStore, AutomationStore, Workflows, BudgetStore]:
     """The server's stores, all in the database ``config.db_url`` names; closed by ``closing``."""
     store = await open_store(config.db_url, durability=config.durability)
     closing.push_async_callback(store.close)
@@ -115,7 +117,9 @@ async def _open_stores(
     closing.push_async_callback(automations.close)
     workflows = Workflows(await open_workflows(config.db_url))
     closing.push_async_callback(workflows.store.close)
-    return store, account_store, automations, workflows
+    budgets = await open_budgets(config.db_url)
+    closing.push_async_callback(budgets.close)
+    return store, account_store, automations, workflows, budgets
 
 
 def _start_children(config: ServerConfig, state: ServerState, signer: Signer) -> OtlpSink | None:
@@ -145,7 +149,8 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with AsyncExitStack() as closing:  # the stores, closed in reverse order
-            store, account_store, automations, workflows = await _open_stores(config, closing)
+            opened = await _open_stores(config, closing)
+            store, account_store, automations, workflows, budgets = opened
             accounts = Accounts(account_store, config.hashing)
             signer = Signer(await account_store.secret("jwt", secrets.token_bytes(32)))
             metrics = Metrics()
@@ -154,8 +159,9 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
                 AsyncExitStack() as executor_stack,
             ):
                 state = ServerState(
-                    config, store, accounts, signer, supervisor, metrics, automations, workflows
-                )
+                    config, store, accounts, signer, supervisor, metrics, automations, workflows,
+                    budgets,
+                )  # fmt: skip
                 state.executor = await executor_stack.enter_async_context(
                     open_executor(
                         config.executor,
@@ -198,6 +204,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
     api.include_router(_routes_branches.router)
     api.include_router(_routes_blueprints.router)
     api.include_router(_routes_automations.router)
+    api.include_router(_routes_budgets.router)
     api.include_router(_hooks.router)
     api.include_router(_routes_plugins.router)
     api.include_router(_routes_nodes.router)

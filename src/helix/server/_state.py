@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 from typing_extensions import override
 
 from helix.accounts import Accounts, open_accounts
+from helix.api import StoreSpending
 from helix.automations import AutomationStore
+from helix.budgets import BudgetStore, open_budgets
 from helix.distributed import RayPlacer, ray_address_of
 from helix.kernel.log import EventStore, open_store
 from helix.runtime import (
@@ -43,6 +45,7 @@ class WorkspaceEngine(Engine):
         accounts: Accounts,
         config: ServerConfig,
         workflows: Workflows | None = None,
+        budgets: BudgetStore | None = None,
     ) -> None:
         self.workflows = workflows
         """The workspaces' workflows (their ``edit_workflow`` calls go there)."""
@@ -54,6 +57,7 @@ class WorkspaceEngine(Engine):
             sources=config.sources,
             placer=_placer(config),
             workflows=self._editor,
+            spending=None if budgets is None else StoreSpending(budgets),
         )
         self.accounts = accounts
 
@@ -84,8 +88,12 @@ async def open_server_engine(config: ServerConfig) -> AsyncIterator[Engine]:
         try:
             workflows = Workflows(await open_workflows(config.db_url))
             try:
-                accounts = Accounts(account_store, config.hashing)
-                yield WorkspaceEngine(store, accounts, config, workflows)
+                budgets = await open_budgets(config.db_url)
+                try:
+                    accounts = Accounts(account_store, config.hashing)
+                    yield WorkspaceEngine(store, accounts, config, workflows, budgets)
+                finally:
+                    await budgets.close()
             finally:
                 await workflows.store.close()
         finally:
@@ -114,6 +122,7 @@ class ServerState:
         metrics: Metrics,
         automations: AutomationStore,
         workflows: Workflows | None = None,
+        budgets: BudgetStore | None = None,
     ) -> None:
         self.config = config
         self.automations = automations
@@ -126,7 +135,9 @@ class ServerState:
         self.metrics = metrics
         self.workflows = workflows
         """The workspaces' workflows (``helix.workflows``), in the same database."""
-        self.engine = WorkspaceEngine(store, accounts, config, workflows)
+        self.budgets = budgets
+        """The workspaces' cumulative budgets (``helix.budgets``), in the same database."""
+        self.engine = WorkspaceEngine(store, accounts, config, workflows, budgets)
         self.executor: Executor = LocalExecutor(self.engine, supervisor)
         """Where runs are driven (``helix.runtime.Executor``): the app's lifespan
         replaces it with the one ``config.executor`` names (``open_executor``)."""
