@@ -248,9 +248,11 @@ class AsyncClient(AsyncClientWorkflows, AsyncClientBudgets):
         """Pause at the next safe point."""
         return await self.api.pause(run_id)
 
-    async def resume(self, run_id: str, *, budget_usd: float | None = None) -> Run:
+    async def resume(
+        self, run_id: str, *, budget_usd: float | None = None, budget_tokens: int | None = None
+    ) -> Run:
         """Resume (with a new USD cap, if given) and drive the run."""
-        return await self.api.resume(run_id, budget_usd=budget_usd)
+        return await self.api.resume(run_id, budget_usd=budget_usd, budget_tokens=budget_tokens)
 
     async def cancel(self, run_id: str) -> Run:
         """Cancel the run."""

@@ -12,7 +12,9 @@ import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
-from helix.errors import ConflictError, NotFoundError
+from helix.errors import ConflictError, NotFoundError, RunStateError
+from helix.kernel.events import Budget
+from helix.kernel.session import SessionState
 
 if TYPE_CHECKING:
     from helix.budgets import BudgetList, BudgetStore, BudgetUsage
@@ -252,3 +254,29 @@ class HttpBudgets:
         """``DELETE /budgets``."""
         words = {"kind": kind, "name": name, "period": period, "workspace": workspace}
         await self._send("DELETE", "/budgets", params={k: v for k, v in words.items() if v})
+
+
+def raised_caps(
+    run_id: str, folded: SessionState, usd: float | None, tokens: int | None
+) -> Budget | None:
+    """The run's caps raised as a resume asks (``None``: as they are).
+
+    ``RunStateError`` for a run paused at its own cap that the resume does not raise:
+    it would only pause again. A cumulative budget is raised elsewhere (``set_budget``).
+    """
+    if usd is None and tokens is None:
+        if folded.status == "paused" and folded.pause_reason == "budget":
+            if folded.over_budget == "run" and folded.over_cap == "tokens":
+                raise RunStateError(
+                    f"run {run_id!r} is paused at its token cap: resume it with a higher"
+                    " budget_tokens"
+                )
+            if folded.over_budget in (None, "run"):
+                raise RunStateError(
+                    f"run {run_id!r} is paused at its budget cap: resume it with a higher"
+                    " budget_usd"
+                )
+        return None
+    caps = {"usd": usd, "tokens": tokens}
+    given = {cap: value for cap, value in caps.items() if value is not None}
+    return (folded.budget or Budget()).model_copy(update=given)

@@ -250,9 +250,12 @@ class HttpApi(HttpWorkflows, HttpGraphs, HttpBudgets):
         """Pause at the next safe point."""
         return Run.model_validate(await self._json("POST", f"{_at(run_id)}/pause"))
 
-    async def resume(self, run_id: str, *, budget_usd: float | None = None) -> Run:
+    async def resume(
+        self, run_id: str, *, budget_usd: float | None = None, budget_tokens: int | None = None
+    ) -> Run:
         """Resume (with a new USD cap, if given); the server drives it."""
-        body = None if budget_usd is None else {"budget_usd": budget_usd}
+        caps = {"budget_usd": budget_usd, "budget_tokens": budget_tokens}
+        body = {k: v for k, v in caps.items() if v is not None} or None
         return Run.model_validate(await self._json("POST", f"{_at(run_id)}/resume", json=body))
 
     async def cancel(self, run_id: str) -> Run:

@@ -19,13 +19,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
 from helix.errors import NotFoundError, RunStateError
-from helix.kernel.events import TERMINAL_EVENTS, TERMINAL_STATUSES, Budget, Payload, RunStatus
+from helix.kernel.events import TERMINAL_EVENTS, TERMINAL_STATUSES, Payload, RunStatus
 from helix.kernel.log import EventStore, RunRecord, export_lines
 from helix.kernel.session import replay_run, spend, trace
 from helix.world import parse_point
 
 from ._automations import AutomationDoor, AutomationSetup
-from ._budgets import BudgetSource, LocalBudgets
+from ._budgets import BudgetSource, LocalBudgets, raised_caps
 from ._choice_models import ChoiceCard, Chosen
 from ._graphs import GraphDoor
 from ._ids import resolve_run
@@ -361,19 +361,15 @@ class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, LocalBudgets, WorldRead
         await runtime.pause(self.store, run_id, by=self.actor)
         return await self.get(run_id)
 
-    async def resume(self, run_id: str, *, budget_usd: float | None = None) -> Run:
+    async def resume(
+        self, run_id: str, *, budget_usd: float | None = None, budget_tokens: int | None = None
+    ) -> Run:
         """Resume (with a new USD cap, if given) and drive the run."""
         import helix.runtime as runtime
 
         run_id = await self._id(run_id)
         folded = await replay_run(self.store, run_id)
-        budget = None
-        if budget_usd is not None:
-            budget = (folded.budget or Budget()).model_copy(update={"usd": budget_usd})
-        elif folded.status == "paused" and folded.pause_reason == "budget":
-            raise RunStateError(
-                f"run {run_id!r} is paused at its budget cap: resume it with a higher budget_usd"
-            )
+        budget = raised_caps(run_id, folded, budget_usd, budget_tokens)
         if folded.status not in TERMINAL_STATUSES:  # a finished one: refused as before
             await self.engine.check_ready(run_id)  # no SDK or key: said now, run left as is
         await runtime.resume(self.store, run_id, by=self.actor, budget=budget)

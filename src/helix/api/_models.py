@@ -262,9 +262,10 @@ class Decided(_Out):
 
 
 class ResumeBody(_Body):
-    """``POST /runs/{id}/resume``: optionally with a new USD cap."""
+    """``POST /runs/{id}/resume``: optionally with new caps (USD, tokens)."""
 
     budget_usd: float | None = Field(default=None, ge=0, le=1e9)
+    budget_tokens: int | None = Field(default=None, ge=0, le=10**15)
 
 
 class ForkBody(_Body):

@@ -139,8 +139,16 @@ class HelixApi(WorkflowDoor, BudgetDoor, Protocol):
         """Pause at the next safe point (a running tool finishes first)."""
         ...
 
-    async def resume(self, run_id: str, *, budget_usd: float | None = None) -> Run:
-        """Resume a paused or interrupted run (with a new USD cap, if given) and drive it."""
+    async def resume(
+        self, run_id: str, *, budget_usd: float | None = None, budget_tokens: int | None = None
+    ) -> Run:
+        """Resume a paused or interrupted run (with new caps, if given) and drive it.
+
+        A run paused at its own USD cap resumes only with a ``budget_usd``, at its own
+        token cap only with a ``budget_tokens`` (``RunStateError``, 409, without); one
+        paused at a cumulative budget (docs/budgets.md) resumes as it is (raise that
+        budget first, or it pauses again at once).
+        """
         ...
 
     async def cancel(self, run_id: str) -> Run:

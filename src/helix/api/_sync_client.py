@@ -225,9 +225,13 @@ class Client(ClientWorkflows, ClientBudgets):
         """Pause at the next safe point."""
         return self._call(self._async.pause(run_id))
 
-    def resume(self, run_id: str, *, budget_usd: float | None = None) -> Run:
+    def resume(
+        self, run_id: str, *, budget_usd: float | None = None, budget_tokens: int | None = None
+    ) -> Run:
         """Resume (with a new USD cap, if given) and drive the run."""
-        return self._call(self._async.resume(run_id, budget_usd=budget_usd))
+        return self._call(
+            self._async.resume(run_id, budget_usd=budget_usd, budget_tokens=budget_tokens)
+        )
 
     def cancel(self, run_id: str) -> Run:
         """Cancel the run."""

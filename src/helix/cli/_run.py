@@ -106,6 +106,9 @@ def _project_here() -> Project | None:
 def resume(
     run_id: Annotated[str, typer.Argument(metavar="RUN")],
     budget: Annotated[float | None, typer.Option(min=0, help="Raise the USD cap to this.")] = None,
+    budget_tokens: Annotated[
+        int | None, typer.Option("--budget-tokens", min=0, help="Raise the token cap to this.")
+    ] = None,
     json: Annotated[bool, typer.Option("--json", help="Print events as JSON Lines.")] = False,
 ) -> None:
     """Resume a paused or interrupted run; drive it here unless another process does."""
@@ -115,10 +118,12 @@ def resume(
         shown = await door.api.get(ref)  # a prefix or `last`: this run, from here on
         run_id, head = shown.id, shown.head
         try:
-            await door.api.resume(run_id, budget_usd=budget)
+            await door.api.resume(run_id, budget_usd=budget, budget_tokens=budget_tokens)
         except RunStateError as error:
             if budget is None and "budget cap" in str(error):
                 raise RunStateError(f"{error} (helix resume RUN --budget USD)") from None
+            if budget_tokens is None and "token cap" in str(error):
+                raise RunStateError(f"{error} (helix resume RUN --budget-tokens N)") from None
             raise
         if await door.driven_elsewhere(run_id):
             typer.echo("resumed: another process is driving it")

@@ -94,17 +94,55 @@ def print_active(found: list[Run]) -> None:
         typer.echo(f"  {shown[one.id]}  {status_text(one, shown[one.id])}  {one.objective[:50]}")
 
 
-def show_run(one: Run, *, json: bool, tree: StrategyTree | None = None) -> None:
-    """``helix show`` output (a strategy run's branches and their scores after its fields)."""
+def show_run(
+    one: Run, *, json: bool, tree: StrategyTree | None = None, why: str | None = None
+) -> None:
+    """``helix show`` output (a strategy run's branches and their scores after its fields).
+
+    ``why``: why a paused run is paused (``paused_why``), shown after its status.
+    """
     from ._render import record_dict, run_lines
 
     if json:
         shown = record_dict(one)
         if tree is not None:
             shown["strategy"] = tree.as_dict()
+        if why is not None:
+            shown["paused_because"] = why
         print_json_line(shown)
     else:
-        typer.echo("\n".join([*run_lines(one), *(tree.lines() if tree is not None else [])]))
+        lines = run_lines(one)
+        if why is not None:
+            lines.insert(2, f"paused     {why}")
+        typer.echo("\n".join([*lines, *(tree.lines() if tree is not None else [])]))
+
+
+async def paused_why(door: Door, one: Run) -> str | None:
+    """Why a paused run is paused, read from its last events (``None`` unless paused).
+
+    A budget pause names the budget and the cap passed, and what resumes the run.
+    """
+    if one.status != "paused":
+        return None
+    from ._run_notes import budget_words
+
+    reason: str | None = None
+    exceeded: dict[str, object] | None = None
+    async for event in door.api.events(one.id, after=max(-1, one.events - 40)):
+        if event.type == "run.paused":
+            reason = str(event.data["reason"])
+        elif event.type == "budget.exceeded":
+            exceeded = event.data
+        elif event.type == "run.resumed":
+            reason = exceeded = None
+    if reason != "budget" or exceeded is None:
+        return reason
+    said = budget_words(exceeded)
+    scope = exceeded.get("scope")
+    if scope is None or scope == "run":
+        raise_it = "helix resume --budget" if scope is None else "a higher budget.tokens"
+        return f"budget: {said} (resume with {raise_it})"
+    return f"budget: {said} (raise it with helix budgets set, then helix resume {one.id})"
 
 
 def show(
@@ -122,7 +160,8 @@ def show(
         from ._strategy import tree_of
 
         one = await door.api.get(run_id)
-        show_run(one, json=json, tree=await tree_of(door.api, one))
+        why = await paused_why(door, one)
+        show_run(one, json=json, tree=await tree_of(door.api, one), why=why)
 
     run(lambda: with_door(main))
 

@@ -108,11 +108,14 @@ async def resume(
 ) -> Run:
     """Resume a paused or interrupted run (with a new USD cap, if given) and drive it.
 
-    A run paused at its budget cap resumes only with a ``budget_usd`` (409 without).
+    A run paused at its own USD cap resumes only with a ``budget_usd``, at its own token
+    cap only with a ``budget_tokens`` (409 without); at a cumulative budget, as it is.
     """
     run_id = (await caller.run(state.store, run_id, act="resume runs")).id
-    budget_usd = body.budget_usd if body is not None else None
-    return await local_api(state, caller).resume(run_id, budget_usd=budget_usd)
+    body = body or ResumeBody()
+    return await local_api(state, caller).resume(
+        run_id, budget_usd=body.budget_usd, budget_tokens=body.budget_tokens
+    )
 
 
 @router.post("/runs/{run_id}/cancel", response_model=Run)
