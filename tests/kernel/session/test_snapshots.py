@@ -77,6 +77,8 @@ _EVERY_FIELD = {
     "delegated_usd": 0.7,
     "budget": Budget(usd=2.0, max_turns=9, max_seconds=1.5),
     "pause_reason": "budget",
+    "over_budget": "workspace:team",
+    "over_cap": "tokens",
     "turn_has_reply": True,
     "last_reply_had_calls": False,
     "approval_calls": {"c2": "r1"},
