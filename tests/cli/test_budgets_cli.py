@@ -53,7 +53,8 @@ def test_a_token_budget_pauses_a_run_here_until_raised(home: Path, tmp_path: Pat
     assert json.loads(helix(home, "show", "last", "--json").stdout)["status"] == "completed"
     listed = helix(home, "budgets", "list", "--json")
     (usage,) = [json.loads(line) for line in listed.stdout.splitlines()]
-    assert usage["scope"] == "workspace:default" and usage["spent_tokens"] > 0
+    assert usage["scope"] == "workspace:default"
+    assert usage["spent_tokens"] > 0
     assert usage["reserved_tokens"] == 0
     assert "tokens  [" in helix(home, "budgets", "list").stdout
 
@@ -80,13 +81,17 @@ def test_bad_budget_commands_say_why(home: Path) -> None:
     week = helix(home, "budgets", "set", "--period", "week", "--usd", "1")
     assert (week.returncode, "choose day or month" in week.stderr) == (2, True)
     negative = helix(home, "budgets", "set", "--usd", "-1")
-    assert negative.returncode == 2 and "a cap is 0 or more" in negative.stderr
+    assert negative.returncode == 2
+    assert "a cap is 0 or more" in negative.stderr
     nothing = helix(home, "budgets", "set", "--person", "ann")
-    assert nothing.returncode == 2 and "give a cap" in nothing.stderr
+    assert nothing.returncode == 2
+    assert "give a cap" in nothing.stderr
     both = helix(home, "budgets", "set", "--person", "ann", "--blueprint", "b", "--usd", "1")
-    assert both.returncode == 2 and "not both" in both.stderr
+    assert both.returncode == 2
+    assert "not both" in both.stderr
     missing = helix(home, "budgets", "remove", "--blueprint", "coder")
-    assert missing.returncode == 3 and "no month budget for blueprint:coder" in missing.stderr
+    assert missing.returncode == 3
+    assert "no month budget for blueprint:coder" in missing.stderr
     for result in (week, negative, nothing, both, missing):
         assert "Traceback" not in result.stderr
     assert helix(home, "budgets", "list").stdout.strip() == "no budgets in default"

@@ -19,7 +19,8 @@ from .conftest import MODEL, Admin, LiveServer, play, wait_for_status
 def _error(answer: httpx.Response, status: int) -> dict[str, Any]:
     assert answer.status_code == status, answer.text
     body: dict[str, Any] = answer.json()["error"]
-    assert body["code"] and body["message"]
+    assert body["code"]
+    assert body["message"]
     return body
 
 
@@ -45,7 +46,8 @@ def test_a_workspace_budget_pauses_a_run_until_it_is_raised(
     assert owner.post(f"/runs/{run_id}/resume").is_success  # no cap of its own to raise
     wait_for_status(owner, run_id, "completed")
     (listed,) = owner.get("/workspaces/default/budgets").json()["budgets"]
-    assert listed["spent_usd"] > 0 and listed["reserved_usd"] == 0
+    assert listed["spent_usd"] > 0
+    assert listed["reserved_usd"] == 0
     assert listed["budget"] == {
         "workspace": "default", "kind": "workspace", "name": "", "period": "day",
         "usd": 5.0, "tokens": None,

@@ -53,7 +53,8 @@ async def test_the_fold_names_the_budget_passed_until_the_run_resumes() -> None:
         "workspace:team",
         "tokens",
     )
-    assert state.budget is not None and state.budget.tokens == 5
+    assert state.budget is not None
+    assert state.budget.tokens == 5
     await store.append("run_a", [NewEvent(RunResumed())], expected_seq=3)
     state = await replay_run(store, record.id)
     assert (state.over_budget, state.over_cap) == (None, None)

@@ -2,6 +2,7 @@
 import { api, h, session, show, signIn, signOut } from "./lib.js";
 import { linkHelp, passwordCard } from "./account.js";
 import { automationsView } from "./automations.js";
+import { budgetsView } from "./budgets.js";
 import { compareView } from "./compare.js";
 import { loginView } from "./login.js";
 import { playerView } from "./player.js";
@@ -41,6 +42,7 @@ async function route() {
     const workflow = hash.match(/^#\/workflows\/([^/?]+)/);
     if (traced) await traceView(traced[1]);
     else if (hash.startsWith("#/spend")) await spendView();
+    else if (hash.startsWith("#/budgets")) await budgetsView();
     else if (hash.startsWith("#/plugins")) await pluginsView();
     else if (hash.startsWith("#/nodes")) await nodesView();
     else if (hash.startsWith("#/automations")) await automationsView();
