@@ -36,8 +36,15 @@ async def store(database: str) -> AsyncIterator[BudgetStore]:
         await opened.close()
 
 
-def cap(kind: str = "workspace", name: str = "", **caps: float) -> BudgetCap:
-    return BudgetCap.model_validate({"workspace": "team", "kind": kind, "name": name, **caps})
+def cap(
+    kind: str = "workspace",
+    name: str = "",
+    *,
+    period: str,
+    usd: float | None = None,
+    tokens: int | None = None,
+) -> BudgetCap:
+    return check_cap("team", kind, name, period, usd, tokens)
 
 
 def charge(usd: float = 0.0, tokens: int = 0, *, at: float = NOW, **who: str) -> Charge:
@@ -68,7 +75,8 @@ async def test_a_reservation_counts_until_settled_or_released(store: BudgetStore
     assert await store.reserve(charge(0.4, 300), hold="h1", lapses_at=NOW + 60) is None
     (usage,) = await store.usage("team", now=NOW)
     assert (usage.reserved_usd, usage.reserved_tokens, usage.spent_usd) == (0.4, 300, 0.0)
-    assert (usage.left_usd, usage.left_tokens) == (pytest.approx(0.6), 700)
+    assert usage.left_usd == pytest.approx(0.6)
+    assert usage.left_tokens == 700
     await store.settle("h1", usd=0.1, tokens=120)
     await store.release("h1")  # a settled charge is not released
     assert await store.reserve(charge(0.2, 10), hold="h2", lapses_at=NOW + 60) is None
@@ -142,9 +150,7 @@ async def test_two_processes_racing_for_one_cap_one_passes(database: str) -> Non
             await store.close()
 
     # each in a thread of its own: SQLite's statements block, so threads race for real
-    results = await asyncio.gather(
-        *(asyncio.to_thread(asyncio.run, one(i)) for i in range(8))  # type: ignore[arg-type]
-    )
+    results = await asyncio.gather(*(asyncio.to_thread(asyncio.run, one(i)) for i in range(8)))
     assert sorted(results) == [False] * 7 + [True]
 
 
