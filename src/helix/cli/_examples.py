@@ -31,7 +31,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "helix run 'upgrade the deps' --blueprint agent.yaml --budget 2 --detach",
         "helix run 'list the TODOs' --model anthropic:claude-sonnet-4-5 --json",
     ),
-    "resume": (f"helix resume {RUN}", f"helix resume {RUN} --budget 5"),
+    "resume": (
+        f"helix resume {RUN}",
+        f"helix resume {RUN} --budget 5",
+        f"helix resume {RUN} --budget-tokens 2000000",
+    ),
     "approve": (
         f"helix approve {RUN}",
         f"helix approve {RUN} req_3 --reason 'looks safe'",
@@ -122,6 +126,20 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "graph logs": (f"helix graph logs {RUN}", f"helix graph logs {RUN} --follow --json"),
     "graph retry": (f"helix graph retry {RUN} clean", f"helix graph retry {RUN} clean --detach"),
     "graph cancel": (f"helix graph cancel {RUN}",),
+    "budgets": (
+        "helix budgets list",
+        "helix budgets set --workspace team --period month --usd 50",
+        "helix budgets set --person ann --period day --tokens 2000000",
+    ),
+    "budgets list": ("helix budgets list", "helix budgets list --workspace team --json"),
+    "budgets set": (
+        "helix budgets set --workspace team --usd 50",
+        "helix budgets set --blueprint coder --period day --usd 5 --tokens 1000000",
+    ),
+    "budgets remove": (
+        "helix budgets remove --workspace team",
+        "helix budgets remove --person ann --period day",
+    ),
     "automations": (
         "helix automations list",
         "helix automations add nightly --cron '0 3 * * *' -b tidy -o 'tidy the docs'",
