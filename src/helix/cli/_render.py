@@ -25,7 +25,6 @@ _SUMMARIES: dict[str, str] = {
     "run.cancelled": "by {by}",
     "turn.started": "turn {turn}",
     "turn.ended": "turn {turn}",
-    "model.requested": "{provider}:{model}",
     "tool.requested": "{name} {args}",
     "gate.decided": "{gate}: {verdict} ({reason})",
     "approval.requested": "{name} {args} (request {request_id})",
@@ -67,9 +66,15 @@ _SUMMARIES: dict[str, str] = {
 def summarize(event: Event | RunEvent) -> str:
     """Say in one line what an event means."""
     data: dict[str, Any] = event.data
+    if event.type == "model.requested":  # the role that asked, then the model asked
+        return f"{data.get('role') or 'main'}: {data['provider']}:{data['model']}"
     if event.type == "model.responded":
         calls = ", ".join(c["name"] for c in data["tool_calls"]) or "no tools"
-        return f"{_clip(data['text'], 40)!r} → {calls}"
+        by = f" (by {data['provider']}:{data['model']})" if data.get("provider") else ""
+        return f"{data.get('role') or 'main'}{by}: {_clip(data['text'], 40)!r} → {calls}"
+    if event.type == "context.compacted":
+        by = f"{data['role']}: {data['provider']}:{data['model']}"
+        return f"turns 1-{data['upto_turn']} summarised ({by}): {_clip(data['summary'], 40)!r}"
     if event.type == "tool.completed":
         mark = "ok" if data["ok"] else "error"
         where = f" on node {str(data['node'])[:12]}" if data.get("node") else ""

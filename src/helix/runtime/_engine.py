@@ -44,6 +44,7 @@ from ._lease import HolderGone, driving, holding_lease, lease_ttl
 from ._loop import TERMINAL, RunLoop
 from ._placement import Placer, placed_sandbox
 from ._plan import check_graph, check_task_blueprints, task_models
+from ._roles import main_model, resolved, role_names
 from ._session import append_checked, finished
 from ._setup import RunSetup
 from ._supervisor import ChildSpec, open_supervisor
@@ -177,11 +178,13 @@ class Engine:
         run_id: str | None = None,
         depth: int = 0,
         actor: str = "system",
+        role: str | None = None,
     ) -> RunRecord:
         """Register a run (checked: blueprint, model, tools); ``drive`` runs it.
 
         ``depth`` counts the delegations above a child run (0: started by a person).
         ``actor`` is who made it (its ``run.created``'s actor: ``user:ann``, or ``system``).
+        ``role``: the role its turns serve for the run that made it (``worker``, ``judge``).
         """
         if not objective.strip():
             raise ConfigError("the objective is empty: say what the agent should do")
@@ -195,15 +198,14 @@ class Engine:
         require_sandbox(
             placed_sandbox(self._placer, None, blueprint, self.sandbox), blueprint.sandbox.kind
         )
-        spec: str | tuple[str, ...] | None = blueprint.model
-        if model:
-            spec = model if isinstance(model, str) else tuple(model)
+        spec = main_model(blueprint, model)
         if blueprint.graph is not None:
             check_graph(blueprint, self.tools)
         elif spec is None:
             raise ConfigError("no model: pass --model provider:model or set model in the blueprint")
         names = [] if spec is None else [spec] if isinstance(spec, str) else list(spec)
         names += task_models(blueprint) if spec is None else []
+        names += role_names(blueprint)
         self.check_model(names)
         self.check_usable(names)  # a missing SDK or key is refused here, not retried later
         budget = blueprint.budget
@@ -211,7 +213,7 @@ class Engine:
             budget = budget.model_copy(update={"usd": budget_usd})
         if budget.usd is not None:
             require_prices(blueprint.price_book(self.prices), names)
-        blueprint = blueprint.model_copy(update={"model": spec, "budget": budget})
+        blueprint = resolved(blueprint, spec).model_copy(update={"budget": budget})
         if world is None:  # a new folder of its own (as a fork gets), not the caller's cwd
             fresh = new_run_id()
             run_id, world = run_id or fresh, self.home / "worlds" / fresh
@@ -225,6 +227,7 @@ class Engine:
             auto_approve=auto_approve,
             attended=attended,
             depth=depth,
+            role=role,
         )
         created = RunCreated(
             objective=objective,
@@ -298,6 +301,7 @@ class Engine:
             workspace=record.workspace,
             scripts=self.scripts,
             clock=self.clock,
+            role=settings.role or "main",
         )
         plugins = tuple(PluginSource(self.plugins, name) for name in blueprint.plugins)
         servers = tuple(McpSource(spec) for spec in blueprint.mcp)

@@ -58,6 +58,9 @@ class RunSetup:
     loop, their tools added to ``tools`` (``runtime/_sources.py``)."""
     workflows: WorkflowEditor | None = None
     """Where the run's ``edit_workflow`` calls go (``Engine(workflows=…)``); ``None``: nowhere."""
+    role: str = "main"
+    """The role the run's own turns serve (``worker`` for a child, ``judge`` for a judge
+    run; ``run.created``'s settings): what its ``model.requested`` events say."""
     lease: Lease | None = None
     """The driver's lease on the run: every append of its loop is made with it, so the
     store refuses them once another driver took the run (``None``: no driver's)."""
