@@ -66,15 +66,9 @@ _SUMMARIES: dict[str, str] = {
 def summarize(event: Event | RunEvent) -> str:
     """Say in one line what an event means."""
     data: dict[str, Any] = event.data
-    if event.type == "model.requested":  # the role that asked, then the model asked
-        return f"{data.get('role') or 'main'}: {data['provider']}:{data['model']}"
-    if event.type == "model.responded":
-        calls = ", ".join(c["name"] for c in data["tool_calls"]) or "no tools"
-        by = f" (by {data['provider']}:{data['model']})" if data.get("provider") else ""
-        return f"{data.get('role') or 'main'}{by}: {_clip(data['text'], 40)!r} → {calls}"
-    if event.type == "context.compacted":
-        by = f"{data['role']}: {data['provider']}:{data['model']}"
-        return f"turns 1-{data['upto_turn']} summarised ({by}): {_clip(data['summary'], 40)!r}"
+    model = _model_summary(event.type, data)
+    if model is not None:
+        return model
     if event.type == "tool.completed":
         mark = "ok" if data["ok"] else "error"
         where = f" on node {str(data['node'])[:12]}" if data.get("node") else ""
@@ -107,6 +101,20 @@ def summarize(event: Event | RunEvent) -> str:
         return _clip(template.format(**data))
     except (KeyError, IndexError):
         return ""
+
+
+def _model_summary(kind: str, data: dict[str, Any]) -> str | None:
+    """A model call's events: the role it served, then the model (docs/models.md#roles)."""
+    if kind == "model.requested":
+        return f"{data.get('role') or 'main'}: {data['provider']}:{data['model']}"
+    if kind == "model.responded":
+        calls = ", ".join(c["name"] for c in data["tool_calls"]) or "no tools"
+        by = f" (by {data['provider']}:{data['model']})" if data.get("provider") else ""
+        return f"{data.get('role') or 'main'}{by}: {_clip(data['text'], 40)!r} → {calls}"
+    if kind == "context.compacted":
+        by = f"{data['role']}: {data['provider']}:{data['model']}"
+        return f"turns 1-{data['upto_turn']} summarised ({by}): {_clip(data['summary'], 40)!r}"
+    return None
 
 
 def _graph_summary(kind: str, data: dict[str, Any]) -> str | None:

@@ -250,7 +250,8 @@ class RunLoop:
     ) -> None:
         """Call the model (unless the budget says pause), and start on its calls."""
         role = self._role(session.state)
-        model = self._roles.get(role, model)
+        if role != self.setup.role:  # the run's own turns: its model (a child's, a worker's)
+            model = self._roles.get(role, model)
         over = self._over_budget(session.state, model, before)
         if over:
             await session.append([*before, *over])
