@@ -16,7 +16,7 @@ import pytest
 from helix.errors import BlueprintError
 from helix.kernel.events import Event
 from helix.kernel.log import MemoryEventStore
-from helix.kernel.session import SpendQuery, replay_run, spend
+from helix.kernel.session import SpendQuery, TraceSpan, replay_run, spend, trace
 from helix.providers import Scenario
 from helix.runtime import Blueprint, Engine
 from helix.sandbox import ProcessSandbox
@@ -46,6 +46,10 @@ def _models(server: MockModelServer) -> list[str]:
 
 def _of(log: list[Event], kind: str) -> list[Event]:
     return [e for e in log if e.type == kind]
+
+
+def _walk(span: TraceSpan) -> list[TraceSpan]:
+    return [span, *(s for child in span.children for s in _walk(child))]
 
 
 def _said(body: dict[str, Any]) -> str:
@@ -110,6 +114,13 @@ async def test_a_blueprints_summary_role_is_served_by_its_own_model(
     assert set(report.by_role) == {"main", "summary"}
     assert report.by_role["summary"].output_tokens == compacted.data["usage"]["output_tokens"]
     assert report.by_model[CHEAP].output_tokens == report.by_role["summary"].output_tokens
+
+    spans = await trace(engine.store, run.id)
+    models = [s for s in _walk(spans) if s.kind == "model"]
+    assert [s.name for s in models] == [MAIN, MAIN, CHEAP, MAIN]
+    assert models[2].detail == "summary: turns 1-1 summarised"
+    assert models[0].detail == "main: 1 tool call(s)"
+    assert spans.output_tokens == state.own_usage.output_tokens
 
 
 async def test_a_compacted_run_resumes_from_its_log_without_calling_the_summary_again(
