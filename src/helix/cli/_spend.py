@@ -12,7 +12,7 @@ from ._door import Door, with_door
 if TYPE_CHECKING:
     from helix.api import Usage
 
-_BY = ("model", "role", "blueprint", "provider", "workspace", "person", "run")
+_BY = ("model", "blueprint", "provider", "workspace", "person", "run", "role")
 _BUCKETS = ("day", "hour")
 
 
@@ -20,7 +20,7 @@ def spend(
     by: Annotated[
         str,
         typer.Option(
-            "--by", help="model (default), role, blueprint, provider, workspace, person or run."
+            "--by", help="model (default), blueprint, provider, workspace, person, run or role."
         ),
     ] = "model",
     bucket: Annotated[

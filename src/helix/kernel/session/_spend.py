@@ -14,15 +14,15 @@ from helix.kernel.log import EventStore, RunRecord
 
 from ._state import Usage
 
-SpendGroup = Literal["model", "provider", "role", "blueprint", "workspace", "person", "run"]
+SpendGroup = Literal["model", "provider", "blueprint", "workspace", "person", "run", "role"]
 SPEND_GROUPS: tuple[SpendGroup, ...] = (
     "model",
     "provider",
-    "role",
     "blueprint",
     "workspace",
     "person",
     "run",
+    "role",
 )
 SpendBucket = Literal["day", "hour"]
 SPEND_BUCKETS: tuple[SpendBucket, ...] = ("day", "hour")
