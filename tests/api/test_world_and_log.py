@@ -9,6 +9,7 @@ import pytest
 from helix import AsyncClient
 from helix.api import Comparison, FileEntry, Kept, Rollback, Run, Spend
 from helix.errors import (
+    ConfigError,
     ConflictError,
     ForkError,
     InvalidEventError,
@@ -127,3 +128,13 @@ async def test_export_import_and_spend(client: AsyncClient, model_server: MockMo
     assert set(spent.by_model) == {MODEL}
     assert spent.by_provider["openai"].output_tokens == spent.total.output_tokens
     assert (await client.spend(workspace="nobody-here")).runs == 0
+
+
+async def test_spend_by_role(client: AsyncClient, model_server: MockModelServer) -> None:
+    await _two_turns(client, model_server)
+    spent = await client.spend(by="role")
+    assert spent.by == "role"
+    assert set(spent.groups) == {"main"}  # a run's own turns
+    assert spent.by_role["main"].output_tokens == spent.total.output_tokens > 0
+    with pytest.raises(ConfigError, match="role"):
+        await client.spend(by="roles")

@@ -31,6 +31,9 @@ def test_responses_and_failures_become_events() -> None:
         "usage": {"input_tokens": 100, "output_tokens": 10, "cached_tokens": 40},
         "cost_usd": 0.002,
         "latency_ms": 12.5,
+        "role": None,
+        "provider": None,
+        "model": None,
     }
     error = ModelRateLimitedError("openai answered 429: slow down", provider="openai", status=429)
     failure = failed_event(ModelFailure("openai:gpt-4.1", error, 2, 1.5))

@@ -13,10 +13,12 @@ from helix.providers._cost import Price, PriceBook
 from helix.providers._fallback import FallbackModel
 from helix.providers._provider import PROVIDERS
 from helix.providers._registry import (
+    ROLES,
     build_model,
     model_for_role,
     open_model,
     parse_model_name,
+    role_name,
 )
 from helix.providers._retry import RetryingModel
 
@@ -127,3 +129,14 @@ def test_redaction_masks_known_and_environment_secrets(monkeypatch: pytest.Monke
     monkeypatch.setenv("SOME_SERVICE_TOKEN", "tok-abcdef-123")
     text = "key sk-live-999999 and tok-abcdef-123 and short abc"
     assert redact(text, ["sk-live-999999", "abc"]) == f"key {MASK} and {MASK} and short abc"
+
+
+def test_roles_by_their_current_and_older_names() -> None:
+    roles = {"main": "openai:gpt-4.1", "summary": "openai:gpt-4.1-mini"}
+    assert ROLES == ("main", "summary", "judge", "planner", "worker")
+    assert model_for_role(roles, "summarizer") == "openai:gpt-4.1-mini"
+    assert model_for_role(roles, "judge") == "openai:gpt-4.1"  # main serves the rest
+    assert model_for_role({"default": "openai:o3"}, "main") == "openai:o3"
+    assert role_name("default") == "main"
+    with pytest.raises(ModelNameError, match="main, summary, judge, planner, worker"):
+        role_name("boss")

@@ -421,6 +421,9 @@ class Spend(_Out):
     total: Usage = Usage()
     by_provider: dict[str, Usage] = Field(default_factory=dict[str, Usage])
     by_model: dict[str, Usage] = Field(default_factory=dict[str, Usage])
+    by_role: dict[str, Usage] = Field(default_factory=dict[str, Usage])
+    """By the role each call served: ``main``, ``summary``, ``planner``, ``worker``,
+    ``judge`` (docs/models.md#roles)."""
     by_blueprint: dict[str, Usage] = Field(default_factory=dict[str, Usage])
     by_person: dict[str, Usage] = Field(default_factory=dict[str, Usage])
     """By who created each run (its ``run.created`` actor, e.g. ``user:ann``)."""
@@ -446,6 +449,7 @@ class Spend(_Out):
         tables = {
             "provider": each(report.by_provider),
             "model": each(report.by_model),
+            "role": each(report.by_role),
             "blueprint": each(report.by_blueprint),
             "person": each(report.by_person),
             "workspace": each(report.by_workspace),
@@ -456,6 +460,7 @@ class Spend(_Out):
             total=Usage.of(report.total),
             by_provider=tables["provider"],
             by_model=tables["model"],
+            by_role=tables["role"],
             by_blueprint=tables["blueprint"],
             by_person=tables["person"],
             by_workspace=tables["workspace"],

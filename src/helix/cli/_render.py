@@ -25,7 +25,6 @@ _SUMMARIES: dict[str, str] = {
     "run.cancelled": "by {by}",
     "turn.started": "turn {turn}",
     "turn.ended": "turn {turn}",
-    "model.requested": "{provider}:{model}",
     "tool.requested": "{name} {args}",
     "gate.decided": "{gate}: {verdict} ({reason})",
     "approval.requested": "{name} {args} (request {request_id})",
@@ -66,9 +65,9 @@ _SUMMARIES: dict[str, str] = {
 def summarize(event: Event | RunEvent) -> str:
     """Say in one line what an event means."""
     data: dict[str, Any] = event.data
-    if event.type == "model.responded":
-        calls = ", ".join(c["name"] for c in data["tool_calls"]) or "no tools"
-        return f"{_clip(data['text'], 40)!r} → {calls}"
+    model = _model_summary(event.type, data)
+    if model is not None:
+        return model
     if event.type == "tool.completed":
         mark = "ok" if data["ok"] else "error"
         where = f" on node {str(data['node'])[:12]}" if data.get("node") else ""
@@ -112,6 +111,18 @@ def _budget_summary(kind: str, data: dict[str, Any]) -> str | None:
     from ._run_notes import budget_words
 
     return budget_words(data)
+def _model_summary(kind: str, data: dict[str, Any]) -> str | None:
+    """A model call's events: the role it served, then the model (docs/models.md#roles)."""
+    if kind == "model.requested":
+        return f"{data.get('role') or 'main'}: {data['provider']}:{data['model']}"
+    if kind == "model.responded":
+        calls = ", ".join(c["name"] for c in data["tool_calls"]) or "no tools"
+        by = f" (by {data['provider']}:{data['model']})" if data.get("provider") else ""
+        return f"{data.get('role') or 'main'}{by}: {_clip(data['text'], 40)!r} → {calls}"
+    if kind == "context.compacted":
+        by = f"{data['role']}: {data['provider']}:{data['model']}"
+        return f"turns 1-{data['upto_turn']} summarised ({by}): {_clip(data['summary'], 40)!r}"
+    return None
 
 
 def _graph_summary(kind: str, data: dict[str, Any]) -> str | None:

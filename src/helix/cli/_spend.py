@@ -12,7 +12,7 @@ from ._door import Door, with_door
 if TYPE_CHECKING:
     from helix.api import Usage
 
-_BY = ("model", "blueprint", "provider", "workspace", "person", "run")
+_BY = ("model", "blueprint", "provider", "workspace", "person", "run", "role")
 _BUCKETS = ("day", "hour")
 
 
@@ -20,7 +20,7 @@ def spend(
     by: Annotated[
         str,
         typer.Option(
-            "--by", help="model (default), blueprint, provider, workspace, person or run."
+            "--by", help="model (default), blueprint, provider, workspace, person, run or role."
         ),
     ] = "model",
     bucket: Annotated[
@@ -50,7 +50,7 @@ def spend(
     ] = None,
     json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
-    """What runs' own model calls cost: in total, by model, blueprint, person etc., over time."""
+    """What runs' own model calls cost: in total, by model, role, blueprint etc., over time."""
     from ._common import fail
 
     if by not in _BY:

@@ -24,6 +24,7 @@ from ._provider import LOCAL_KEY as LOCAL_KEY
 from ._provider import PROVIDERS as PROVIDERS
 from ._provider import Connection as Connection
 from ._provider import ProviderSpec as ProviderSpec
+from ._registry import ROLE_ALIASES as ROLE_ALIASES
 from ._registry import ROLES as ROLES
 from ._registry import ModelOpener as ModelOpener
 from ._registry import ModelSpec as ModelSpec
@@ -34,6 +35,7 @@ from ._registry import model_for_role as model_for_role
 from ._registry import open_model as open_model
 from ._registry import parse_model_name as parse_model_name
 from ._registry import register_provider as register_provider
+from ._registry import role_name as role_name
 from ._registry import unregister_provider as unregister_provider
 from ._retry import FailureHook as FailureHook
 from ._retry import ModelFailure as ModelFailure
@@ -66,6 +68,7 @@ __all__ = [
     "LOCAL_KEY",
     "PROVIDERS",
     "ROLES",
+    "ROLE_ALIASES",
     "AssistantMessage",
     "ChatMessage",
     "Connection",
@@ -117,6 +120,7 @@ __all__ = [
     "recommend",
     "register_provider",
     "responded_event",
+    "role_name",
     "unregister_provider",
     "why_no_pick",
 ]

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 from helix.kernel.events import ModelFailed, ModelResponded, ToolCall, Usage
 
+from ._adapter import ModelAdapter
 from ._retry import ModelFailure
 from ._types import ModelResponse
 
 
-def responded(response: ModelResponse, cost_usd: float | None) -> ModelResponded:
-    """The ``model.responded`` payload of a response (``cost_usd`` ``None`` if unpriced)."""
+def responded(
+    response: ModelResponse,
+    cost_usd: float | None,
+    *,
+    role: str | None = None,
+    answered_by: ModelAdapter | None = None,
+) -> ModelResponded:
+    """The ``model.responded`` payload of a response (``cost_usd`` ``None`` if unpriced).
+
+    ``role``: the call's role; ``answered_by``: the model that answered (a fallback
+    chain's), recorded as the payload's ``provider`` and ``model``.
+    """
     usage = response.usage
     return ModelResponded(
         text=response.text,
@@ -21,6 +32,9 @@ def responded(response: ModelResponse, cost_usd: float | None) -> ModelResponded
         ),
         cost_usd=cost_usd,
         latency_ms=response.latency_ms,
+        role=role,
+        provider=None if answered_by is None else answered_by.provider,
+        model=None if answered_by is None else answered_by.model,
     )
 
 

@@ -25,6 +25,8 @@ class FallbackModel(ModelAdapter):
         self.models = list(models)
         self.provider = self.models[0].provider
         self.model = self.models[0].model
+        self.answered_by: ModelAdapter | None = None
+        """The model whose answer the last call returned (``None`` before any answer)."""
 
     @property
     def name(self) -> str:
@@ -36,7 +38,7 @@ class FallbackModel(ModelAdapter):
         failures: list[str] = []
         for index, model in enumerate(self.models):
             try:
-                return await model.request(request)
+                response = await model.request(request)
             except ModelAuthError:
                 raise
             except ModelCallError as error:
@@ -48,6 +50,9 @@ class FallbackModel(ModelAdapter):
                         status=error.status,
                         retry_after=error.retry_after,
                     ) from error
+            else:
+                self.answered_by = model
+                return response
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta]:
@@ -57,6 +62,8 @@ class FallbackModel(ModelAdapter):
             started = False
             try:
                 async for delta in model.stream(request):
+                    if not started:
+                        self.answered_by = model
                     started = True
                     yield delta
                 return

@@ -153,16 +153,31 @@ def build_model(
     return models[0] if len(models) == 1 else FallbackModel(models)
 
 
-ROLES = ("default", "planner", "worker", "summarizer")
-"""The roles a blueprint may give models of their own (cognitive tiering)."""
+ROLES = ("main", "summary", "judge", "planner", "worker")
+"""The roles a blueprint may give models of their own (``roles:``, docs/models.md)."""
+
+ROLE_ALIASES = {"default": "main", "summarizer": "summary"}
+"""Older names of roles, still accepted: ``default`` is ``main``, ``summarizer`` ``summary``."""
+
+
+def role_name(role: str) -> str:
+    """The role's current name (an older one is translated); ``ModelNameError`` if unknown."""
+    name = ROLE_ALIASES.get(role, role)
+    if name not in ROLES:
+        known = ", ".join([*ROLES, *ROLE_ALIASES])
+        raise ModelNameError(f"unknown role {role!r}: choose from {known}")
+    return name
 
 
 def model_for_role(roles: Mapping[str, ModelSpec], role: str) -> ModelSpec:
-    """Return the model for ``role``: its own if the blueprint names one, else ``default``."""
-    if role not in ROLES:
-        raise ModelNameError(f"unknown role {role!r}: choose from {', '.join(ROLES)}")
-    if role in roles:
-        return roles[role]
-    if "default" in roles:
-        return roles["default"]
-    raise ModelNameError(f"no model for role {role!r} and no default model")
+    """Return the model for ``role``: its own if ``roles`` names one, else ``main``'s.
+
+    Older names are accepted, as keys of ``roles`` and as ``role``.
+    """
+    wanted = role_name(role)
+    named = {role_name(key): spec for key, spec in roles.items()}
+    if wanted in named:
+        return named[wanted]
+    if "main" in named:
+        return named["main"]
+    raise ModelNameError(f"no model for role {role!r} and no main model")

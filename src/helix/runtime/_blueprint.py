@@ -3,7 +3,8 @@
 ```yaml
 name: coder
 model: [anthropic:claude-sonnet-4-5, openai:gpt-4.1]   # a fallback chain
-roles: {summarizer: groq:llama-3.1-8b-instant}
+roles: {summary: groq:llama-3.1-8b-instant, worker: [openai:gpt-4.1-mini, openai:gpt-4.1]}
+context: {compact_at_tokens: 60000, keep_turns: 4}   # summarise older turns (the summary role)
 system: You are a careful engineer.
 tools: [read_file, write_file, edit_file, list_files, search_files, run_command]
 approvals:
@@ -33,7 +34,7 @@ from helix.errors import BlueprintError, HelixError, InvalidPayloadError
 from helix.gates import ApprovalRule, Policy
 from helix.kernel.events import Budget, RunSettings
 from helix.mcp.client import McpServerSpec, require_sdk
-from helix.providers import ROLES, Price, PriceBook, parse_model_name
+from helix.providers import ROLE_ALIASES, ROLES, ModelSpec, Price, PriceBook, parse_model_name
 from helix.tools import ToolRegistry
 
 from ._placement import Placement
@@ -93,6 +94,27 @@ class SandboxSettings(_Strict):
     runaway command from filling the disk."""
 
 
+SUMMARY_INSTRUCTION = (
+    "Summarise the conversation above for the agent that continues it: the task, what"
+    " was done and found (files, commands, results, decisions), what failed and why, and"
+    " what is left to do. Be concise but keep every detail the work still needs."
+)
+
+
+class ContextSettings(_Strict):
+    """When a long conversation's older turns are summarised (docs/engine.md#context)."""
+
+    compact_at_tokens: int | None = Field(default=None, gt=0)
+    """Summarise when the next request would be longer than this many tokens (estimated);
+    ``None`` (the default): never."""
+    keep_turns: int = Field(default=2, ge=1)
+    """The latest turns always sent as they are (never summarised)."""
+    max_tokens: int = Field(default=1024, gt=0)
+    """The most the summary may take."""
+    instruction: str = Field(default=SUMMARY_INSTRUCTION, min_length=1)
+    """What the summary model is asked, after the turns it summarises."""
+
+
 class ModelPrice(_Strict):
     """A model's price in USD per million tokens, for models the price list lacks."""
 
@@ -114,6 +136,11 @@ class Blueprint(_Strict):
     roles: dict[str, str | tuple[str, ...]] = Field(
         default_factory=dict[str, str | tuple[str, ...]]
     )
+    """A model (or fallback chain) per kind of call: ``main``, ``summary``, ``judge``,
+    ``planner``, ``worker`` (docs/models.md#roles); ``default`` and ``summarizer`` are
+    read as ``main`` and ``summary``."""
+    context: ContextSettings = Field(default_factory=ContextSettings)
+    """When older turns are summarised by the ``summary`` role's model (off by default)."""
     system: str = DEFAULT_SYSTEM
     tools: tuple[str, ...] | None = None
     """Tools offered to the model; ``None`` offers every built-in tool."""
@@ -141,6 +168,28 @@ class Blueprint(_Strict):
     """How the run reasons: ``chain_of_thought``, ``plan_then_act`` or
     ``tree_of_thoughts`` (docs/strategies.md); ``None``: the plain loop."""
 
+    @field_validator("roles")
+    @classmethod
+    def _current_role_names(
+        cls, roles: dict[str, str | tuple[str, ...]]
+    ) -> dict[str, str | tuple[str, ...]]:
+        named: dict[str, str | tuple[str, ...]] = {}
+        for role, spec in roles.items():
+            name = ROLE_ALIASES.get(role, role)
+            if name in named:
+                raise ValueError(
+                    f"{role} is the older name of {name}, which is given too: give one"
+                )
+            named[name] = spec
+        return named
+
+    def role_model(self, role: str) -> ModelSpec | None:
+        """The model ``roles`` names for ``role`` (``main``: else ``model``), or ``None``."""
+        spec = self.roles.get(role)
+        if spec is None and role == "main":
+            spec = self.model
+        return spec
+
     @field_validator("mcp")
     @classmethod
     def _distinct_servers(cls, servers: tuple[McpServerSpec, ...]) -> tuple[McpServerSpec, ...]:
@@ -163,11 +212,7 @@ class Blueprint(_Strict):
             require_sdk()
         for name in [self.model] if isinstance(self.model, str) else list(self.model or ()):
             _check_model(name, "model")
-        for role, spec in self.roles.items():
-            if role not in ROLES:
-                raise BlueprintError(f"roles.{role}: unknown role; choose from {', '.join(ROLES)}")
-            for name in [spec] if isinstance(spec, str) else list(spec):
-                _check_model(name, f"roles.{role}")
+        _check_roles(self.roles)
         for name in self.prices:
             _check_model(name, f"prices.{name}")
         for index, tool_name in enumerate(self.tools or ()):
@@ -238,6 +283,19 @@ def blueprint_of(settings: RunSettings) -> Blueprint:
         raise InvalidPayloadError(
             f"run.created: settings.blueprint.{first_problem(error)}"
         ) from None
+
+
+def _check_roles(roles: dict[str, str | tuple[str, ...]]) -> None:
+    for role, spec in roles.items():
+        if role not in ROLES:
+            raise BlueprintError(
+                f"roles.{role}: unknown role; choose from {', '.join(ROLES)}"
+                " (default and summarizer: the older names of main and summary)"
+            )
+        if not spec:
+            raise BlueprintError(f"roles.{role}: no model: name one, or a fallback list")
+        for name in [spec] if isinstance(spec, str) else list(spec):
+            _check_model(name, f"roles.{role}")
 
 
 def _check_model(name: str, field: str) -> None:

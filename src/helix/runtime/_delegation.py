@@ -23,10 +23,12 @@ from helix.errors import BlueprintError, ConfigError, HelixError, RunNotFoundErr
 from helix.kernel.events import TERMINAL_EVENTS, AgentReported, AgentSpawned, NewEvent
 from helix.kernel.log import new_run_id
 from helix.kernel.session import SessionState, replay_run
+from helix.providers import ModelSpec
 from helix.tools import Delegation
 
 from ._blueprint import Blueprint
 from ._control import cancel
+from ._roles import worker_model
 from ._session import LiveSession
 from ._setup import RunSetup
 
@@ -66,7 +68,8 @@ class ChildRuns:
             )
         own = self._load(path) if path is not None else self.setup.blueprint
         left = usd_left(self.session.state)
-        return narrowed(self.setup, own, tools=own.tools, usd_left=left)
+        model = own.role_model("main") if path is not None else None
+        return narrowed(self.setup, own, tools=own.tools, usd_left=left, model=model)
 
     def _load(self, path: str) -> Blueprint:
         return load_in_world(self.setup.world, path, "the child's blueprint")
@@ -153,6 +156,7 @@ async def create_child(
         workspace=setup.workspace,
         run_id=child_id,
         depth=setup.depth + 1,
+        role="worker",
     )
 
 
@@ -165,13 +169,19 @@ def load_in_world(world: Path, path: str, what: str) -> Blueprint:
 
 
 def narrowed(
-    setup: RunSetup, own: Blueprint, *, tools: tuple[str, ...] | None, usd_left: float | None
+    setup: RunSetup,
+    own: Blueprint,
+    *,
+    tools: tuple[str, ...] | None,
+    usd_left: float | None,
+    model: ModelSpec | None,
 ) -> Blueprint:
     """A child's settings: ``own``, narrowed to what the run of ``setup`` may do.
 
     Its tools (``tools``, else all the parent's) must be the parent's; its ceiling is the
     intersection of both; approvals and sandbox are the parent's; its USD budget is at
-    most ``usd_left``; its model is its own, else the parent's.
+    most ``usd_left``; its model is its own (``model``: the one its delegation, task or
+    blueprint file names), else the parent's ``worker`` role's, else the parent's.
     """
     parent = setup.blueprint
     offered = setup.tools.names
@@ -187,7 +197,8 @@ def narrowed(
         budget = budget.model_copy(update={"usd": usd})
     return own.model_copy(
         update={
-            "model": own.model or parent.model,
+            "model": worker_model(parent, model),
+            "roles": {role: spec for role, spec in own.roles.items() if role != "main"},
             "tools": tuple(asked),
             "policy": setup.policy.intersect(own.policy),
             "approvals": parent.approvals,

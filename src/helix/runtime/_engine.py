@@ -44,6 +44,7 @@ from ._lease import HolderGone, driving, holding_lease, lease_ttl
 from ._loop import TERMINAL, RunLoop
 from ._placement import Placer, placed_sandbox
 from ._plan import check_graph, check_task_blueprints, task_models
+from ._roles import main_model, resolved, role_names
 from ._session import append_checked, finished
 from ._setup import RunSetup
 from ._spending import Spending
@@ -182,11 +183,13 @@ class Engine:
         run_id: str | None = None,
         depth: int = 0,
         actor: str = "system",
+        role: str | None = None,
     ) -> RunRecord:
         """Register a run (checked: blueprint, model, tools); ``drive`` runs it.
 
         ``depth`` counts the delegations above a child run (0: started by a person).
         ``actor`` is who made it (its ``run.created``'s actor: ``user:ann``, or ``system``).
+        ``role``: the role its turns serve for the run that made it (``worker``, ``judge``).
         """
         if not objective.strip():
             raise ConfigError("the objective is empty: say what the agent should do")
@@ -200,15 +203,14 @@ class Engine:
         require_sandbox(
             placed_sandbox(self._placer, None, blueprint, self.sandbox), blueprint.sandbox.kind
         )
-        spec: str | tuple[str, ...] | None = blueprint.model
-        if model:
-            spec = model if isinstance(model, str) else tuple(model)
+        spec = main_model(blueprint, model)
         if blueprint.graph is not None:
             check_graph(blueprint, self.tools)
         elif spec is None:
             raise ConfigError("no model: pass --model provider:model or set model in the blueprint")
         names = [] if spec is None else [spec] if isinstance(spec, str) else list(spec)
         names += task_models(blueprint) if spec is None else []
+        names += role_names(blueprint)
         self.check_model(names)
         self.check_usable(names)  # a missing SDK or key is refused here, not retried later
         caps = {"usd": budget_usd, "tokens": budget_tokens}
@@ -217,6 +219,12 @@ class Engine:
         )
         await require_bound(blueprint, self.prices, names, budget, self.spending, workspace, actor)
         blueprint = blueprint.model_copy(update={"model": spec, "budget": budget})
+        budget = blueprint.budget
+        if budget_usd is not None:
+            budget = budget.model_copy(update={"usd": budget_usd})
+        if budget.usd is not None:
+            require_prices(blueprint.price_book(self.prices), names)
+        blueprint = resolved(blueprint, spec).model_copy(update={"budget": budget})
         if world is None:  # a new folder of its own (as a fork gets), not the caller's cwd
             fresh = new_run_id()
             run_id, world = run_id or fresh, self.home / "worlds" / fresh
@@ -230,6 +238,7 @@ class Engine:
             auto_approve=auto_approve,
             attended=attended,
             depth=depth,
+            role=role,
         )
         created = RunCreated(
             objective=objective,
@@ -304,6 +313,7 @@ class Engine:
             scripts=self.scripts,
             clock=self.clock,
             spending=self.spending,
+            role=settings.role or "main",
         )
         plugins = tuple(PluginSource(self.plugins, name) for name in blueprint.plugins)
         servers = tuple(McpSource(spec) for spec in blueprint.mcp)

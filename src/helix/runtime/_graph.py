@@ -358,9 +358,10 @@ class GraphConductor:
             if (spec.blueprint)
             else setup.blueprint.model_copy(update={"name": f"{setup.blueprint.name}.{spec.id}"})
         )
-        settings = narrowed(setup, own, tools=spec.tools or own.tools, usd_left=task.budget_usd)
-        if spec.model is not None:
-            settings = settings.model_copy(update={"model": spec.model})
+        named = spec.model or (own.role_model("main") if spec.blueprint else None)
+        settings = narrowed(
+            setup, own, tools=spec.tools or own.tools, usd_left=task.budget_usd, model=named
+        )
         world = setup.world
         if spec.world == "own":
             world = self.engine.home / "worlds" / child_id
@@ -374,6 +375,7 @@ class GraphConductor:
             workspace=setup.workspace,
             run_id=child_id,
             depth=setup.depth + 1,
+            role="worker",
         )
 
 

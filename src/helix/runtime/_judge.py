@@ -129,7 +129,7 @@ async def _by_run(
             update={
                 "strategy": None,
                 "system": JUDGE_SYSTEM,
-                "model": judge.model or own.model,
+                "model": judge.model or own.roles.get("judge") or own.model,
                 "tools": judge.tools if judge.tools is not None else _readers(setup),
                 "budget": Budget(usd=judge.budget_usd),
                 "mcp": (),
@@ -145,6 +145,7 @@ async def _by_run(
             workspace=setup.workspace,
             run_id=judge_id,
             depth=setup.depth + 1,
+            role="judge",
         )
     elif Path(record.world) != world or record.workspace != setup.workspace:
         return None, f"the log names {judge_id} as this branch's judge, but it is another run's"

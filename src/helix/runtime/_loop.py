@@ -41,7 +41,9 @@ from helix.providers import (
 
 from ._calls import CallRunner, elapsed_s
 from ._clock import scheduling_point
-from ._request import RequestBuilder, projected_cost, tool_specs
+from ._context import Compactor
+from ._request import RequestBuilder, planning, projected_cost, tool_specs
+from ._roles import RoleModels
 from ._session import LiveSession, halted
 from ._setup import RunSetup
 from ._sources import RunSources
@@ -68,6 +70,11 @@ class RunLoop:
         self._world = TurnSnapshots(setup)
         self._stops_between_turns = False
         """Close a turn in a step of its own (a caller may stop there: ``until``, steps)."""
+        roles = setup.blueprint.roles
+        self._roles = RoleModels(
+            roles, on_failure=self._model_failed, env=setup.env, scripts=setup.scripts
+        )
+        self._context = Compactor(setup.blueprint.context)
 
     async def run(self, until: Until | None = None, *, steps: int | None = None) -> SessionState:
         """Replay the log and drive the run until it ends (or ``until(state)`` holds).
@@ -112,6 +119,7 @@ class RunLoop:
                 await self._sources.close()
                 self._world.close()
             finally:
+                await self._roles.aclose()
                 if self._given_model is None:  # its connections, even if cancelled again
                     await close_fully(model.aclose())
         return session.state
@@ -206,6 +214,8 @@ class RunLoop:
             await session.append([*before, NewEvent(RunPaused(reason=reason), turn=state.turn)])
         elif before and self._stops_between_turns:
             await session.append(before)  # the next step starts the next turn
+        elif self._context.due(state, before):  # older turns summarised, then the next turn
+            await self._compact(session, model, before)
         else:
             if self._sources.refresh():  # a source's tools changed: offered from this turn on
                 self._requests.offer(tool_specs(self.setup.tools))
@@ -267,6 +277,16 @@ class RunLoop:
         held: Hold,
     ) -> None:
         requested = NewEvent(ModelRequested(provider=model.provider, model=model.model), turn=turn)
+        """Call the model (unless the budget says pause), and start on its calls."""
+        role = self._role(session.state)
+        if role != self.setup.role:  # the run's own turns: its model (a child's, a worker's)
+            model = self._roles.get(role, model)
+        over = self._over_budget(session.state, model, before)
+        if over:
+            await session.append([*before, *over])
+            return
+        asked_for = ModelRequested(provider=model.provider, model=model.model, role=role)
+        requested = NewEvent(asked_for, turn=turn)
         if not await session.append([*before, requested], unless=halted):
             if before:
                 await session.append(before)
@@ -282,6 +302,8 @@ class RunLoop:
         cost = self.setup.prices.cost(answered.provider, answered.model, response.usage)
         await held.settle(cost, response.usage.input_tokens + response.usage.output_tokens)
         reply = NewEvent(responded_event(response, cost), actor="agent", turn=turn)
+        said = responded_event(response, cost, role=role, answered_by=answered)
+        reply = NewEvent(said, actor="agent", turn=turn)
         # The first calls' gates and start go in the reply's append: one commit, not two.
         asked = [CallRequest(c.id, c.name, c.args) for c in response.tool_calls]
         first, group = await calls.plan(asked, turn) if asked else ([], [])
@@ -294,6 +316,41 @@ class RunLoop:
         await session.append([reply])
 
     def _projection(
+    def _role(self, state: SessionState) -> str:
+        """The role of the next turn's call: ``planner`` for a plan's first, else the run's."""
+        if isinstance(self.setup.blueprint.strategy, PlanThenAct) and planning(state):
+            return "planner"
+        return self.setup.role
+
+    async def _compact(
+        self, session: LiveSession, model: ModelAdapter, before: list[NewEvent]
+    ) -> None:
+        """Have the ``summary`` role's model summarise the older turns; log it.
+
+        The turn just ended is logged first. A call that could pass the USD cap pauses
+        the run instead; one that fails leaves the conversation whole until another
+        turn has ended (``model.failed`` says why).
+        """
+        if before:
+            await session.append(before)
+        state = session.state
+        summarizer = self._roles.get("summary", model)
+        over = self._over_budget(state, summarizer, [])
+        if over:
+            await session.append(over)
+            return
+        upto, cut, request = self._context.request(state)
+        response = await _ask_unless_cancelled(session, summarizer, request)
+        if response is None:
+            return
+        if isinstance(response, ModelCallError):
+            self._context.failed(state)
+            return
+        prices = self.setup.prices
+        made = self._context.compacted(upto, cut, response, summarizer, prices, role="summary")
+        await session.append([NewEvent(made, turn=state.turn)], unless=halted)
+
+    def _over_budget(
         self, state: SessionState, model: ModelAdapter, before: list[NewEvent]
     ) -> tuple[float | None, int]:
         """What the next call could cost at most (``None``: no known price), and its tokens.

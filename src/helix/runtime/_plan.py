@@ -67,9 +67,11 @@ def check_graph(blueprint: Blueprint, registry: ToolRegistry) -> None:
     offered = blueprint.tools if blueprint.tools is not None else registry.names
     for index, task in enumerate(graph.tasks):
         where = f"tasks.{index} ({task.id})"
-        if task.model is None and blueprint.model is None and task.blueprint is None:
+        default = blueprint.roles.get("worker") or blueprint.role_model("main")
+        if task.model is None and default is None and task.blueprint is None:
             raise BlueprintError(
                 f"{where}: no model: give the task a model, or the plan a default model"
+                " (model, or roles.worker)"
             )
         for name in [task.model] if isinstance(task.model, str) else list(task.model or ()):
             try:

@@ -54,7 +54,9 @@ class GraphChildren:
             )
         parsed = Plan.parse(data, source="plan", name=f"{setup.blueprint.name}.plan")
         own = setup.blueprint.model_copy(update={"name": parsed.blueprint.name})
-        settings = narrowed(setup, own, tools=own.tools, usd_left=usd_left(self.session.state))
+        left = usd_left(self.session.state)
+        # the graph's own model is this run's: its tasks name theirs, else the worker's
+        settings = narrowed(setup, own, tools=own.tools, usd_left=left, model=own.model)
         settings = settings.model_copy(update={"graph": parsed.blueprint.graph})
         check_graph(settings, self.engine.tools)
         return parsed.objective, settings

@@ -61,6 +61,10 @@ class RequestBuilder:
         if len(messages) < len(self._converted):  # a different session: start over
             self._converted = []
         self._converted += [_message(m) for m in messages[len(self._converted) :]]
+        sent = tuple(self._converted)
+        if state.context_summary is not None and state.compacted_messages > 0:
+            head = UserMessage(summarised(messages[0].text, state))
+            sent = (head, *sent[state.compacted_messages :])
         system, tools = self._blueprint.system, self._tools
         strategy = self._blueprint.strategy
         if isinstance(strategy, ChainOfThought):
@@ -68,12 +72,20 @@ class RequestBuilder:
         elif isinstance(strategy, PlanThenAct) and planning(state):
             system, tools = f"{system}\n\n{strategy.plan}", ()
         return ModelRequest(
-            messages=tuple(self._converted),
+            messages=sent,
             system=system,
             tools=tools,
             max_tokens=self._blueprint.max_tokens,
             temperature=self._blueprint.temperature,
         )
+
+
+def summarised(objective: str, state: SessionState) -> str:
+    """The first message of a compacted conversation: the objective, then the summary."""
+    return (
+        f"{objective}\n\n(The record of turns 1 to {state.compacted_upto_turn} was condensed"
+        f" to save context. A summary of them:)\n{state.context_summary}"
+    )
 
 
 def planning(state: SessionState) -> bool:

@@ -62,6 +62,9 @@ class RunSetup:
     spending: Spending | None = None
     """Where the run reserves each model call against cumulative budgets (workspace,
     blueprint, person: ``Engine(spending=…)``); ``None``: only its own caps bind it."""
+    role: str = "main"
+    """The role the run's own turns serve (``worker`` for a child, ``judge`` for a judge
+    run; ``run.created``'s settings): what its ``model.requested`` events say."""
     lease: Lease | None = None
     """The driver's lease on the run: every append of its loop is made with it, so the
     store refuses them once another driver took the run (``None``: no driver's)."""

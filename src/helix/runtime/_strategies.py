@@ -104,7 +104,7 @@ class RunJudge(_Strict):
     """What the judge is asked (the task and the branch's summary are added): it ends
     its reply with a score, the last number in it."""
     model: str | None = None
-    """Default: the strategy run's model."""
+    """Default: the blueprint's ``judge`` role's model, else the strategy run's model."""
     tools: tuple[str, ...] | None = None
     """The judge's tools; default: the run's tools that only read (their facets say
     ``read_only``): it works in the branch's world and must not change it."""

@@ -49,7 +49,7 @@ async def spend(
 ) -> Spend:
     """What runs' own model calls cost in the caller's workspaces: grouped and over time.
 
-    ``by`` model|provider|blueprint|workspace|person|run; ``bucket`` day|hour; ``from``
+    ``by`` model|provider|blueprint|workspace|person|run|role; ``bucket`` day|hour; ``from``
     and ``to`` a date, a UTC time or an age (``7d``); the rest filter. A bad word: 422.
     Another workspace (one the caller is not in) has no spend to show: an empty answer.
     """

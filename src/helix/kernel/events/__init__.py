@@ -5,6 +5,7 @@ from ._checks import Digest as Digest
 from ._checks import WorldPath as WorldPath
 from ._checks import is_digest as is_digest
 from ._checks import path_problem as path_problem
+from ._context import ContextCompacted as ContextCompacted
 from ._control import AgentReported as AgentReported
 from ._control import AgentSpawned as AgentSpawned
 from ._control import BudgetExceeded as BudgetExceeded
@@ -107,6 +108,7 @@ __all__ = [
     "AutomationFired",
     "Budget",
     "BudgetExceeded",
+    "ContextCompacted",
     "Digest",
     "EffectOutcome",
     "EffectRecorded",

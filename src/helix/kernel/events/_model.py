@@ -37,6 +37,10 @@ class ModelRequested(Payload):
 
     provider: str
     model: str
+    role: str | None = Field(default=None, max_length=32)
+    """Which kind of call this is (Helix's addition): ``main`` (the run's own turns),
+    ``planner``, ``worker``, ``judge`` (docs/models.md#roles); ``None`` (older logs):
+    ``main``."""
 
 
 class ModelResponded(Payload):
@@ -50,6 +54,14 @@ class ModelResponded(Payload):
     cost_usd: float | None = Field(ge=0)
     """``None`` when the model's price is unknown (never guessed)."""
     latency_ms: float = Field(ge=0)
+    role: str | None = Field(default=None, max_length=32)
+    """The call's role, as its ``model.requested`` says (Helix's addition; ``None``:
+    ``main``)."""
+    provider: str | None = None
+    """The provider of the model that answered (Helix's addition): a fallback chain's
+    later model when the first failed; ``None`` (older logs): the requested one."""
+    model: str | None = None
+    """The model that answered, at its provider (with ``provider``)."""
 
 
 class ModelFailed(Payload):

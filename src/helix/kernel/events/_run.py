@@ -41,6 +41,10 @@ class RunSettings(BaseModel):
     """Whether a person may answer questions (else a question is a denial)."""
     depth: StrictInt = Field(default=0, ge=0)
     """How many delegations lie above the run (0: a person started it)."""
+    role: str | None = Field(default=None, max_length=32)
+    """The role the run's own turns serve for the run that made it (Helix's addition):
+    ``worker`` (a delegated child, a graph's task), ``judge`` (a tree of thoughts'
+    judge run); ``None``: ``main``. Its model calls log it (``model.requested.role``)."""
 
 
 class RunCreated(Payload):

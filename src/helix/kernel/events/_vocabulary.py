@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ._automation import AutomationFired
+from ._context import ContextCompacted
 from ._control import (
     AgentReported,
     AgentSpawned,
@@ -117,6 +118,7 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
     StrategyScored,
     StrategyChosen,
     TaskSkipped,
+    ContextCompacted,
 )
 
 

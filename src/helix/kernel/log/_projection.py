@@ -9,11 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from helix.kernel.events import STATUS_AFTER, ModelResponded, NewEvent, RunStatus, TurnStarted
+from helix.kernel.events import (
+    STATUS_AFTER,
+    ContextCompacted,
+    ModelResponded,
+    NewEvent,
+    RunStatus,
+    TurnStarted,
+)
 
 from ._records import RunDelta
 
-_COUNTED = frozenset({"turn.started", "model.responded"})
+_COUNTED = frozenset({"turn.started", "model.responded", "context.compacted"})
 """The types whose payload changes the row's counters (besides the status ones)."""
 
 
@@ -34,8 +41,8 @@ def delta_of(events: Sequence[NewEvent]) -> RunDelta:
         if kind == "turn.started":
             assert isinstance(payload, TurnStarted)
             turns = payload.turn if turns is None else max(turns, payload.turn)
-        elif kind == "model.responded":
-            assert isinstance(payload, ModelResponded)
+        elif kind in ("model.responded", "context.compacted"):
+            assert isinstance(payload, ModelResponded | ContextCompacted)
             input_tokens += payload.usage.input_tokens
             output_tokens += payload.usage.output_tokens
             cost += payload.cost_usd or 0.0

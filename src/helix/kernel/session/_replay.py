@@ -193,6 +193,7 @@ def _turn_started(state: SessionState, event: Event, data: dict[str, Any]) -> No
 
 def _turn_ended(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     state.in_turn = False
+    state.turn_message_ends[data["turn"]] = len(state.messages)
 
 
 def _model_requested(state: SessionState, event: Event, data: dict[str, Any]) -> None:
@@ -212,7 +213,9 @@ def _model_responded(state: SessionState, event: Event, data: dict[str, Any]) ->
     state.messages.append(Message("assistant", data["text"], tool_calls=calls))
     for call in calls:
         state.pending_calls[call.id] = call
-    _count(state, event, state.current_model or "unknown", data["usage"], data["cost_usd"])
+    answered = data.get("provider"), data.get("model")  # a fallback chain's later model
+    model = f"{answered[0]}:{answered[1]}" if all(answered) else state.current_model
+    _count(state, event, model or "unknown", data["usage"], data["cost_usd"])
 
 
 def _count(
@@ -234,6 +237,15 @@ def _count(
 def _mcp_sampled(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     """A source's sampling is the run's spend, like its own model calls."""
     _count(state, event, data["model"], data["usage"], data["cost_usd"])
+
+
+def _context_compacted(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    """Older turns summarised: requests send the summary instead; its call is spend."""
+    state.context_summary = data["summary"]
+    state.compacted_messages = data["messages"]
+    state.compacted_upto_turn = data["upto_turn"]
+    model = f"{data['provider']}:{data['model']}"
+    _count(state, event, model, data["usage"], data["cost_usd"])
 
 
 def _model_failed(state: SessionState, event: Event, data: dict[str, Any]) -> None:
@@ -408,6 +420,7 @@ _HANDLERS: dict[str, _Handler] = {
     "model.responded": _model_responded,
     "model.failed": _model_failed,
     "mcp.sampled": _mcp_sampled,
+    "context.compacted": _context_compacted,
     "tool.started": _tool_started,
     "tool.completed": _tool_completed,
     "tool.interrupted": _tool_interrupted,

@@ -1,7 +1,7 @@
 """Spend summed across runs: grouped, and over time when asked.
 
-One fold over the runs' own model calls: by model, provider, blueprint, workspace,
-person or run.
+One fold over the runs' own model calls: by model, provider, role, blueprint,
+workspace, person or run.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from helix.kernel.log import EventStore, RunRecord
 
 from ._state import Usage
 
-SpendGroup = Literal["model", "provider", "blueprint", "workspace", "person", "run"]
+SpendGroup = Literal["model", "provider", "blueprint", "workspace", "person", "run", "role"]
 SPEND_GROUPS: tuple[SpendGroup, ...] = (
     "model",
     "provider",
@@ -22,6 +22,7 @@ SPEND_GROUPS: tuple[SpendGroup, ...] = (
     "workspace",
     "person",
     "run",
+    "role",
 )
 SpendBucket = Literal["day", "hour"]
 SPEND_BUCKETS: tuple[SpendBucket, ...] = ("day", "hour")
@@ -80,6 +81,8 @@ class SpendReport:
     total: Usage = field(default_factory=Usage)
     by_provider: dict[str, Usage] = field(default_factory=dict[str, Usage])
     by_model: dict[str, Usage] = field(default_factory=dict[str, Usage])
+    by_role: dict[str, Usage] = field(default_factory=dict[str, Usage])
+    """By the role each call served (``main``, ``summary``, ``worker``…; docs/models.md)."""
     by_blueprint: dict[str, Usage] = field(default_factory=dict[str, Usage])
     by_person: dict[str, Usage] = field(default_factory=dict[str, Usage])
     by_workspace: dict[str, Usage] = field(default_factory=dict[str, Usage])
@@ -137,6 +140,7 @@ class _Fold:
         tables = {
             "model": report.by_model,
             "provider": report.by_provider,
+            "role": report.by_role,
             "blueprint": report.by_blueprint,
             "workspace": report.by_workspace,
             "person": report.by_person,
@@ -187,38 +191,39 @@ async def spend(
 async def _fold_run(
     store: EventStore, record: RunRecord, query: SpendQuery, fold: _Fold
 ) -> tuple[bool, bool]:
-    """Fold one run's own calls: whether the run passed the run filters, and any call."""
+    """Fold one run's own calls: whether the run passed the run filters, and any call.
+
+    A call's model is the one that answered (``model.responded``'s, else the requested
+    one); its role the one its ``model.requested`` names (``main`` in older logs).
+    """
     after = record.parent.seq if record.parent is not None else -1
     keys: dict[str, str] | None = None
-    model = "unknown"
+    model, role = "unknown", "main"
     matched = False
     async for event in store.iter_events(record.id, after=after):
+        data = event.data
         if event.type in ("run.created", "run.forked"):
             keys = _run_keys(record, event.actor)
             if not _run_passes(query, keys):
                 return False, False
-        elif event.type == "model.requested":
-            model = f"{event.data['provider']}:{event.data['model']}"
-        elif (
-            event.type == "model.responded"
-            and keys is not None
-            and _call_passes(query, model, event.ts)
-        ):
-            fold.call(
-                {**keys, "model": model, "provider": model.partition(":")[0]},
-                event.ts,
-                event.data["usage"],
-                event.data["cost_usd"],
-            )
+            continue
+        if event.type == "model.requested":
+            model, role = f"{data['provider']}:{data['model']}", data.get("role") or "main"
+            continue
+        if keys is None:
+            continue
+        if event.type == "model.responded":
+            answered = data.get("provider"), data.get("model")
+            used = f"{answered[0]}:{answered[1]}" if all(answered) else model
+            served = data.get("role") or role
+        elif event.type == "context.compacted":
+            used, served = f"{data['provider']}:{data['model']}", data.get("role") or "summary"
+        elif event.type == "mcp.sampled":  # a source's sampling: the run's spend too
+            used, served = data["model"], "main"
+        else:
+            continue
+        if _call_passes(query, used, event.ts):
+            call = {**keys, "model": used, "provider": used.partition(":")[0], "role": served}
+            fold.call(call, event.ts, data["usage"], data["cost_usd"])
             matched = True
-        elif event.type == "mcp.sampled" and keys is not None:
-            sampled = event.data["model"]  # a source's sampling: the run's spend too
-            if _call_passes(query, sampled, event.ts):
-                fold.call(
-                    {**keys, "model": sampled, "provider": sampled.partition(":")[0]},
-                    event.ts,
-                    event.data["usage"],
-                    event.data["cost_usd"],
-                )
-                matched = True
     return keys is not None, matched

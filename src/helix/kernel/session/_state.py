@@ -162,6 +162,14 @@ class SessionState:
     in_turn: bool = False
     """True between ``turn.started`` and ``turn.ended``."""
     messages: list[Message] = field(default_factory=list[Message])
+    turn_message_ends: dict[int, int] = field(default_factory=dict[int, int])
+    """How many messages the conversation held when each turn ended, by turn."""
+    context_summary: str | None = None
+    """The latest ``context.compacted`` summary: requests send it in place of the first
+    ``compacted_messages`` messages (but the objective); ``None``: nothing compacted."""
+    compacted_messages: int = 0
+    compacted_upto_turn: int = 0
+    """The last turn the summary stands for (0: none)."""
     pending_calls: dict[str, CallRequest] = field(default_factory=dict[str, CallRequest])
     """Calls the model asked for that have no result yet, by call id."""
     running_calls: set[str] = field(default_factory=set[str])

@@ -114,6 +114,14 @@ class _Builder:
             self.parent().children.append(self.model)
         elif kind in ("model.responded", "model.failed") and self.model is not None:
             self.model_ended(event)
+        elif kind == "context.compacted":  # a summary call, logged once it returned
+            summary = self.span("model", f"{data['provider']}:{data['model']}", event)
+            summary.close(event, self.origin, data["latency_ms"])
+            summary.status = "ok"
+            summary.detail = f"{data['role']}: turns 1-{data['upto_turn']} summarised"
+            self.parent().children.append(summary)
+            for into in {id(s): s for s in (summary, self.parent(), self.root)}.values():
+                _count(into, data)
         elif kind == "tool.requested":
             call = self.span("call", data["name"], event, call_id=data["call_id"])
             self.calls[data["call_id"]] = call
@@ -133,7 +141,8 @@ class _Builder:
         else:
             self.model.close(event, self.origin, data["latency_ms"])
             self.model.status = "ok"
-            self.model.detail = f"{len(data['tool_calls'])} tool call(s)"
+            role = data.get("role") or "main"  # the role the call served (docs/models.md)
+            self.model.detail = f"{role}: {len(data['tool_calls'])} tool call(s)"
             for into in {id(s): s for s in (self.model, self.parent(), self.root)}.values():
                 _count(into, data)
         self.model = None

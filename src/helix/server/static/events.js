@@ -5,8 +5,12 @@ function describe(event) {
   const d = event.data || {};
   switch (event.type) {
     case "run.created": return [`Objective: ${d.objective}`, `Model: ${d.model}`];
+    case "model.requested": return [`${d.role || "main"} · ${d.provider}:${d.model}`];
     case "model.responded": return [d.text || "", ...(d.tool_calls || []).map(
-      (c) => `→ ${c.name}(${JSON.stringify(c.args)})`), `${money(d.cost_usd)} · ${Math.round(d.latency_ms)} ms`];
+      (c) => `→ ${c.name}(${JSON.stringify(c.args)})`),
+      `${d.role || "main"}${d.provider ? ` · ${d.provider}:${d.model}` : ""} · ${money(d.cost_usd)} · ${Math.round(d.latency_ms)} ms`];
+    case "context.compacted": return [`turns 1–${d.upto_turn} summarised by ${d.role} · ${d.provider}:${d.model}`,
+      d.summary, money(d.cost_usd)];
     case "tool.requested": return [`${d.name} ${JSON.stringify(d.args)}`];
     case "gate.decided": return [`${d.gate}: ${d.verdict} — ${d.reason || ""}`];
     case "tool.completed": return [`${d.ok ? "ok" : "failed"} · ${Math.round(d.duration_ms)} ms`, d.output || ""];

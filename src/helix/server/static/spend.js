@@ -1,9 +1,9 @@
-// Spend: what runs' own model calls cost, grouped (model, provider, blueprint, workspace,
+// Spend: what runs' own model calls cost, grouped (model, provider, role, blueprint, workspace,
 // person, run) and over time, as stacked SVG bars and a table. Filters live in the hash
 // (#/spend?by=model&bucket=day&from=7d), so a view can be shared; GET /spend does the sums.
 import { api, h, money, show } from "./lib.js";
 
-const GROUPS = ["model", "provider", "blueprint", "workspace", "person", "run"];
+const GROUPS = ["model", "provider", "blueprint", "workspace", "person", "run", "role"];
 const WINDOWS = [["", "all time"], ["24h", "last 24 hours"], ["7d", "last 7 days"], ["30d", "last 30 days"]];
 const COLOURS = ["#3557d4", "#1d7a3a", "#9a6700", "#b3261e", "#7a5cc7", "#0f7c8c", "#c2569b", "#5f6b7a"];
 const FILTERS = ["workspace", "model", "provider", "blueprint", "person"];
