@@ -260,11 +260,11 @@ async def test_blueprints_stored_before_versions_become_version_1(database: str)
     await store.add_workspace(workspace, "team", created_at="2026-01-01T00:00:00Z")
     row = (workspace, "legacy", '{"system": "old"}', "2026-01-02T00:00:00Z")
     if database.startswith("sqlite"):
-        db = store._db  # type: ignore[attr-defined]  # noqa: SLF001 (an old schema, by hand)
+        db = store._db  # type: ignore[attr-defined]
         db.execute(old_table)
         db.execute("INSERT INTO accounts_blueprints VALUES (?, ?, ?, ?)", row)
     else:
-        pool = store._pool  # type: ignore[attr-defined]  # noqa: SLF001
+        pool = store._pool  # type: ignore[attr-defined]
         await pool.execute(old_table)
         await pool.execute("INSERT INTO accounts_blueprints VALUES ($1, $2, $3, $4)", *row)
     await store.close()

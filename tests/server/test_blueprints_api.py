@@ -17,7 +17,7 @@ def test_a_stored_blueprint_runs_by_name(
     stored = owner.put("/workspaces/default/blueprints/reviewer", json=REVIEWER)
     assert stored.status_code == 200, stored.text
     assert stored.json()["name"] == "reviewer"
-    assert owner.get("/workspaces/default/blueprints").json() == {"blueprints": ["reviewer"]}
+    assert owner.get("/workspaces/default/blueprints").json()["blueprints"] == ["reviewer"]
     assert owner.get("/workspaces/default/blueprints/reviewer").json()["tools"] == [
         "list_files",
         "read_file",
@@ -53,7 +53,7 @@ def test_blueprint_bad_input_and_access(
     for answer, status in cases:
         assert answer.status_code == status, (answer.request.url, answer.text)
         assert answer.json()["error"]["code"]
-    assert owner.get("/workspaces/default/blueprints").json() == {"blueprints": ["reviewer"]}
+    assert owner.get("/workspaces/default/blueprints").json()["blueprints"] == ["reviewer"]
 
     admin.user("vera", workspace="default", role="viewer")
     with live.client(admin.api_token("vera")) as vera:

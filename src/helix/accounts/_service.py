@@ -197,8 +197,10 @@ class Accounts:
         expected_version: int | None = None,
         note: str = "",
     ) -> StoredBlueprint:
-        """Store ``body`` as the next version of ``name`` (checked by the caller, who knows
-        blueprints); ``StaleBlueprintVersionError`` if ``expected_version`` is not the latest."""
+        """Store ``body`` as the next version of ``name`` (checked by the caller).
+
+        ``StaleBlueprintVersionError`` if ``expected_version`` is not the latest.
+        """
         return await self.store.add_blueprint(
             workspace, name, body, expected=expected_version, by=by, at=utc_now_iso(), note=note
         )

@@ -8,6 +8,11 @@ are the public SDK over either. See docs/sdk.md.
 from ._async_client import AsyncClient as AsyncClient
 from ._automations import AutomationSetup as AutomationSetup
 from ._automations import start_target as start_target
+from ._blueprint_door import BlueprintDoor as BlueprintDoor
+from ._blueprint_models import BlueprintDiff as BlueprintDiff
+from ._blueprint_models import BlueprintInfo as BlueprintInfo
+from ._blueprint_models import BlueprintVersion as BlueprintVersion
+from ._blueprint_models import FieldChange as FieldChange
 from ._choice_models import ChoiceBody as ChoiceBody
 from ._choice_models import ChoiceCard as ChoiceCard
 from ._choice_models import ChoiceCardList as ChoiceCardList
@@ -74,7 +79,11 @@ __all__ = [
     "ApprovalList",
     "AsyncClient",
     "AutomationSetup",
+    "BlueprintDiff",
+    "BlueprintDoor",
+    "BlueprintInfo",
     "BlueprintLookup",
+    "BlueprintVersion",
     "ChoiceBody",
     "ChoiceCard",
     "ChoiceCardList",
@@ -88,6 +97,7 @@ __all__ = [
     "DecisionBody",
     "Drained",
     "EventPage",
+    "FieldChange",
     "FileEntry",
     "FileList",
     "ForkBody",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncGenerator, Iterable, Mapping
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Self
 from helix.kernel.events import RunStatus
 from helix.kernel.log import EventStore
 
+from ._blueprint_client import AsyncClientBlueprints
 from ._choice_models import ChoiceCard, Chosen
 from ._graph_models import GraphRun
 from ._graphs import PlanArg
@@ -40,12 +42,13 @@ from ._trace_models import Span
 from ._workflow_client import AsyncClientWorkflows
 
 if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is chosen
+    from helix.accounts import AccountStore
     from helix.automations import Automation, AutomationCreated, AutomationList, AutomationSpec
     from helix.runtime import Blueprint, CandidatePolicy, PolicyReplay
     from helix.workflows import Workflows
 
 
-class AsyncClient(AsyncClientWorkflows):
+class AsyncClient(AsyncClientWorkflows, AsyncClientBlueprints):
     """Runs, from Python (async). Use it in ``async with``.
 
     ``AsyncClient()`` works embedded on the store ``HELIX_DB``/``HELIX_HOME`` name (runs
@@ -89,6 +92,7 @@ class AsyncClient(AsyncClientWorkflows):
         self._api = api
         self._owned_store: EventStore | None = None
         self._owned_workflows: Workflows | None = None
+        self._owned_accounts: AccountStore | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AsyncClient:
@@ -139,7 +143,16 @@ class AsyncClient(AsyncClientWorkflows):
             workflows=lambda setup: workflows.editor_for(setup.workspace, setup.run_id),
         )
         user = self._user or self._env.get("HELIX_USER") or _login_name()
-        return await LocalApi(engine, actor=f"user:{user}", workflows=workflows).__aenter__()
+        accounts = partial(self._open_accounts, settings.db_url)
+        local = LocalApi(engine, actor=f"user:{user}", workflows=workflows, accounts=accounts)
+        return await local.__aenter__()
+
+    async def _open_accounts(self, url: str) -> AccountStore:
+        """The account store of stored blueprints, opened when first needed (and closed)."""
+        from helix.accounts import open_accounts
+
+        self._owned_accounts = await open_accounts(url)
+        return self._owned_accounts
 
     async def __aexit__(
         self,
@@ -159,6 +172,9 @@ class AsyncClient(AsyncClientWorkflows):
             workflows, self._owned_workflows = self._owned_workflows, None
             if workflows is not None:
                 await workflows.store.close()
+            accounts, self._owned_accounts = self._owned_accounts, None
+            if accounts is not None:
+                await accounts.close()
             store, self._owned_store = self._owned_store, None
             if store is not None:
                 await store.close()

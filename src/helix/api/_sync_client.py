@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 from helix.kernel.events import RunStatus
 
 from ._async_client import AsyncClient
+from ._blueprint_client import ClientBlueprints
 from ._choice_models import ChoiceCard, Chosen
 from ._graph_models import GraphRun
 from ._graphs import PlanArg
@@ -47,7 +48,7 @@ if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is ch
 T = TypeVar("T")
 
 
-class Client(ClientWorkflows):
+class Client(ClientWorkflows, ClientBlueprints):
     """Runs, from Python. Use it in ``with`` (or call ``close``).
 
     The same arguments and operations as ``AsyncClient``, without ``await``. ``store``

@@ -177,11 +177,13 @@ class Engine:
         run_id: str | None = None,
         depth: int = 0,
         actor: str = "system",
+        blueprint_version: int | None = None,
     ) -> RunRecord:
         """Register a run (checked: blueprint, model, tools); ``drive`` runs it.
 
         ``depth`` counts the delegations above a child run (0: started by a person).
         ``actor`` is who made it (its ``run.created``'s actor: ``user:ann``, or ``system``).
+        ``blueprint_version``: the stored blueprint's version it was made from, if one.
         """
         if not objective.strip():
             raise ConfigError("the objective is empty: say what the agent should do")
@@ -231,6 +233,7 @@ class Engine:
             model=_joined(spec) or "",
             world=str(world),
             blueprint=blueprint.name,
+            blueprint_version=blueprint_version,
             budget=budget,
             settings=settings,
         )
