@@ -13,6 +13,7 @@ from ._blueprint_models import BlueprintDiff as BlueprintDiff
 from ._blueprint_models import BlueprintInfo as BlueprintInfo
 from ._blueprint_models import BlueprintVersion as BlueprintVersion
 from ._blueprint_models import FieldChange as FieldChange
+from ._blueprint_models import blueprint_yaml as blueprint_yaml
 from ._choice_models import ChoiceBody as ChoiceBody
 from ._choice_models import ChoiceCard as ChoiceCard
 from ._choice_models import ChoiceCardList as ChoiceCardList
@@ -131,6 +132,7 @@ __all__ = [
     "WorkflowArg",
     "WorkflowDoor",
     "WorldList",
+    "blueprint_yaml",
     "current_login",
     "error_of",
     "is_world_name",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from helix.errors import ConfigError, ConflictError, NotFoundError
@@ -120,6 +121,7 @@ class LocalBlueprints:
         actor: str
         workspace: str
         visible: frozenset[str] | None
+        world_paths: bool
         accounts_source: AccountsSource | None
 
         @property
@@ -237,6 +239,21 @@ class LocalBlueprints:
             name, old.body, expected_version=expected_version, note=f"rollback to v{version}",
             workspace=workspace,
         )  # fmt: skip
+
+    def names_stored(self, spec: str) -> bool:
+        """Whether ``create``'s ``blueprint`` string names a stored blueprint, not a file.
+
+        With an account store, it does; where paths on this machine are taken (embedded),
+        a path to a file (an existing file, or one with a folder or a ``.yaml``, ``.yml``,
+        ``.toml`` or ``.json`` suffix) is still the file.
+        """
+        if self.accounts_source is None:
+            return False
+        if not self.world_paths:
+            return True
+        path = Path(spec).expanduser()
+        pathy = len(path.parts) > 1 or path.suffix in (".yaml", ".yml", ".toml", ".json")
+        return not (pathy or path.is_file())
 
     async def stored_run_blueprint(self, workspace: str, spec: str) -> tuple[Blueprint, int]:
         """The stored blueprint ``NAME`` or ``NAME@N`` names, to run, and its version."""

@@ -76,7 +76,7 @@ class BlueprintDiff(BaseModel):
     """Each field added, removed or changed (lists compare whole), sorted by path."""
 
 
-def canonical_yaml(body: dict[str, Any]) -> str:
+def blueprint_yaml(body: dict[str, Any]) -> str:
     """A blueprint's fields as YAML with sorted keys: the same fields, the same text."""
     import yaml
 
@@ -105,8 +105,8 @@ def blueprint_diff(name: str, a: StoredBlueprint, b: StoredBlueprint) -> Bluepri
     import difflib
 
     lines = difflib.unified_diff(
-        canonical_yaml(a.body).splitlines(keepends=True),
-        canonical_yaml(b.body).splitlines(keepends=True),
+        blueprint_yaml(a.body).splitlines(keepends=True),
+        blueprint_yaml(b.body).splitlines(keepends=True),
         fromfile=f"{name} v{a.version}",
         tofile=f"{name} v{b.version}",
     )

@@ -107,7 +107,8 @@ class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, WorldReads, GraphDoor, 
                 opening them when first needed); default: none (``ConfigError``).
             accounts: The account store of stored blueprints (or a function opening it);
                 with it (and no ``blueprints``) a name given to ``create`` is a stored
-                blueprint's (``NAME`` or ``NAME@N``), its version recorded in the run.
+                blueprint's (``NAME`` or ``NAME@N``; see ``names_stored``), its version
+                recorded in the run.
         """
         if callable(engine):
             if store is None or home is None:
@@ -234,7 +235,7 @@ class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, WorldReads, GraphDoor, 
             return Blueprint.parse(blueprint, source="invalid blueprint"), None
         if self._blueprints is not None:
             return await self._blueprints(workspace, blueprint), None
-        if self.accounts_source is not None:
+        if self.names_stored(blueprint):
             return await self.stored_run_blueprint(workspace, blueprint)
         return Blueprint.load(blueprint), None
 

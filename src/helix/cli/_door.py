@@ -20,6 +20,7 @@ from helix.config import Settings
 from ._common import who
 
 if TYPE_CHECKING:
+    from helix.accounts import AccountStore
     from helix.api import HelixApi, LocalApi, Run
     from helix.kernel.session import SessionState
     from helix.runtime import Blueprint
@@ -166,6 +167,7 @@ async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:
     otel = read_otel_settings()  # a bad setting is an error before anything is done
     store = await open_store(settings.db_url, durability=settings.durability)
     opened: list[Workflows] = []
+    accounts_opened: list[AccountStore] = []
 
     async def workflows() -> Workflows:  # only the workflow commands open their store
         from helix.workflows import Workflows, open_workflows
@@ -173,14 +175,22 @@ async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:
         opened.append(Workflows(await open_workflows(settings.db_url)))
         return opened[-1]
 
+    async def accounts() -> AccountStore:  # only the blueprint commands open the accounts
+        from helix.accounts import open_accounts
+
+        accounts_opened.append(await open_accounts(settings.db_url))
+        return accounts_opened[-1]
+
     try:
         here: list[str] = []  # the runs the door asks to drive: driven by the command
         local = LocalApi(
             lambda: engine_for(store), store=store, home=settings.home, actor=who(),
-            drive=here.append, workflows=workflows,
+            drive=here.append, workflows=workflows, accounts=accounts,
         )  # fmt: skip
         return await use(Door(local, local, here, otel))
     finally:
         for service in opened:
             await service.store.close()
+        for account_store in accounts_opened:
+            await account_store.close()
         await store.close()
