@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +18,7 @@ from helix.api import AsyncClient
 from helix.errors import ConfigError, NotFoundError
 from helix.testing import MockModelServer
 
-from .conftest import MODEL, Admin, LiveServer, make_config, play, wait_for_status
+from .conftest import MODEL, WAIT_S, Admin, LiveServer, make_config, play, wait_for_status
 
 BASE = "/workspaces/default/blueprints"
 
@@ -226,3 +230,47 @@ async def test_the_http_door_saves_diffs_and_rolls_back(live: LiveServer, admin:
             await client.blueprint("door", version=9, workspace="default")
         with pytest.raises(ConfigError):
             await client.save_blueprint("door", {"tools": ["no_such_tool"]}, workspace="default")
+
+
+def _helix(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith("HELIX_")}
+    return subprocess.run(
+        [sys.executable, "-m", "helix", *args], env={**inherited, **env}, capture_output=True,
+        text=True, timeout=WAIT_S, check=False,
+    )  # fmt: skip
+
+
+def test_the_cli_through_a_server_saves_and_runs_a_version(
+    live: LiveServer, admin: Admin, model_server: MockModelServer, tmp_path: Path
+) -> None:
+    admin.user("cli", workspace="default", role="member")
+    env = {
+        "HELIX_SERVER": live.url,
+        "HELIX_TOKEN": admin.api_token("cli"),
+        "HELIX_HOME": str(tmp_path / "client-home"),  # nothing local is used
+    }
+    for n, system in enumerate(["One.", "Two."], start=1):
+        path = tmp_path / f"v{n}.yaml"
+        path.write_text(f"model: {MODEL}\nsystem: {system}\n")
+        saved = _helix(env, "blueprints", "save", "rev", str(path))  # in their own workspace
+        assert saved.stdout.strip() == f"rev is now version {n}", saved.stderr
+    history = _helix(env, "blueprints", "history", "rev", "--workspace", "cli")
+    assert [line.split()[:2] for line in history.stdout.splitlines()] == [
+        ["v1", "user:cli"],
+        ["v2", "user:cli"],
+    ]
+    stale = _helix(env, "blueprints", "rollback", "rev", "1", "--expected-version", "1")
+    assert stale.returncode == 1
+    assert "version 2 is the latest" in stale.stderr
+    unknown = _helix(env, "blueprints", "show", "rev", "--version", "5")
+    assert unknown.returncode == 3
+    elsewhere = _helix(env, "blueprints", "list", "--workspace", "nowhere")
+    assert elsewhere.returncode == 3
+
+    play(model_server, {"text": "Fine."})
+    ran = _helix(env, "run", "review", "--blueprint", "rev@1", "--json")
+    assert ran.returncode == 0, ran.stderr
+    shown = _helix(env, "show", "last")
+    assert "blueprint  rev v1" in shown.stdout, shown.stdout + shown.stderr
+    as_json = json.loads(_helix(env, "show", "last", "--json").stdout)
+    assert (as_json["blueprint"], as_json["blueprint_version"]) == ("rev", 1)

@@ -69,7 +69,7 @@ class Door:
         objective: str,
         *,
         model: str | None,
-        blueprint: Blueprint | None,
+        blueprint: Blueprint | str | None,
         world: str | Path | None,
         budget_usd: float | None,
         auto_approve: bool,
