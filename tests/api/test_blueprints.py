@@ -102,3 +102,18 @@ async def test_history_diff_rollback_and_refusals(client: AsyncClient, door: Doo
     with pytest.raises(NotFoundError):
         await client.create("x", blueprint="fixer@8")
     assert [v.version for v in await client.blueprint_history("fixer")] == [1, 2, 3]
+
+
+def test_the_sync_client_has_the_same_operations(door: Door) -> None:
+    from helix import Client
+
+    opened = Client(door.url, token=door.token) if door.url else Client(env=door.env, user="sync")
+    with opened as client:
+        client.save_blueprint("sync", _reviewer("One."))
+        second = client.save_blueprint("sync", _reviewer("Two."), expected_version=1, note="n")
+        assert (second.version, second.note) == (2, "n")
+        assert [b.name for b in client.blueprints()] == ["sync"]
+        assert client.blueprint("sync", version=1).blueprint["system"] == "One."
+        assert [v.version for v in client.blueprint_history("sync")] == [1, 2]
+        assert [c.path for c in client.blueprint_diff("sync", 1, 2).changed] == ["system"]
+        assert client.rollback_blueprint("sync", 1).note == "rollback to v1"
