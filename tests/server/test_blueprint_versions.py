@@ -69,7 +69,8 @@ def test_a_blueprint_edited_twice_has_three_versions_and_a_run_names_the_one_it_
         assert saved.json()["by"] == "user:admin"
     history = owner.get(f"{BASE}/reviewer/versions").json()["versions"]
     assert [v["version"] for v in history] == [1, 2, 3]
-    listed = owner.get(BASE).json()
+    assert owner.get(BASE).json() == {"blueprints": ["reviewer"]}  # as before versions
+    listed = owner.get(BASE, params={"latest": "true"}).json()
     assert listed["blueprints"] == ["reviewer"]
     assert [(b["name"], b["version"]) for b in listed["latest"]] == [("reviewer", 3)]
 

@@ -17,7 +17,7 @@ def test_a_stored_blueprint_runs_by_name(
     stored = owner.put("/workspaces/default/blueprints/reviewer", json=REVIEWER)
     assert stored.status_code == 200, stored.text
     assert stored.json()["name"] == "reviewer"
-    assert owner.get("/workspaces/default/blueprints").json()["blueprints"] == ["reviewer"]
+    assert owner.get("/workspaces/default/blueprints").json() == {"blueprints": ["reviewer"]}
     assert owner.get("/workspaces/default/blueprints/reviewer").json()["tools"] == [
         "list_files",
         "read_file",

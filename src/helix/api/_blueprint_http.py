@@ -43,7 +43,8 @@ class HttpBlueprints:
 
     async def blueprints(self, *, workspace: str | None = None) -> list[BlueprintInfo]:
         """The workspace's stored blueprints (``GET …/blueprints``)."""
-        raw = await self._json("GET", await self._blueprints_at(workspace))
+        path = await self._blueprints_at(workspace)
+        raw = await self._json("GET", path, params={"latest": "true"})
         return [BlueprintInfo.model_validate(item) for item in raw["latest"]]
 
     async def blueprint(

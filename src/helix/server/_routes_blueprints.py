@@ -29,10 +29,10 @@ Version = Annotated[int, Query(ge=1, le=999_999_999)]
 
 
 class BlueprintList(BaseModel):
-    """A workspace's stored blueprints: their names, and each one's latest version."""
+    """A workspace's stored blueprints: their names (and, if asked, each one's latest version)."""
 
     blueprints: list[str]
-    latest: list[BlueprintInfo]
+    latest: list[BlueprintInfo] | None = None
 
 
 class BlueprintHistory(BaseModel):
@@ -56,12 +56,19 @@ def _member(caller: Caller, workspace: str) -> None:
         raise AccountNotFoundError(f"no workspace {workspace!r}")
 
 
-@router.get("/workspaces/{workspace}/blueprints", response_model=BlueprintList)
-async def list_blueprints(workspace: str, caller: CallerDep, state: State) -> BlueprintList:
-    """The workspace's stored blueprints, by name, with each one's latest version."""
+@router.get(
+    "/workspaces/{workspace}/blueprints",
+    response_model=BlueprintList,
+    response_model_exclude_none=True,
+)
+async def list_blueprints(
+    workspace: str, caller: CallerDep, state: State, latest: bool = False
+) -> BlueprintList:
+    """The workspace's stored blueprints, by name; ``?latest=true``: with their latest versions."""
     _member(caller, workspace)
-    latest = await local_api(state, caller).blueprints(workspace=workspace)
-    return BlueprintList(blueprints=[found.name for found in latest], latest=latest)
+    found = await local_api(state, caller).blueprints(workspace=workspace)
+    names = [info.name for info in found]
+    return BlueprintList(blueprints=names, latest=found if latest else None)
 
 
 @router.get("/workspaces/{workspace}/blueprints/{name}")

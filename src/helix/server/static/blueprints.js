@@ -21,7 +21,7 @@ export async function blueprintsView(chosen) {
   const picker = h("select", { "aria-label": "Workspace", "data-testid": "bp-workspace", hidden: names.length < 2,
     onchange: () => { location.hash = `#/blueprints/${encodeURIComponent(picker.value)}`; } },
   names.map((n) => h("option", { value: n, selected: n === ws }, n)));
-  const { latest } = await api("GET", base(ws));
+  const { latest } = await api("GET", `${base(ws)}?latest=true`);
   show(h("section", { class: "card stack" }, h("h1", {}, "Blueprints"),
     h("p", { class: "muted" }, "Agent definitions stored in this workspace. Every save is a new version; " +
       "a run names the version it used. Save one with helix blueprints save NAME FILE."),
