@@ -14,6 +14,7 @@ from helix.accounts import (
     AccountNotFoundError,
     Accounts,
     Hashing,
+    StaleBlueprintVersionError,
     open_accounts,
 )
 from helix.errors import ConfigError
@@ -209,15 +210,76 @@ async def test_blueprints_are_stored_by_name_per_workspace(accounts: Accounts) -
     await accounts.add_workspace(team)
     await accounts.add_workspace(other)
     assert await accounts.blueprint_names(team) == []
-    await accounts.put_blueprint(team, "reviewer", {"model": "openai:gpt-4.1", "tools": ["a"]})
-    await accounts.put_blueprint(team, "fixer", {"model": "x:y"})
-    await accounts.put_blueprint(team, "reviewer", {"model": "openai:gpt-4.1-mini"})  # replaced
+    await accounts.save_blueprint(team, "reviewer", {"model": "openai:gpt-4.1", "tools": ["a"]})
+    await accounts.save_blueprint(team, "fixer", {"model": "x:y"})
+    second = await accounts.save_blueprint(
+        team, "reviewer", {"model": "openai:gpt-4.1-mini"}, by="user:ann", note="cheaper"
+    )
+    assert (second.version, second.by, second.note) == (2, "user:ann", "cheaper")
     assert await accounts.blueprint_names(team) == ["fixer", "reviewer"]
-    assert await accounts.blueprint(team, "reviewer") == {"model": "openai:gpt-4.1-mini"}
+    assert (await accounts.blueprint(team, "reviewer")).body == {"model": "openai:gpt-4.1-mini"}
+    first = await accounts.blueprint(team, "reviewer", 1)  # the old version is kept
+    assert first.body == {"model": "openai:gpt-4.1", "tools": ["a"]}
+    with pytest.raises(AccountNotFoundError):
+        await accounts.blueprint(team, "reviewer", 3)
     with pytest.raises(AccountNotFoundError):
         await accounts.blueprint(other, "reviewer")  # another workspace's name is not ours
     with pytest.raises(AccountNotFoundError):
-        await accounts.put_blueprint(_name("missing"), "x", {})
+        await accounts.save_blueprint(_name("missing"), "x", {})
+
+
+async def test_blueprint_versions_are_numbered_and_a_stale_save_is_refused(
+    accounts: Accounts,
+) -> None:
+    team = _name("team")
+    await accounts.add_workspace(team)
+    with pytest.raises(StaleBlueprintVersionError):
+        await accounts.save_blueprint(team, "b", {"system": "x"}, expected_version=1)
+    await accounts.save_blueprint(team, "b", {"system": "one"}, expected_version=0)
+    await accounts.save_blueprint(team, "b", {"system": "two"}, expected_version=1)
+    with pytest.raises(StaleBlueprintVersionError) as refused:
+        await accounts.save_blueprint(team, "b", {"system": "late"}, expected_version=1)
+    assert refused.value.code == "stale_blueprint_version"
+    with pytest.raises(StaleBlueprintVersionError):
+        await accounts.save_blueprint(team, "b", {"system": "new?"}, expected_version=0)
+    history = await accounts.store.blueprint_history(team, "b")
+    assert [(v.version, v.body["system"]) for v in history] == [(1, "one"), (2, "two")]
+    latest = await accounts.store.latest_blueprints(team)
+    assert [(v.name, v.version) for v in latest] == [("b", 2)]
+
+
+async def test_blueprints_stored_before_versions_become_version_1(database: str) -> None:
+    """An old store's table (one row per name) is moved into versions when opened."""
+    workspace = _name("old")
+    old_table = (
+        "CREATE TABLE accounts_blueprints (workspace TEXT NOT NULL"
+        " REFERENCES accounts_workspaces(name), name TEXT NOT NULL, body TEXT NOT NULL,"
+        " updated_at TEXT NOT NULL, PRIMARY KEY (workspace, name))"
+    )
+    store = await open_accounts(database)
+    await store.add_workspace(workspace, "team", created_at="2026-01-01T00:00:00Z")
+    row = (workspace, "legacy", '{"system": "old"}', "2026-01-02T00:00:00Z")
+    if database.startswith("sqlite"):
+        db = store._db  # type: ignore[attr-defined]
+        db.execute(old_table)
+        db.execute("INSERT INTO accounts_blueprints VALUES (?, ?, ?, ?)", row)
+    else:
+        pool = store._pool  # type: ignore[attr-defined]
+        await pool.execute(old_table)
+        await pool.execute("INSERT INTO accounts_blueprints VALUES ($1, $2, $3, $4)", *row)
+    await store.close()
+    store = await open_accounts(database)
+    try:
+        found = await store.get_blueprint(workspace, "legacy")
+        assert found is not None
+        assert (found.version, found.body, found.by) == (1, {"system": "old"}, "unknown")
+        assert found.at == "2026-01-02T00:00:00Z"
+        again = await store.add_blueprint(
+            workspace, "legacy", {"system": "new"}, expected=1, by="user:a", at="t", note=""
+        )
+        assert again.version == 2
+    finally:
+        await store.close()
 
 
 async def test_secrets_are_created_once(accounts: Accounts) -> None:

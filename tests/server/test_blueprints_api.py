@@ -53,7 +53,7 @@ def test_blueprint_bad_input_and_access(
     for answer, status in cases:
         assert answer.status_code == status, (answer.request.url, answer.text)
         assert answer.json()["error"]["code"]
-    assert owner.get("/workspaces/default/blueprints").json() == {"blueprints": ["reviewer"]}
+    assert owner.get("/workspaces/default/blueprints").json()["blueprints"] == ["reviewer"]
 
     admin.user("vera", workspace="default", role="viewer")
     with live.client(admin.api_token("vera")) as vera:

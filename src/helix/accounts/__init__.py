@@ -4,6 +4,8 @@ from ._model import ROLES as ROLES
 from ._model import AccountExistsError as AccountExistsError
 from ._model import AccountNotFoundError as AccountNotFoundError
 from ._model import Role as Role
+from ._model import StaleBlueprintVersionError as StaleBlueprintVersionError
+from ._model import StoredBlueprint as StoredBlueprint
 from ._model import User as User
 from ._model import Workspace as Workspace
 from ._model import can_act as can_act
@@ -29,6 +31,8 @@ __all__ = [
     "Accounts",
     "Hashing",
     "Role",
+    "StaleBlueprintVersionError",
+    "StoredBlueprint",
     "User",
     "Workspace",
     "can_act",

@@ -78,6 +78,42 @@ class AccountExistsError(ConflictError):
 
 
 class AccountNotFoundError(NotFoundError):
-    """No user or workspace with that name."""
+    """No user or workspace with that name (or no stored blueprint, or version, so named)."""
 
     code = "account_not_found"
+
+
+class StaleBlueprintVersionError(ConflictError):
+    """A blueprint saved on top of a version that is no longer its latest."""
+
+    code = "stale_blueprint_version"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredBlueprint:
+    """One version of a workspace's stored blueprint; a save adds one, none is changed."""
+
+    workspace: str
+    name: str
+    version: int
+    """1, 2, 3… per (workspace, name)."""
+    body: dict[str, Any]
+    """The blueprint's fields as saved (checked by whoever saved it)."""
+    by: str
+    """Who saved it (``user:ann``); ``unknown`` for one stored before versions."""
+    at: str
+    """When (ISO 8601, UTC)."""
+    note: str
+    """A one-line note (``rollback to v2``…); empty if none was given."""
+
+
+def stale_blueprint(name: str, expected: int, latest: int) -> str:
+    """Why a save expecting ``expected`` is refused when ``latest`` is the latest version."""
+    if latest == 0:
+        return f"blueprint {name!r} has no version {expected}: it does not exist yet"
+    if expected == 0:
+        return f"blueprint {name!r} exists already (version {latest}): save on top of that"
+    return (
+        f"blueprint {name!r} was saved on top of version {expected}, but version {latest}"
+        " is the latest: reload it and make the edit again"
+    )

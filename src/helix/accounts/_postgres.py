@@ -9,8 +9,18 @@ from typing_extensions import override
 
 from helix.errors import StoreUnavailableError
 
-from ._model import AccountExistsError, AccountNotFoundError, Role, User, Workspace, WorkspaceKind
-from ._sqlite import SCHEMA
+from ._model import (
+    AccountExistsError,
+    AccountNotFoundError,
+    Role,
+    StaleBlueprintVersionError,
+    StoredBlueprint,
+    User,
+    Workspace,
+    WorkspaceKind,
+    stale_blueprint,
+)
+from ._sqlite import BLUEPRINT_COLUMNS, LATEST_BLUEPRINTS, MIGRATE_BLUEPRINTS, SCHEMA, blueprint_row
 from ._store import AccountStore, TokenKind
 
 _PG_SCHEMA = SCHEMA.replace("BLOB", "BYTEA").replace("REAL", "DOUBLE PRECISION")
@@ -36,6 +46,9 @@ class PostgresAccountStore(AccountStore):
             await conn.execute("SELECT pg_advisory_lock(7240713)")
             try:
                 await conn.execute(_PG_SCHEMA)
+                if await conn.fetchval("SELECT to_regclass('accounts_blueprints')") is not None:
+                    async with conn.transaction():
+                        await conn.execute(MIGRATE_BLUEPRINTS)
             finally:
                 await conn.execute("SELECT pg_advisory_unlock(7240713)")
         return cls(pool)
@@ -203,39 +216,79 @@ class PostgresAccountStore(AccountStore):
             raise AccountNotFoundError(f"no workspace {workspace!r}")
 
     @override
-    async def put_blueprint(
-        self, workspace: str, name: str, body: dict[str, Any], *, updated_at: str
-    ) -> None:
+    async def add_blueprint(
+        self,
+        workspace: str,
+        name: str,
+        body: dict[str, Any],
+        *,
+        expected: int | None,
+        by: str,
+        at: str,
+        note: str,
+    ) -> StoredBlueprint:
         import asyncpg
 
         try:
-            await self._pool.execute(
-                "INSERT INTO accounts_blueprints VALUES ($1, $2, $3, $4) ON CONFLICT"
-                " (workspace, name) DO UPDATE SET body = excluded.body,"
-                " updated_at = excluded.updated_at",
-                workspace,
-                name,
-                json.dumps(body),
-                updated_at,
-            )
+            async with self._pool.acquire() as conn, conn.transaction():
+                # One name's saves are numbered one at a time, on every server of the database.
+                await conn.execute(
+                    "SELECT pg_advisory_xact_lock(7240715, hashtext($1))", f"{workspace}/{name}"
+                )
+                latest = int(
+                    await conn.fetchval(
+                        "SELECT coalesce(max(version), 0) FROM accounts_blueprint_versions"
+                        " WHERE workspace = $1 AND name = $2",
+                        workspace,
+                        name,
+                    )
+                )
+                if expected is not None and expected != latest:
+                    raise StaleBlueprintVersionError(stale_blueprint(name, expected, latest))
+                stored = StoredBlueprint(workspace, name, latest + 1, body, by, at, note)
+                await conn.execute(
+                    f"INSERT INTO accounts_blueprint_versions ({BLUEPRINT_COLUMNS})"
+                    " VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                    workspace, name, stored.version, json.dumps(body), by, at, note,
+                )  # fmt: skip
         except asyncpg.ForeignKeyViolationError:
             raise AccountNotFoundError(f"no workspace {workspace!r}") from None
+        return stored
 
     @override
-    async def get_blueprint(self, workspace: str, name: str) -> dict[str, Any] | None:
-        text = await self._pool.fetchval(
-            "SELECT body FROM accounts_blueprints WHERE workspace = $1 AND name = $2",
+    async def get_blueprint(
+        self, workspace: str, name: str, version: int | None = None
+    ) -> StoredBlueprint | None:
+        sql = f"SELECT {BLUEPRINT_COLUMNS} FROM accounts_blueprint_versions"
+        if version is None:
+            row = await self._pool.fetchrow(
+                sql + " WHERE workspace = $1 AND name = $2 ORDER BY version DESC LIMIT 1",
+                workspace,
+                name,
+            )
+        else:
+            row = await self._pool.fetchrow(
+                sql + " WHERE workspace = $1 AND name = $2 AND version = $3",
+                workspace,
+                name,
+                version,
+            )
+        return None if row is None else blueprint_row(row)
+
+    @override
+    async def blueprint_history(self, workspace: str, name: str) -> list[StoredBlueprint]:
+        rows = await self._pool.fetch(
+            f"SELECT {BLUEPRINT_COLUMNS} FROM accounts_blueprint_versions"
+            " WHERE workspace = $1 AND name = $2 ORDER BY version",
             workspace,
             name,
         )
-        return None if text is None else cast(dict[str, Any], json.loads(text))
+        return [blueprint_row(row) for row in rows]
 
     @override
-    async def blueprint_names(self, workspace: str) -> list[str]:
-        rows = await self._pool.fetch(
-            "SELECT name FROM accounts_blueprints WHERE workspace = $1 ORDER BY name", workspace
-        )
-        return [str(row["name"]) for row in rows]
+    async def latest_blueprints(self, workspace: str) -> list[StoredBlueprint]:
+        rows = await self._pool.fetch(LATEST_BLUEPRINTS, workspace)
+        return [blueprint_row(row) for row in rows]
 
     @override
     async def secret(self, name: str, new: bytes) -> bytes:

@@ -21,6 +21,7 @@ from ._model import (
     AccountExistsError,
     AccountNotFoundError,
     Role,
+    StoredBlueprint,
     User,
     check_name,
     check_role,
@@ -186,15 +187,32 @@ class Accounts:
         stored: dict[str, Any] = policy.model_dump(mode="json")
         await self.store.set_policy(workspace, stored)
 
-    async def put_blueprint(self, workspace: str, name: str, body: dict[str, Any]) -> None:
-        """Store a blueprint under ``name`` (checked by the caller, who knows blueprints)."""
-        await self.store.put_blueprint(workspace, name, body, updated_at=utc_now_iso())
+    async def save_blueprint(
+        self,
+        workspace: str,
+        name: str,
+        body: dict[str, Any],
+        *,
+        by: str = "system",
+        expected_version: int | None = None,
+        note: str = "",
+    ) -> StoredBlueprint:
+        """Store ``body`` as the next version of ``name`` (checked by the caller).
 
-    async def blueprint(self, workspace: str, name: str) -> dict[str, Any]:
-        """The stored blueprint; ``AccountNotFoundError`` if the workspace has none so named."""
-        found = await self.store.get_blueprint(workspace, name)
+        ``StaleBlueprintVersionError`` if ``expected_version`` is not the latest.
+        """
+        return await self.store.add_blueprint(
+            workspace, name, body, expected=expected_version, by=by, at=utc_now_iso(), note=note
+        )
+
+    async def blueprint(
+        self, workspace: str, name: str, version: int | None = None
+    ) -> StoredBlueprint:
+        """A stored blueprint's version (``None``: the latest); ``AccountNotFoundError`` if none."""
+        found = await self.store.get_blueprint(workspace, name, version)
         if found is None:
-            raise AccountNotFoundError(f"no blueprint {name!r} in workspace {workspace!r}")
+            which = "" if version is None else f" version {version}"
+            raise AccountNotFoundError(f"no blueprint {name!r}{which} in workspace {workspace!r}")
         return found
 
     async def blueprint_names(self, workspace: str) -> list[str]:

@@ -15,7 +15,17 @@ from typing_extensions import override
 
 from helix.errors import StoreUnavailableError
 
-from ._model import AccountExistsError, AccountNotFoundError, Role, User, Workspace, WorkspaceKind
+from ._model import (
+    AccountExistsError,
+    AccountNotFoundError,
+    Role,
+    StaleBlueprintVersionError,
+    StoredBlueprint,
+    User,
+    Workspace,
+    WorkspaceKind,
+    stale_blueprint,
+)
 from ._store import AccountStore, TokenKind
 
 SCHEMA = """
@@ -32,14 +42,36 @@ CREATE TABLE IF NOT EXISTS accounts_tokens (
     token_hash TEXT PRIMARY KEY, user_name TEXT NOT NULL REFERENCES accounts_users(name),
     kind TEXT NOT NULL, expires_at REAL);
 CREATE TABLE IF NOT EXISTS accounts_secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS accounts_blueprints (
+CREATE TABLE IF NOT EXISTS accounts_blueprint_versions (
     workspace TEXT NOT NULL REFERENCES accounts_workspaces(name),
-    name TEXT NOT NULL, body TEXT NOT NULL, updated_at TEXT NOT NULL,
-    PRIMARY KEY (workspace, name));
+    name TEXT NOT NULL, version INTEGER NOT NULL, body TEXT NOT NULL,
+    by_actor TEXT NOT NULL, at TEXT NOT NULL, note TEXT NOT NULL,
+    PRIMARY KEY (workspace, name, version));
 CREATE TABLE IF NOT EXISTS accounts_attempts (key TEXT NOT NULL, at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS accounts_attempts_by_key ON accounts_attempts(key, at);
 CREATE INDEX IF NOT EXISTS accounts_attempts_by_time ON accounts_attempts(at);
 """
+
+MIGRATE_BLUEPRINTS = """
+INSERT INTO accounts_blueprint_versions
+    SELECT workspace, name, 1, body, 'unknown', updated_at, 'saved before versions'
+    FROM accounts_blueprints old WHERE NOT EXISTS (SELECT 1 FROM accounts_blueprint_versions v
+        WHERE v.workspace = old.workspace AND v.name = old.name);
+DROP TABLE accounts_blueprints;
+"""
+"""Blueprints stored before versions (one row per name, replaced in place) become version 1."""
+BLUEPRINT_COLUMNS = "workspace, name, version, body, by_actor, at, note"
+LATEST_BLUEPRINTS = (
+    f"SELECT {BLUEPRINT_COLUMNS} FROM accounts_blueprint_versions v WHERE workspace = $1"
+    " AND version = (SELECT max(version) FROM accounts_blueprint_versions l"
+    " WHERE l.workspace = v.workspace AND l.name = v.name) ORDER BY name"
+)
+
+
+def blueprint_row(row: Any) -> StoredBlueprint:
+    """A row of ``BLUEPRINT_COLUMNS`` as a value."""
+    body = cast(dict[str, Any], json.loads(row[3]))
+    return StoredBlueprint(row[0], row[1], int(row[2]), body, row[4], row[5], row[6])
 
 
 class SqliteAccountStore(AccountStore):
@@ -53,8 +85,24 @@ class SqliteAccountStore(AccountStore):
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA foreign_keys = ON")
             self._db.executescript(SCHEMA)
+            self._migrate()
         except (OSError, sqlite3.Error) as error:
             raise StoreUnavailableError(f"cannot open the account store {path}: {error}") from None
+
+    def _migrate(self) -> None:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            old = db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'accounts_blueprints'"
+            ).fetchone()
+            if old is not None:
+                for statement in MIGRATE_BLUEPRINTS.split(";")[:2]:
+                    db.execute(statement)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
 
     def _insert(self, sql: str, params: tuple[Any, ...], what: str) -> None:
         try:
@@ -223,34 +271,70 @@ class SqliteAccountStore(AccountStore):
             raise AccountNotFoundError(f"no workspace {workspace!r}")
 
     @override
-    async def put_blueprint(
-        self, workspace: str, name: str, body: dict[str, Any], *, updated_at: str
-    ) -> None:
+    async def add_blueprint(
+        self,
+        workspace: str,
+        name: str,
+        body: dict[str, Any],
+        *,
+        expected: int | None,
+        by: str,
+        at: str,
+        note: str,
+    ) -> StoredBlueprint:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
         try:
-            self._db.execute(
-                "INSERT INTO accounts_blueprints VALUES (?, ?, ?, ?) ON CONFLICT"
-                " (workspace, name) DO UPDATE SET body = excluded.body,"
-                " updated_at = excluded.updated_at",
-                (workspace, name, json.dumps(body), updated_at),
+            row = db.execute(
+                "SELECT max(version) FROM accounts_blueprint_versions"
+                " WHERE workspace = ? AND name = ?",
+                (workspace, name),
+            ).fetchone()
+            latest = int(row[0] or 0)
+            if expected is not None and expected != latest:
+                raise StaleBlueprintVersionError(stale_blueprint(name, expected, latest))
+            stored = StoredBlueprint(workspace, name, latest + 1, body, by, at, note)
+            db.execute(
+                f"INSERT INTO accounts_blueprint_versions ({BLUEPRINT_COLUMNS})"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (workspace, name, stored.version, json.dumps(body), by, at, note),
             )
         except sqlite3.IntegrityError:
+            db.execute("ROLLBACK")
             raise AccountNotFoundError(f"no workspace {workspace!r}") from None
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        return stored
 
     @override
-    async def get_blueprint(self, workspace: str, name: str) -> dict[str, Any] | None:
-        row = self._db.execute(
-            "SELECT body FROM accounts_blueprints WHERE workspace = ? AND name = ?",
-            (workspace, name),
-        ).fetchone()
-        return None if row is None else cast(dict[str, Any], json.loads(row[0]))
+    async def get_blueprint(
+        self, workspace: str, name: str, version: int | None = None
+    ) -> StoredBlueprint | None:
+        sql = f"SELECT {BLUEPRINT_COLUMNS} FROM accounts_blueprint_versions"
+        if version is None:
+            sql += " WHERE workspace = ? AND name = ? ORDER BY version DESC LIMIT 1"
+            params: tuple[Any, ...] = (workspace, name)
+        else:
+            sql += " WHERE workspace = ? AND name = ? AND version = ?"
+            params = (workspace, name, version)
+        row = self._db.execute(sql, params).fetchone()
+        return None if row is None else blueprint_row(row)
 
     @override
-    async def blueprint_names(self, workspace: str) -> list[str]:
+    async def blueprint_history(self, workspace: str, name: str) -> list[StoredBlueprint]:
         rows = self._db.execute(
-            "SELECT name FROM accounts_blueprints WHERE workspace = ? ORDER BY name",
-            (workspace,),
+            f"SELECT {BLUEPRINT_COLUMNS} FROM accounts_blueprint_versions"
+            " WHERE workspace = ? AND name = ? ORDER BY version",
+            (workspace, name),
         ).fetchall()
-        return [str(row[0]) for row in rows]
+        return [blueprint_row(row) for row in rows]
+
+    @override
+    async def latest_blueprints(self, workspace: str) -> list[StoredBlueprint]:
+        rows = self._db.execute(LATEST_BLUEPRINTS.replace("$1", "?"), (workspace,)).fetchall()
+        return [blueprint_row(row) for row in rows]
 
     @override
     async def secret(self, name: str, new: bytes) -> bytes:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
-from ._model import Role, User, Workspace, WorkspaceKind
+from ._model import Role, StoredBlueprint, User, Workspace, WorkspaceKind
 
 TokenKind = str
 """``api`` (long-lived, for the CLI and scripts) or ``login`` (a one-time login link)."""
@@ -100,18 +100,41 @@ class AccountStore(ABC):
         """Store the workspace's policy ceiling; ``AccountNotFoundError`` if it is missing."""
 
     @abstractmethod
-    async def put_blueprint(
-        self, workspace: str, name: str, body: dict[str, Any], *, updated_at: str
-    ) -> None:
-        """Store (or replace) a named blueprint of the workspace; ``AccountNotFoundError``."""
+    async def add_blueprint(
+        self,
+        workspace: str,
+        name: str,
+        body: dict[str, Any],
+        *,
+        expected: int | None,
+        by: str,
+        at: str,
+        note: str,
+    ) -> StoredBlueprint:
+        """Store the next version of a named blueprint of the workspace, and return it.
+
+        ``expected``: the version the save was made on (``0``: the name must be new); one
+        that is not the latest is a ``StaleBlueprintVersionError``. ``None``: on top of
+        whatever is latest. ``AccountNotFoundError`` if the workspace does not exist.
+        """
 
     @abstractmethod
-    async def get_blueprint(self, workspace: str, name: str) -> dict[str, Any] | None:
-        """The workspace's blueprint called ``name``, as stored, if there is one."""
+    async def get_blueprint(
+        self, workspace: str, name: str, version: int | None = None
+    ) -> StoredBlueprint | None:
+        """That version of the workspace's blueprint ``name`` (``None``: the latest), if any."""
 
     @abstractmethod
+    async def blueprint_history(self, workspace: str, name: str) -> list[StoredBlueprint]:
+        """Every version of the blueprint, oldest first (empty if there is none so named)."""
+
+    @abstractmethod
+    async def latest_blueprints(self, workspace: str) -> list[StoredBlueprint]:
+        """The latest version of each of the workspace's stored blueprints, by name."""
+
     async def blueprint_names(self, workspace: str) -> list[str]:
         """The names of the workspace's stored blueprints, sorted."""
+        return [found.name for found in await self.latest_blueprints(workspace)]
 
     @abstractmethod
     async def secret(self, name: str, new: bytes) -> bytes:

@@ -10,6 +10,12 @@ from ._automations import AutomationSetup as AutomationSetup
 from ._automations import start_target as start_target
 from ._budgets import BudgetDoor as BudgetDoor
 from ._budgets import StoreSpending as StoreSpending
+from ._blueprint_door import BlueprintDoor as BlueprintDoor
+from ._blueprint_models import BlueprintDiff as BlueprintDiff
+from ._blueprint_models import BlueprintInfo as BlueprintInfo
+from ._blueprint_models import BlueprintVersion as BlueprintVersion
+from ._blueprint_models import FieldChange as FieldChange
+from ._blueprint_models import blueprint_yaml as blueprint_yaml
 from ._choice_models import ChoiceBody as ChoiceBody
 from ._choice_models import ChoiceCard as ChoiceCard
 from ._choice_models import ChoiceCardList as ChoiceCardList
@@ -76,8 +82,12 @@ __all__ = [
     "ApprovalList",
     "AsyncClient",
     "AutomationSetup",
+    "BlueprintDiff",
+    "BlueprintDoor",
+    "BlueprintInfo",
     "BlueprintLookup",
     "BudgetDoor",
+    "BlueprintVersion",
     "ChoiceBody",
     "ChoiceCard",
     "ChoiceCardList",
@@ -91,6 +101,7 @@ __all__ = [
     "DecisionBody",
     "Drained",
     "EventPage",
+    "FieldChange",
     "FileEntry",
     "FileList",
     "ForkBody",
@@ -125,6 +136,7 @@ __all__ = [
     "WorkflowArg",
     "WorkflowDoor",
     "WorldList",
+    "blueprint_yaml",
     "current_login",
     "error_of",
     "is_world_name",

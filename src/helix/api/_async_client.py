@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncGenerator, Iterable, Mapping
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -16,6 +17,7 @@ from helix.kernel.events import RunStatus
 from helix.kernel.log import EventStore
 
 from ._budget_client import AsyncClientBudgets
+from ._blueprint_client import AsyncClientBlueprints
 from ._choice_models import ChoiceCard, Chosen
 from ._graph_models import GraphRun
 from ._graphs import PlanArg
@@ -41,12 +43,14 @@ from ._trace_models import Span
 from ._workflow_client import AsyncClientWorkflows
 
 if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is chosen
+    from helix.accounts import AccountStore
     from helix.automations import Automation, AutomationCreated, AutomationList, AutomationSpec
     from helix.runtime import Blueprint, CandidatePolicy, PolicyReplay
     from helix.workflows import Workflows
 
 
 class AsyncClient(AsyncClientWorkflows, AsyncClientBudgets):
+class AsyncClient(AsyncClientWorkflows, AsyncClientBlueprints):
     """Runs, from Python (async). Use it in ``async with``.
 
     ``AsyncClient()`` works embedded on the store ``HELIX_DB``/``HELIX_HOME`` name (runs
@@ -90,6 +94,7 @@ class AsyncClient(AsyncClientWorkflows, AsyncClientBudgets):
         self._api = api
         self._owned_store: EventStore | None = None
         self._owned_workflows: Workflows | None = None
+        self._owned_accounts: AccountStore | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AsyncClient:
@@ -140,7 +145,16 @@ class AsyncClient(AsyncClientWorkflows, AsyncClientBudgets):
             workflows=lambda setup: workflows.editor_for(setup.workspace, setup.run_id),
         )
         user = self._user or self._env.get("HELIX_USER") or _login_name()
-        return await LocalApi(engine, actor=f"user:{user}", workflows=workflows).__aenter__()
+        accounts = partial(self._open_accounts, settings.db_url)
+        local = LocalApi(engine, actor=f"user:{user}", workflows=workflows, accounts=accounts)
+        return await local.__aenter__()
+
+    async def _open_accounts(self, url: str) -> AccountStore:
+        """The account store of stored blueprints, opened when first needed (and closed)."""
+        from helix.accounts import open_accounts
+
+        self._owned_accounts = await open_accounts(url)
+        return self._owned_accounts
 
     async def __aexit__(
         self,
@@ -160,6 +174,9 @@ class AsyncClient(AsyncClientWorkflows, AsyncClientBudgets):
             workflows, self._owned_workflows = self._owned_workflows, None
             if workflows is not None:
                 await workflows.store.close()
+            accounts, self._owned_accounts = self._owned_accounts, None
+            if accounts is not None:
+                await accounts.close()
             store, self._owned_store = self._owned_store, None
             if store is not None:
                 await store.close()

@@ -85,9 +85,11 @@ async def start_target(api: LocalApi, automation: Automation, fired: AutomationF
         )
         return run.id
     blueprint = await api.stored_blueprint(automation.workspace, target.blueprint)
+    # by name where the door holds the stored blueprints: the run records their version
+    named = target.blueprint if api.accounts_source is not None else blueprint
     run = await api.create(
         target.objective,
-        blueprint=blueprint,
+        blueprint=named,
         model=target.model,
         workspace=automation.workspace,
         why=fired,

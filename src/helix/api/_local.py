@@ -26,6 +26,7 @@ from helix.world import parse_point
 
 from ._automations import AutomationDoor, AutomationSetup
 from ._budgets import BudgetSource, LocalBudgets, raised_caps
+from ._blueprint_door import AccountsSource, LocalBlueprints, recorded_version
 from ._choice_models import ChoiceCard, Chosen
 from ._graphs import GraphDoor
 from ._ids import resolve_run
@@ -62,6 +63,7 @@ _PAGE = 1000
 
 
 class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, LocalBudgets, WorldReads, GraphDoor):
+class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, WorldReads, GraphDoor, LocalBlueprints):
     """The engine and its store behind ``HelixApi``, acting as ``actor``."""
 
     def __init__(
@@ -81,6 +83,7 @@ class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, LocalBudgets, WorldRead
         automations: AutomationSetup | None = None,
         workflows: WorkflowsSource | None = None,
         budgets: BudgetSource | None = None,
+        accounts: AccountsSource | None = None,
     ) -> None:
         """An API over ``engine``.
 
@@ -107,6 +110,10 @@ class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, LocalBudgets, WorldRead
                 opening them when first needed); default: none (``ConfigError``).
             budgets: The budget store (``helix.budgets``, or a function opening it);
                 default: the engine's ``StoreSpending``'s, if it has one.
+            accounts: The account store of stored blueprints (or a function opening it);
+                with it (and no ``blueprints``) a name given to ``create`` is a stored
+                blueprint's (``NAME`` or ``NAME@N``; see ``names_stored``), its version
+                recorded in the run.
         """
         if callable(engine):
             if store is None or home is None:
@@ -127,6 +134,7 @@ class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, LocalBudgets, WorldRead
         self.executor, self.automation_setup = executor, automations
         self._workflow_source = workflows
         self.budget_source = budgets
+        self._workflow_source, self.accounts_source = workflows, accounts
         self._stack: AsyncExitStack | None = None
         self._supervisor: Supervisor | None = None
 
@@ -198,7 +206,7 @@ class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, LocalBudgets, WorldRead
     ) -> Run:
         """Start a run and drive it in the background (``HelixApi.create``)."""
         workspace = workspace or self.workspace
-        loaded = await self._blueprint(blueprint, workspace)
+        loaded, version = await self._blueprint(blueprint, workspace)
         folder, made = run_folder(self.worlds, workspace, world, paths=self.world_paths)
         try:
             record = await self.engine.create(
@@ -211,6 +219,7 @@ class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, LocalBudgets, WorldRead
                 attended=attended,
                 workspace=workspace,
                 actor=self.actor,
+                blueprint_version=version,
             )
         except BaseException:
             if made:  # a refused run leaves no empty world behind
@@ -221,16 +230,21 @@ class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, LocalBudgets, WorldRead
         self.drive(record.id)
         return await self._run(record)
 
-    async def _blueprint(self, blueprint: BlueprintArg, workspace: str) -> Blueprint | None:
+    async def _blueprint(
+        self, blueprint: BlueprintArg, workspace: str
+    ) -> tuple[Blueprint | None, int | None]:
+        """The blueprint to run, and its version if it is a stored one."""
         from helix.runtime import Blueprint
 
         if blueprint is None or isinstance(blueprint, Blueprint):
-            return blueprint
+            return blueprint, None
         if isinstance(blueprint, dict):
-            return Blueprint.parse(blueprint, source="invalid blueprint")
+            return Blueprint.parse(blueprint, source="invalid blueprint"), None
         if self._blueprints is not None:
-            return await self._blueprints(workspace, blueprint)
-        return Blueprint.load(blueprint)
+            return await self._blueprints(workspace, blueprint), None
+        if self.names_stored(blueprint):
+            return await self.stored_run_blueprint(workspace, blueprint)
+        return Blueprint.load(blueprint), None
 
     async def world_names(self, workspace: str) -> list[str]:
         """The folders of the workspace's worlds, by name (what ``create``'s ``world`` names)."""
@@ -279,7 +293,8 @@ class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, LocalBudgets, WorldRead
         if record.parent is not None:  # its run.forked says at the end of which turn
             forked = await self.store.event_at(record.id, record.parent.seq + 1)
             turn = forked.turn if forked is not None else None
-        return Run.of(record, driven=driven, fork_turn=turn)
+        version = await recorded_version(self.store, record)
+        return Run.of(record, driven=driven, fork_turn=turn, blueprint_version=version)
 
     async def events(
         self, run_id: str, *, after: int = -1, follow: bool = False

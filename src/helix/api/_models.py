@@ -66,6 +66,9 @@ class Run(_Out):
     blueprint: str | None
     world: str
     parent: Parent | None
+    blueprint_version: int | None = None
+    """The version of the workspace's stored blueprint ``blueprint`` it was made from
+    (``run.created.blueprint_version``); ``None``: not a stored one."""
     workspace: str
     turns: int
     cost_usd: float
@@ -98,9 +101,17 @@ class Run(_Out):
 
     @classmethod
     def of(
-        cls, record: RunRecord, *, driven: bool | None = None, fork_turn: int | None = None
+        cls,
+        record: RunRecord,
+        *,
+        driven: bool | None = None,
+        fork_turn: int | None = None,
+        blueprint_version: int | None = None,
     ) -> Run:
-        """From the run registry's row, whether a driver holds it now, and a fork's turn."""
+        """From the run registry's row, whether a driver holds it now, a fork's turn.
+
+        And the stored blueprint's version its ``run.created`` names.
+        """
         parent = record.parent
         return cls(
             id=record.id,
@@ -108,6 +119,7 @@ class Run(_Out):
             objective=record.objective,
             model=record.model,
             blueprint=record.blueprint,
+            blueprint_version=blueprint_version,
             world=record.world,
             parent=None
             if parent is None
@@ -144,7 +156,10 @@ class RunCreate(_Body):
     objective: str = Field(min_length=1, max_length=100_000)
     blueprint: dict[str, Any] | str | None = Field(default=None)
     """A blueprint: inline (the fields of a blueprint file), or the name of one stored in
-    the workspace (``PUT /workspaces/{workspace}/blueprints/{name}``)."""
+    the workspace (``PUT /workspaces/{workspace}/blueprints/{name}``): ``NAME`` its latest
+    version, ``NAME@N`` version N."""
+    blueprint_version: int | None = Field(default=None, ge=1)
+    """With a stored blueprint's name: run this version of it (as ``NAME@N``)."""
     model: str | None = Field(default=None, min_length=1, max_length=500)
     world: str | None = Field(default=None, pattern=WORLD_NAME.pattern)
     """A folder name under the workspace's worlds (created if missing); default: a new one."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from helix.kernel.events import RunStatus
 
 from ._budgets import BudgetDoor
+from ._blueprint_door import BlueprintDoor
 from ._choice_models import ChoiceCard, Chosen
 from ._graph_models import GraphRun
 from ._models import (
@@ -43,6 +44,7 @@ if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is ch
 
 @runtime_checkable
 class HelixApi(WorkflowDoor, BudgetDoor, Protocol):
+class HelixApi(WorkflowDoor, BlueprintDoor, Protocol):
     """What a client can do with runs (async). Errors are Helix's exception tree."""
 
     async def create(
@@ -64,7 +66,9 @@ class HelixApi(WorkflowDoor, BudgetDoor, Protocol):
         decision from any client until its deadline (blueprint ``approvals.timeout_s``).
 
         ``blueprint``: a ``Blueprint``, its fields, or a name: of one stored in the
-        workspace (server), of a blueprint file (local). ``world``: a folder name under
+        workspace (a server, or a door holding the account store), ``NAME`` at its latest
+        version or ``NAME@N`` at version N (the run records the version:
+        ``Run.blueprint_version``); else of a blueprint file (local). ``world``: a folder name under
         the workspace's worlds (created if missing); locally, also a path to a folder.
         Default: a new, empty folder under the workspace's worlds.
         """

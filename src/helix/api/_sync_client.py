@@ -18,6 +18,7 @@ from helix.kernel.events import RunStatus
 
 from ._async_client import AsyncClient
 from ._budget_client import ClientBudgets
+from ._blueprint_client import ClientBlueprints
 from ._choice_models import ChoiceCard, Chosen
 from ._graph_models import GraphRun
 from ._graphs import PlanArg
@@ -49,6 +50,7 @@ T = TypeVar("T")
 
 
 class Client(ClientWorkflows, ClientBudgets):
+class Client(ClientWorkflows, ClientBlueprints):
     """Runs, from Python. Use it in ``with`` (or call ``close``).
 
     The same arguments and operations as ``AsyncClient``, without ``await``. ``store``

@@ -163,6 +163,11 @@ COMMANDS = (
         "List, show, edit, import and run workflows (definitions run as task graphs).",
     ),
     Lazy(
+        "blueprints",
+        "._blueprints:blueprints_app",
+        "List, show, save, diff and roll back stored blueprints (every save a version).",
+    ),
+    Lazy(
         "nodes",
         "._nodes:nodes_app",
         "List the nodes runs are driven on; drain one (its runs move).",

@@ -46,7 +46,7 @@ async def _with_automations(use: Callable[[Door], Awaitable[T]]) -> T:
         try:
 
             async def blueprint(workspace: str, name: str) -> Blueprint:
-                body = await Accounts(accounts).blueprint(workspace, name)
+                body = (await Accounts(accounts).blueprint(workspace, name)).body
                 return Blueprint.parse(body, source="invalid blueprint", name=name)
 
             door.local.automation_setup = AutomationSetup(store, blueprint)

@@ -20,6 +20,7 @@ from helix.config import Settings
 from ._common import who
 
 if TYPE_CHECKING:
+    from helix.accounts import AccountStore
     from helix.api import HelixApi, LocalApi, Run
     from helix.kernel.session import SessionState
     from helix.runtime import Blueprint
@@ -68,7 +69,7 @@ class Door:
         objective: str,
         *,
         model: str | None,
-        blueprint: Blueprint | None,
+        blueprint: Blueprint | str | None,
         world: str | Path | None,
         budget_usd: float | None,
         auto_approve: bool,
@@ -168,6 +169,7 @@ async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:
     store = await open_store(settings.db_url, durability=settings.durability)
     opened: list[Workflows] = []
     spending = StoreSpending(lambda: open_budgets(settings.db_url))  # opened on first need
+    accounts_opened: list[AccountStore] = []
 
     async def workflows() -> Workflows:  # only the workflow commands open their store
         from helix.workflows import Workflows, open_workflows
@@ -175,15 +177,25 @@ async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:
         opened.append(Workflows(await open_workflows(settings.db_url)))
         return opened[-1]
 
+    async def accounts() -> AccountStore:  # only the blueprint commands open the accounts
+        from helix.accounts import open_accounts
+
+        accounts_opened.append(await open_accounts(settings.db_url))
+        return accounts_opened[-1]
+
     try:
         here: list[str] = []  # the runs the door asks to drive: driven by the command
         local = LocalApi(
             lambda: engine_for(store, spending=spending), store=store, home=settings.home,
             actor=who(), drive=here.append, workflows=workflows, budgets=spending.store,
+            lambda: engine_for(store), store=store, home=settings.home, actor=who(),
+            drive=here.append, workflows=workflows, accounts=accounts,
         )  # fmt: skip
         return await use(Door(local, local, here, otel))
     finally:
         for service in opened:
             await service.store.close()
         await spending.aclose()
+        for account_store in accounts_opened:
+            await account_store.close()
         await store.close()

@@ -203,6 +203,22 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "printf '%s' \"$TOKEN\" | helix tokens revoke",
         "helix tokens revoke --user alice",
     ),
+    "blueprints": ("helix blueprints list", "helix blueprints save reviewer reviewer.yaml"),
+    "blueprints list": ("helix blueprints list", "helix blueprints list --workspace team --json"),
+    "blueprints show": (
+        "helix blueprints show reviewer",
+        "helix blueprints show reviewer --version 2",
+    ),
+    "blueprints save": (
+        "helix blueprints save reviewer reviewer.yaml --note 'stricter review'",
+        "helix blueprints save reviewer reviewer.yaml --expected-version 3",
+    ),
+    "blueprints history": ("helix blueprints history reviewer",),
+    "blueprints diff": (
+        "helix blueprints diff reviewer 1 3",
+        "helix blueprints diff reviewer 2 3 --json",
+    ),
+    "blueprints rollback": ("helix blueprints rollback reviewer 2",),
     "workflows": ("helix workflows list", "helix workflows import release.yaml"),
     "workflows list": ("helix workflows list", "helix workflows list --workspace team --json"),
     "workflows show": ("helix workflows show release", "helix workflows show release --version 2"),

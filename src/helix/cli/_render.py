@@ -140,6 +140,14 @@ def event_line(event: Event | RunEvent) -> str:
     return f"{event.seq:>6}  t{turn:<3} {event.actor:<10} {event.type:<18} {summarize(event)}"
 
 
+def blueprint_text(record: Run) -> str:
+    """``reviewer v3`` (a stored blueprint's version), ``reviewer``, or ``-`` (none)."""
+    if record.blueprint is None:
+        return "-"
+    version = record.blueprint_version
+    return record.blueprint if version is None else f"{record.blueprint} v{version}"
+
+
 def run_lines(record: Run) -> list[str]:
     """Format the fields of a run, one per line (full ids; times with how long ago)."""
     from ._listing import ago, status_text
@@ -154,6 +162,7 @@ def run_lines(record: Run) -> list[str]:
         f"status     {status_text(record)}",
         f"objective  {record.objective}",
         f"model      {record.model}{scripted}",
+        f"blueprint  {blueprint_text(record)}",
         f"world      {record.world}",
         f"parent     {parent}",
         f"turns      {record.turns}",
@@ -204,6 +213,8 @@ def record_dict(record: Run) -> dict[str, object]:
         "status": record.status,
         "objective": record.objective,
         "model": record.model,
+        "blueprint": record.blueprint,
+        "blueprint_version": record.blueprint_version,
         "parent": parent,
         "workspace": record.workspace,
         "turns": record.turns,

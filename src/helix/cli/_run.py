@@ -15,6 +15,15 @@ if TYPE_CHECKING:
     from ._project import Project
 
 
+def _is_file(spec: str) -> bool:
+    """Whether ``--blueprint`` names a file (as ``helix.api``'s ``names_stored`` tells)."""
+    from pathlib import Path
+
+    path = Path(spec).expanduser()
+    pathy = len(path.parts) > 1 or path.suffix in (".yaml", ".yml", ".toml", ".json")
+    return pathy or path.is_file()
+
+
 def run_command(
     objective: Annotated[
         str, typer.Argument(metavar="OBJECTIVE", help="What the agent should do.")
@@ -24,7 +33,10 @@ def run_command(
     ] = None,
     blueprint: Annotated[
         str | None,
-        typer.Option(help="A blueprint file (YAML or TOML); default: a trusted ./helix.yaml."),
+        typer.Option(
+            help="A blueprint file (YAML or TOML), or a stored blueprint's NAME or NAME@N;"
+            " default: a trusted ./helix.yaml."
+        ),
     ] = None,
     dir: Annotated[
         str | None,
@@ -57,7 +69,9 @@ def run_command(
     from helix.runtime import Blueprint
 
     async def main(door: Door) -> int:
-        loaded = Blueprint.load(blueprint) if blueprint else None
+        loaded: Blueprint | str | None = None
+        if blueprint:  # a file here is read here; else the name of a stored one
+            loaded = Blueprint.load(blueprint) if _is_file(blueprint) else blueprint
         project = None if blueprint else _project_here()  # helix.yaml, as far as trusted
         source = blueprint or (str(project.path) if project else None)
         try:

@@ -184,12 +184,14 @@ class Engine:
         depth: int = 0,
         actor: str = "system",
         role: str | None = None,
+        blueprint_version: int | None = None,
     ) -> RunRecord:
         """Register a run (checked: blueprint, model, tools); ``drive`` runs it.
 
         ``depth`` counts the delegations above a child run (0: started by a person).
         ``actor`` is who made it (its ``run.created``'s actor: ``user:ann``, or ``system``).
         ``role``: the role its turns serve for the run that made it (``worker``, ``judge``).
+        ``blueprint_version``: the stored blueprint's version it was made from, if one.
         """
         if not objective.strip():
             raise ConfigError("the objective is empty: say what the agent should do")
@@ -245,6 +247,7 @@ class Engine:
             model=_joined(spec) or "",
             world=str(world),
             blueprint=blueprint.name,
+            blueprint_version=blueprint_version,
             budget=budget,
             settings=settings,
         )

@@ -11,18 +11,34 @@ and the all-runs stream; policy replay calls the runtime directly.
 from __future__ import annotations
 
 from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from helix.api import AutomationSetup, LocalApi
 
 from ._auth import Caller
-from ._routes_blueprints import stored_blueprint
 from ._state import ServerState
+
+if TYPE_CHECKING:
+    from helix.accounts import Accounts
+    from helix.runtime import Blueprint
+
+
+def checked_blueprint(body: dict[str, Any], name: str | None = None) -> Blueprint:
+    """``body`` as a blueprint (named ``name`` unless it names itself), or a 422."""
+    from helix.runtime import Blueprint
+
+    return Blueprint.parse(body, source="invalid blueprint", name=name)
+
+
+async def stored_blueprint(accounts: Accounts, workspace: str, name: str) -> Blueprint:
+    """The workspace's blueprint called ``name``, at its latest version (404 if none)."""
+    return checked_blueprint((await accounts.blueprint(workspace, name)).body, name)
 
 
 def local_api(state: ServerState, caller: Caller) -> LocalApi:
     """``LocalApi`` as ``caller``: their workspaces' runs only, and the server's rules.
 
-    Named worlds only, stored blueprints, the server's driver.
+    Named worlds only, the accounts' stored blueprints, the server's driver.
     """
     return LocalApi(
         state.engine,
@@ -30,7 +46,7 @@ def local_api(state: ServerState, caller: Caller) -> LocalApi:
         workspaces=caller.roles,
         worlds=state.config.worlds,
         world_paths=False,
-        blueprints=partial(stored_blueprint, state.accounts),
+        accounts=state.accounts.store,
         drive=state.drive,
         executor=state.executor,
         automations=AutomationSetup(

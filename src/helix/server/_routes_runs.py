@@ -30,9 +30,16 @@ async def start_run(body: RunCreate, caller: CallerDep, state: State) -> Created
     if workspace not in caller.roles:
         raise ApiError(404, "not_found", f"no workspace {workspace!r}")
     caller.require_act(workspace, "start runs")
+    blueprint = body.blueprint
+    if body.blueprint_version is not None:
+        if not isinstance(blueprint, str) or "@" in blueprint:
+            raise ApiError(
+                422, "invalid_request", "blueprint_version goes with a stored blueprint's NAME"
+            )
+        blueprint = f"{blueprint}@{body.blueprint_version}"
     run = await local_api(state, caller).create(
         body.objective,
-        blueprint=body.blueprint,
+        blueprint=blueprint,
         model=body.model,
         world=body.world,
         budget_usd=body.budget_usd,

@@ -61,6 +61,9 @@ class RunCreated(Payload):
     """The directory the run works in."""
     blueprint: str | None = None
     """The blueprint's name, or ``None`` for an ad-hoc run."""
+    blueprint_version: StrictInt | None = Field(default=None, ge=1)
+    """The version of the workspace's stored blueprint the run was made from; ``None``:
+    not a stored one (a file, inline fields, none), or a log from before versions."""
     parent: ForkPoint | None = None
     """For a child run started by delegation, where its parent was; else ``None``."""
     budget: Budget | None = None

@@ -3,6 +3,7 @@ import { api, h, session, show, signIn, signOut } from "./lib.js";
 import { linkHelp, passwordCard } from "./account.js";
 import { automationsView } from "./automations.js";
 import { budgetsView } from "./budgets.js";
+import { blueprintView, blueprintsView } from "./blueprints.js";
 import { compareView } from "./compare.js";
 import { loginView } from "./login.js";
 import { playerView } from "./player.js";
@@ -40,6 +41,7 @@ async function route() {
     const compare = hash.match(/^#\/compare\/([A-Za-z0-9_-]+)\/([A-Za-z0-9_-]+)/);
     const play = hash.match(/^#\/play\/([A-Za-z0-9_-]+)(?:\/(\d+))?/);
     const workflow = hash.match(/^#\/workflows\/([^/?]+)/);
+    const blueprint = hash.match(/^#\/blueprints(?:\/([^/?]+))?(?:\/([^/?]+))?/);
     if (traced) await traceView(traced[1]);
     else if (hash.startsWith("#/spend")) await spendView();
     else if (hash.startsWith("#/budgets")) await budgetsView();
@@ -47,6 +49,9 @@ async function route() {
     else if (hash.startsWith("#/nodes")) await nodesView();
     else if (hash.startsWith("#/automations")) await automationsView();
     else if (workflow) await workflowView(decodeURIComponent(workflow[1]));
+    else if (blueprint && blueprint[2]) {
+      await blueprintView(decodeURIComponent(blueprint[1]), decodeURIComponent(blueprint[2]));
+    } else if (blueprint) await blueprintsView(blueprint[1] && decodeURIComponent(blueprint[1]));
     else if (hash.startsWith("#/workflows")) await workflowsView();
     else if (match) await runView(match[1]);
     else if (compare) await compareView(compare[1], compare[2]);

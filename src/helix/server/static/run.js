@@ -84,6 +84,9 @@ export async function runView(runId) {
   function paint() {
     const status = run.status;
     head.replaceChildren(badge(status), h("span", { class: "muted" }, `${run.id} · ${run.model}`),
+      ...(run.blueprint_version ? [h("a", { "data-testid": "run-blueprint",
+        href: `#/blueprints/${encodeURIComponent(run.workspace)}/${encodeURIComponent(run.blueprint)}` },
+      `blueprint ${run.blueprint} v${run.blueprint_version}`)] : []),
       ...(run.parent ? [h("a", { href: `#/runs/${run.parent.run_id}` }, "parent")] : []),
       h("a", { href: `#/runs/${run.id}/trace`, "data-testid": "trace-link" }, "Trace"), branchLinks(run));
     const ending = talk.transcript.ending;
