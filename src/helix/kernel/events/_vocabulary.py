@@ -31,6 +31,7 @@ from ._mcp import (
     McpServerStopped,
     McpToolsChanged,
 )
+from ._memory import MEMORY_PAYLOADS
 from ._model import ModelFailed, ModelRequested, ModelResponded
 from ._payload import Payload
 from ._plugin import PluginFailed, PluginLoaded, PluginReloaded
@@ -117,6 +118,7 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
     StrategyScored,
     StrategyChosen,
     TaskSkipped,
+    *MEMORY_PAYLOADS,
 )
 
 
