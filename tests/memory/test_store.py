@@ -6,7 +6,6 @@ service every surface uses.
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -65,7 +64,8 @@ async def test_recall_is_ranked_full_text_search_in_the_scopes_one_may_read(
     assert set(texts) == {"Deploys go out on Tuesdays", texts[0]}
     assert texts[0].startswith("The deploy script")  # three mentions rank first
     assert all(m.rank is not None for m in found)
-    assert found[0].rank is not None and found[-1].rank is not None
+    assert found[0].rank is not None
+    assert found[-1].rank is not None
     assert found[0].rank >= found[-1].rank
     # every word must match; tags are searched too
     assert [m.id for m in await memories.recall(ANN, "team", "deploy tuesdays")] == [deploy.id]
@@ -105,9 +105,7 @@ async def test_hostile_queries_are_words_never_syntax(memories: Memories, query:
 
 async def test_a_key_replaces_and_an_edit_changes_the_search(memories: Memories) -> None:
     first, replaced = await memories.remember(ANN, "team", "workspace", "old text", key="style")
-    again, replaced_now = await memories.remember(
-        ANN, "team", "workspace", "new text", key="style"
-    )
+    again, replaced_now = await memories.remember(ANN, "team", "workspace", "new text", key="style")
     assert (replaced, replaced_now, again.id) == (False, True, first.id)
     assert [m.text for m in await memories.list(ANN, "team")] == ["new text"]
     edited = await memories.update(BOB, "team", first.id, text="brand words", tags=["x"])
@@ -236,12 +234,10 @@ async def test_export_then_import_round_trips_and_a_bad_file_imports_nothing(
     ]
     empty = Person.of_actor("user:ann", {"fresh": "owner"})
     for bad in bad_lines:
-        with pytest.raises(MemoryInputError, match="line|empty"):
+        with pytest.raises(MemoryInputError, match=r"line|empty"):
             await import_lines(memories, empty, "fresh", bad)
     assert await memories.list(empty, "fresh", scope="workspace") == []
     assert await memories.artifacts(empty, "fresh", scope="workspace") == []
     # a viewer imports nothing into the workspace
     with pytest.raises(MemoryDeniedError, match="line 2"):
         await import_lines(memories, VIV, "team", good)
-    encoded = base64.b64encode(b"x").decode()
-    assert encoded == "eA=="
