@@ -19,6 +19,7 @@ from ._choice_models import ChoiceCard, Chosen
 from ._graph_models import GraphRun
 from ._graphs import PlanArg
 from ._login import current_login
+from ._memory_client import AsyncClientMemory
 from ._models import (
     Approval,
     Comparison,
@@ -41,11 +42,12 @@ from ._workflow_client import AsyncClientWorkflows
 
 if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is chosen
     from helix.automations import Automation, AutomationCreated, AutomationList, AutomationSpec
+    from helix.memory import Memories
     from helix.runtime import Blueprint, CandidatePolicy, PolicyReplay
     from helix.workflows import Workflows
 
 
-class AsyncClient(AsyncClientWorkflows):
+class AsyncClient(AsyncClientWorkflows, AsyncClientMemory):
     """Runs, from Python (async). Use it in ``async with``.
 
     ``AsyncClient()`` works embedded on the store ``HELIX_DB``/``HELIX_HOME`` name (runs
@@ -89,6 +91,7 @@ class AsyncClient(AsyncClientWorkflows):
         self._api = api
         self._owned_store: EventStore | None = None
         self._owned_workflows: Workflows | None = None
+        self._owned_memory: Memories | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AsyncClient:
@@ -128,18 +131,25 @@ class AsyncClient(AsyncClientWorkflows):
         if store is None:
             store = await open_store(settings.db_url, durability=settings.durability)
             self._owned_store = store
+        from helix.memory import Memories, RunMemory, open_memory
         from helix.workflows import Workflows, open_workflows
 
         workflows = Workflows(await open_workflows(settings.db_url))
         self._owned_workflows = workflows
+        memory = Memories(await open_memory(settings.db_url))
+        self._owned_memory = memory
         engine = Engine(
             store,
             home=settings.home,
             env=self._env,
             workflows=lambda setup: workflows.editor_for(setup.workspace, setup.run_id),
+            memory=lambda setup: RunMemory(
+                memory, workspace=setup.workspace, run_id=setup.run_id, actor=setup.actor
+            ),
         )
         user = self._user or self._env.get("HELIX_USER") or _login_name()
-        return await LocalApi(engine, actor=f"user:{user}", workflows=workflows).__aenter__()
+        local = LocalApi(engine, actor=f"user:{user}", workflows=workflows, memory=memory)
+        return await local.__aenter__()
 
     async def __aexit__(
         self,
@@ -159,6 +169,9 @@ class AsyncClient(AsyncClientWorkflows):
             workflows, self._owned_workflows = self._owned_workflows, None
             if workflows is not None:
                 await workflows.store.close()
+            memory, self._owned_memory = self._owned_memory, None
+            if memory is not None:
+                await memory.store.close()
             store, self._owned_store = self._owned_store, None
             if store is not None:
                 await store.close()

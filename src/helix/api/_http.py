@@ -26,6 +26,7 @@ from helix.kernel.events import RunStatus
 from ._choice_models import ChoiceCard, ChoiceCardList, Chosen
 from ._errors import error_of
 from ._http_graphs import HttpGraphs
+from ._memory_http import HttpMemory
 from ._models import (
     Approval,
     ApprovalList,
@@ -65,7 +66,7 @@ CLOSE_NOT_FOUND = 4404
 _PAGE = 1000
 
 
-class HttpApi(HttpWorkflows, HttpGraphs):
+class HttpApi(HttpWorkflows, HttpMemory, HttpGraphs):
     """A Helix server behind ``HelixApi``: ``url`` is its root, ``token`` a bearer token."""
 
     def __init__(self, url: str, *, token: str | None = None, timeout: float = 30.0) -> None:

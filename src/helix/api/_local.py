@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Iterable, Mapping
 from contextlib import AsyncExitStack
 from functools import partial
 from pathlib import Path
@@ -29,6 +29,7 @@ from ._choice_models import ChoiceCard, Chosen
 from ._graphs import GraphDoor
 from ._ids import resolve_run
 from ._importing import import_run
+from ._memory_door import LocalMemory, MemorySource
 from ._models import (
     Approval,
     Comparison,
@@ -60,7 +61,7 @@ BlueprintArg: TypeAlias = "Blueprint | dict[str, Any] | str | None"
 _PAGE = 1000
 
 
-class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, WorldReads, GraphDoor):
+class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, LocalMemory, WorldReads, GraphDoor):
     """The engine and its store behind ``HelixApi``, acting as ``actor``."""
 
     def __init__(
@@ -79,6 +80,7 @@ class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, WorldReads, GraphDoor):
         executor: Executor | None = None,
         automations: AutomationSetup | None = None,
         workflows: WorkflowsSource | None = None,
+        memory: MemorySource | None = None,
     ) -> None:
         """An API over ``engine``.
 
@@ -103,6 +105,8 @@ class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, WorldReads, GraphDoor):
             automations: Their store, blueprints and clock; ``None``: none here.
             workflows: The workflows (``helix.workflows.Workflows``, or a function
                 opening them when first needed); default: none (``ConfigError``).
+            memory: Memory (``helix.memory.Memories``, or a function opening it); the
+                caller's roles are ``workspaces`` when it maps names to roles.
         """
         if callable(engine):
             if store is None or home is None:
@@ -120,8 +124,9 @@ class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, WorldReads, GraphDoor):
         self._blueprints = blueprints
         self._drive = drive
         self.visible = None if workspaces is None else frozenset(workspaces)
+        self.roles = dict(workspaces) if isinstance(workspaces, Mapping) else None
         self.executor, self.automation_setup = executor, automations
-        self._workflow_source = workflows
+        self._workflow_source, self._memory_source = workflows, memory
         self._stack: AsyncExitStack | None = None
         self._supervisor: Supervisor | None = None
 

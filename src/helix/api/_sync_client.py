@@ -21,6 +21,7 @@ from ._choice_models import ChoiceCard, Chosen
 from ._graph_models import GraphRun
 from ._graphs import PlanArg
 from ._login import current_login
+from ._memory_client import ClientMemory
 from ._models import (
     Approval,
     Comparison,
@@ -47,7 +48,7 @@ if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is ch
 T = TypeVar("T")
 
 
-class Client(ClientWorkflows):
+class Client(ClientWorkflows, ClientMemory):
     """Runs, from Python. Use it in ``with`` (or call ``close``).
 
     The same arguments and operations as ``AsyncClient``, without ``await``. ``store``

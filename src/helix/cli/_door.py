@@ -22,6 +22,7 @@ from ._common import who
 if TYPE_CHECKING:
     from helix.api import HelixApi, LocalApi, Run
     from helix.kernel.session import SessionState
+    from helix.memory import Memories
     from helix.runtime import Blueprint
     from helix.telemetry import OtelSettings
     from helix.workflows import Workflows
@@ -173,14 +174,24 @@ async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:
         opened.append(Workflows(await open_workflows(settings.db_url)))
         return opened[-1]
 
+    remembered: list[Memories] = []
+
+    async def memory() -> Memories:  # only the memory commands open its store
+        from helix.memory import Memories, open_memory
+
+        remembered.append(Memories(await open_memory(settings.db_url)))
+        return remembered[-1]
+
     try:
         here: list[str] = []  # the runs the door asks to drive: driven by the command
         local = LocalApi(
             lambda: engine_for(store), store=store, home=settings.home, actor=who(),
-            drive=here.append, workflows=workflows,
+            drive=here.append, workflows=workflows, memory=memory,
         )  # fmt: skip
         return await use(Door(local, local, here, otel))
     finally:
         for service in opened:
             await service.store.close()
+        for kept in remembered:
+            await kept.store.close()
         await store.close()

@@ -29,6 +29,7 @@ from helix.accounts import Accounts, AccountStore, open_accounts
 from helix.automations import AutomationStore, open_automations
 from helix.distributed import open_executor
 from helix.kernel.log import EventStore, open_store
+from helix.memory import Memories, open_memory
 from helix.runtime import ChildSpec, Supervisor, open_supervisor
 from helix.workflows import Workflows, open_workflows
 
@@ -41,6 +42,7 @@ from . import (
     _routes_branches,
     _routes_control,
     _routes_graphs,
+    _routes_memory,
     _routes_nodes,
     _routes_plugins,
     _routes_policy,
@@ -105,7 +107,7 @@ def _start_export(
 
 async def _open_stores(
     config: ServerConfig, closing: AsyncExitStack
-) -> tuple[EventStore, AccountStore, AutomationStore, Workflows]:
+) -> tuple[EventStore, AccountStore, AutomationStore, Workflows, Memories]:
     """The server's stores, all in the database ``config.db_url`` names; closed by ``closing``."""
     store = await open_store(config.db_url, durability=config.durability)
     closing.push_async_callback(store.close)
@@ -115,7 +117,9 @@ async def _open_stores(
     closing.push_async_callback(automations.close)
     workflows = Workflows(await open_workflows(config.db_url))
     closing.push_async_callback(workflows.store.close)
-    return store, account_store, automations, workflows
+    memory = Memories(await open_memory(config.db_url))
+    closing.push_async_callback(memory.store.close)
+    return store, account_store, automations, workflows, memory
 
 
 def _start_children(config: ServerConfig, state: ServerState, signer: Signer) -> OtlpSink | None:
@@ -145,7 +149,8 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with AsyncExitStack() as closing:  # the stores, closed in reverse order
-            store, account_store, automations, workflows = await _open_stores(config, closing)
+            opened = await _open_stores(config, closing)
+            store, account_store, automations, workflows, memory = opened
             accounts = Accounts(account_store, config.hashing)
             signer = Signer(await account_store.secret("jwt", secrets.token_bytes(32)))
             metrics = Metrics()
@@ -154,8 +159,9 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
                 AsyncExitStack() as executor_stack,
             ):
                 state = ServerState(
-                    config, store, accounts, signer, supervisor, metrics, automations, workflows
-                )
+                    config, store, accounts, signer, supervisor, metrics, automations, workflows,
+                    memory,
+                )  # fmt: skip
                 state.executor = await executor_stack.enter_async_context(
                     open_executor(
                         config.executor,
@@ -204,6 +210,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
     api.include_router(_routes_policy.router)
     api.include_router(_routes_trace.router)
     api.include_router(_routes_workflows.router)
+    api.include_router(_routes_memory.router)
     api.include_router(_stream.router)
     api.include_router(_links.router)
 
@@ -230,6 +237,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
         BodyLimit,
         max_bytes=config.max_body_bytes,
         large={f"{API}/runs/import": config.max_import_bytes},
+        matching=_routes_memory.body_limits(API, config.max_import_bytes),
     )
     if config.forwarded_allow_ips:
         # Only these proxies' X-Forwarded-For/-Proto are believed; helix serve turns
