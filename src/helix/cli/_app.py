@@ -158,6 +158,16 @@ COMMANDS = (
         "List, show, edit, import and run workflows (definitions run as task graphs).",
     ),
     Lazy(
+        "memory",
+        "._memory:memory_app",
+        "Review, search, add, edit and delete memories; export and import them.",
+    ),
+    Lazy(
+        "artifacts",
+        "._memory:artifacts_app",
+        "List, get, put and delete artifacts (named files), personal or the workspace's.",
+    ),
+    Lazy(
         "nodes",
         "._nodes:nodes_app",
         "List the nodes runs are driven on; drain one (its runs move).",
