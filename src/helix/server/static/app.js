@@ -4,6 +4,7 @@ import { linkHelp, passwordCard } from "./account.js";
 import { automationsView } from "./automations.js";
 import { compareView } from "./compare.js";
 import { loginView } from "./login.js";
+import { memoryView } from "./memory.js";
 import { playerView } from "./player.js";
 import { nodesView } from "./nodes.js";
 import { pluginsView } from "./plugins.js";
@@ -44,6 +45,7 @@ async function route() {
     else if (hash.startsWith("#/plugins")) await pluginsView();
     else if (hash.startsWith("#/nodes")) await nodesView();
     else if (hash.startsWith("#/automations")) await automationsView();
+    else if (hash.startsWith("#/memory")) await memoryView();
     else if (workflow) await workflowView(decodeURIComponent(workflow[1]));
     else if (hash.startsWith("#/workflows")) await workflowsView();
     else if (match) await runView(match[1]);
