@@ -31,7 +31,9 @@ _ID = typer.Argument(metavar="ID", help="The memory's id (mem_…).")
 memory_app = typer.Typer(
     help="Review, search, add, edit and delete memories; export and import them."
 )
-artifacts_app = typer.Typer(help="List, get, put and delete artifacts (named files).")
+artifacts_app = typer.Typer(
+    help="List, get, put and delete artifacts (named files), personal or the workspace's."
+)
 
 
 def _line(memory: Memory) -> str:
