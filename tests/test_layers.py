@@ -27,6 +27,7 @@ _TESTING = _RUNTIME | {"helix.runtime"}
 _WORKFLOWS = _TESTING | {"helix.runtime"}
 """Workflows: definitions, their store, their task graphs (``to_plan``)."""
 _API = _WORKFLOWS | {"helix.config", "helix.automations", "helix.budgets", "helix.workflows"}
+_API = _WORKFLOWS | {"helix.config", "helix.automations", "helix.workflows", "helix.memory"}
 _DISTRIBUTED = _API | {"helix.distributed"}
 """Past one process: what the executors, the Ray tier and the cluster commands use."""
 _SERVER = _DISTRIBUTED | {
@@ -57,6 +58,7 @@ ALLOWED: dict[str, set[str]] = {
     "helix.runtime": set(_RUNTIME),
     "helix.testing": set(_TESTING),
     "helix.workflows": set(_WORKFLOWS),
+    "helix.memory": set(_WORKFLOWS),
     "helix.api": set(_API),
     "helix.distributed": set(_API),
     "helix.bench": _DISTRIBUTED | {"helix.testing", "helix.accounts", "helix.api", "helix.server"},

@@ -12,6 +12,7 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     │   ├── PluginError          a plugin breaks its contract, or a run names one it cannot have
     │   ├── InvalidAnswerError   an answer to a question does not fit its schema
     │   ├── WorkflowError        a workflow definition or edit is malformed (field, reason)
+    │   ├── MemoryInputError     a memory, an artifact or an import of them is malformed
     │   └── ScenarioError        a scripted scenario file does not parse
     ├── StoreUnavailableError    the event store cannot be opened or reached
     │   └── StoreDamagedError    its file or a stored row is damaged (cannot be read back)
@@ -21,7 +22,8 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     │   ├── NotAGraphError       the run is not a task graph (it has no tasks)
     │   ├── TaskNotFoundError    the task graph has no task with that id
     │   ├── NodeNotFoundError    no node with that id in the executor's cluster
-    │   └── WorkflowNotFoundError  no workflow (or version) with that name in the workspace
+    │   ├── WorkflowNotFoundError  no workflow (or version) with that name in the workspace
+    │   └── MemoryNotFoundError  no memory or artifact with that id or name in the scope
     ├── AmbiguousRunError        a run id prefix names several runs (a usage error)
     ├── ConflictError
     │   ├── SeqConflictError     an append's expected seq is not the log's next seq
@@ -41,6 +43,7 @@ codes and HTTP statuses, so a user always gets a precise message instead of a tr
     ├── InvalidToolArgumentsError  a tool call's arguments fail the tool's schema
     ├── ToolSourceError          a run's tool source (MCP server, plugin) cannot start
     │   └── SamplingRefusedError  a source's sampling request was refused (says why)
+    ├── MemoryDeniedError        the person may not read or write that scope (a viewer, …)
     ├── InvalidComponentError    a UI component's props fail its schema (or its kind is unknown)
     ├── InvalidChoiceError       a choice that is not one of the options card's
     ├── AppendOnlyError          something tried to change or delete a stored event
@@ -453,3 +456,24 @@ class WorkflowConflictError(ConflictError):
     """A save named a base version that is no longer the workflow's latest (reload, redo)."""
 
     code = "stale_workflow_version"
+
+
+class MemoryInputError(ConfigError):
+    """A memory, an artifact or an import of them is malformed (too long, a bad name…)."""
+
+    code = "invalid_memory"
+
+
+class MemoryNotFoundError(NotFoundError):
+    """No memory (by id) or artifact (by name, version) in the scope."""
+
+    code = "memory_not_found"
+
+
+class MemoryDeniedError(HelixError):
+    """The person may not do that in that scope (HTTP 403, CLI exit 1).
+
+    A viewer writing workspace memory; a run with no person reading personal memory.
+    """
+
+    code = "memory_denied"

@@ -33,6 +33,9 @@ from ._local import LocalApi as LocalApi
 from ._login import ServerLogin as ServerLogin
 from ._login import current_login as current_login
 from ._login import save_login as save_login
+from ._memory_door import MemoryImported as MemoryImported
+from ._memory_door import MemoryOperations as MemoryOperations
+from ._memory_door import MemorySource as MemorySource
 from ._models import Accepted as Accepted
 from ._models import Approval as Approval
 from ._models import ApprovalList as ApprovalList
@@ -114,6 +117,9 @@ __all__ = [
     "Imported",
     "Kept",
     "LocalApi",
+    "MemoryImported",
+    "MemoryOperations",
+    "MemorySource",
     "Node",
     "NodeList",
     "Parent",

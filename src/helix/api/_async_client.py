@@ -22,6 +22,7 @@ from ._choice_models import ChoiceCard, Chosen
 from ._graph_models import GraphRun
 from ._graphs import PlanArg
 from ._login import current_login
+from ._memory_client import AsyncClientMemory
 from ._models import (
     Approval,
     Comparison,
@@ -45,12 +46,14 @@ from ._workflow_client import AsyncClientWorkflows
 if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is chosen
     from helix.accounts import AccountStore
     from helix.automations import Automation, AutomationCreated, AutomationList, AutomationSpec
+    from helix.memory import Memories
     from helix.runtime import Blueprint, CandidatePolicy, PolicyReplay
     from helix.workflows import Workflows
 
 
 class AsyncClient(AsyncClientWorkflows, AsyncClientBudgets):
 class AsyncClient(AsyncClientWorkflows, AsyncClientBlueprints):
+class AsyncClient(AsyncClientWorkflows, AsyncClientMemory):
     """Runs, from Python (async). Use it in ``async with``.
 
     ``AsyncClient()`` works embedded on the store ``HELIX_DB``/``HELIX_HOME`` name (runs
@@ -95,6 +98,7 @@ class AsyncClient(AsyncClientWorkflows, AsyncClientBlueprints):
         self._owned_store: EventStore | None = None
         self._owned_workflows: Workflows | None = None
         self._owned_accounts: AccountStore | None = None
+        self._owned_memory: Memories | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AsyncClient:
@@ -134,15 +138,21 @@ class AsyncClient(AsyncClientWorkflows, AsyncClientBlueprints):
         if store is None:
             store = await open_store(settings.db_url, durability=settings.durability)
             self._owned_store = store
+        from helix.memory import Memories, RunMemory, open_memory
         from helix.workflows import Workflows, open_workflows
 
         workflows = Workflows(await open_workflows(settings.db_url))
         self._owned_workflows = workflows
+        memory = Memories(await open_memory(settings.db_url))
+        self._owned_memory = memory
         engine = Engine(
             store,
             home=settings.home,
             env=self._env,
             workflows=lambda setup: workflows.editor_for(setup.workspace, setup.run_id),
+            memory=lambda setup: RunMemory(
+                memory, workspace=setup.workspace, run_id=setup.run_id, actor=setup.actor
+            ),
         )
         user = self._user or self._env.get("HELIX_USER") or _login_name()
         accounts = partial(self._open_accounts, settings.db_url)
@@ -155,6 +165,7 @@ class AsyncClient(AsyncClientWorkflows, AsyncClientBlueprints):
 
         self._owned_accounts = await open_accounts(url)
         return self._owned_accounts
+        local = LocalApi(engine, actor=f"user:{user}", workflows=workflows, memory=memory)
 
     async def __aexit__(
         self,
@@ -177,6 +188,9 @@ class AsyncClient(AsyncClientWorkflows, AsyncClientBlueprints):
             accounts, self._owned_accounts = self._owned_accounts, None
             if accounts is not None:
                 await accounts.close()
+            memory, self._owned_memory = self._owned_memory, None
+            if memory is not None:
+                await memory.store.close()
             store, self._owned_store = self._owned_store, None
             if store is not None:
                 await store.close()

@@ -28,6 +28,7 @@ from ._blueprint_http import HttpBlueprints
 from ._choice_models import ChoiceCard, ChoiceCardList, Chosen
 from ._errors import error_of
 from ._http_graphs import HttpGraphs
+from ._memory_http import HttpMemory
 from ._models import (
     Approval,
     ApprovalList,
@@ -69,6 +70,7 @@ _PAGE = 1000
 
 class HttpApi(HttpWorkflows, HttpGraphs, HttpBudgets):
 class HttpApi(HttpWorkflows, HttpGraphs, HttpBlueprints):
+class HttpApi(HttpWorkflows, HttpMemory, HttpGraphs):
     """A Helix server behind ``HelixApi``: ``url`` is its root, ``token`` a bearer token."""
 
     def __init__(self, url: str, *, token: str | None = None, timeout: float = 30.0) -> None:

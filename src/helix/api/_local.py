@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Iterable, Mapping
 from contextlib import AsyncExitStack
 from functools import partial
 from pathlib import Path
@@ -31,6 +31,7 @@ from ._choice_models import ChoiceCard, Chosen
 from ._graphs import GraphDoor
 from ._ids import resolve_run
 from ._importing import import_run
+from ._memory_door import LocalMemory, MemorySource
 from ._models import (
     Approval,
     Comparison,
@@ -64,6 +65,7 @@ _PAGE = 1000
 
 class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, LocalBudgets, WorldReads, GraphDoor):
 class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, WorldReads, GraphDoor, LocalBlueprints):
+class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, LocalMemory, WorldReads, GraphDoor):
     """The engine and its store behind ``HelixApi``, acting as ``actor``."""
 
     def __init__(
@@ -84,6 +86,7 @@ class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, WorldReads, GraphDoor, 
         workflows: WorkflowsSource | None = None,
         budgets: BudgetSource | None = None,
         accounts: AccountsSource | None = None,
+        memory: MemorySource | None = None,
     ) -> None:
         """An API over ``engine``.
 
@@ -114,6 +117,8 @@ class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, WorldReads, GraphDoor, 
                 with it (and no ``blueprints``) a name given to ``create`` is a stored
                 blueprint's (``NAME`` or ``NAME@N``; see ``names_stored``), its version
                 recorded in the run.
+            memory: Memory (``helix.memory.Memories``, or a function opening it); the
+                caller's roles are ``workspaces`` when it maps names to roles.
         """
         if callable(engine):
             if store is None or home is None:
@@ -131,10 +136,12 @@ class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, WorldReads, GraphDoor, 
         self._blueprints = blueprints
         self._drive = drive
         self.visible = None if workspaces is None else frozenset(workspaces)
+        self.roles = dict(workspaces) if isinstance(workspaces, Mapping) else None
         self.executor, self.automation_setup = executor, automations
         self._workflow_source = workflows
         self.budget_source = budgets
         self._workflow_source, self.accounts_source = workflows, accounts
+        self._workflow_source, self._memory_source = workflows, memory
         self._stack: AsyncExitStack | None = None
         self._supervisor: Supervisor | None = None
 

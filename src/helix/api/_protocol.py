@@ -18,6 +18,7 @@ from ._budgets import BudgetDoor
 from ._blueprint_door import BlueprintDoor
 from ._choice_models import ChoiceCard, Chosen
 from ._graph_models import GraphRun
+from ._memory_door import MemoryOperations
 from ._models import (
     Approval,
     Comparison,
@@ -45,6 +46,7 @@ if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is ch
 @runtime_checkable
 class HelixApi(WorkflowDoor, BudgetDoor, Protocol):
 class HelixApi(WorkflowDoor, BlueprintDoor, Protocol):
+class HelixApi(WorkflowDoor, MemoryOperations, Protocol):
     """What a client can do with runs (async). Errors are Helix's exception tree."""
 
     async def create(

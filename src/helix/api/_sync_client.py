@@ -23,6 +23,7 @@ from ._choice_models import ChoiceCard, Chosen
 from ._graph_models import GraphRun
 from ._graphs import PlanArg
 from ._login import current_login
+from ._memory_client import ClientMemory
 from ._models import (
     Approval,
     Comparison,
@@ -51,6 +52,7 @@ T = TypeVar("T")
 
 class Client(ClientWorkflows, ClientBudgets):
 class Client(ClientWorkflows, ClientBlueprints):
+class Client(ClientWorkflows, ClientMemory):
     """Runs, from Python. Use it in ``with`` (or call ``close``).
 
     The same arguments and operations as ``AsyncClient``, without ``await``. ``store``

@@ -166,6 +166,14 @@ COMMANDS = (
         "blueprints",
         "._blueprints:blueprints_app",
         "List, show, save, diff and roll back stored blueprints (every save a version).",
+        "memory",
+        "._memory:memory_app",
+        "Review, search, add, edit and delete memories; export and import them.",
+    ),
+    Lazy(
+        "artifacts",
+        "._memory:artifacts_app",
+        "List, get, put and delete artifacts (named files), personal or the workspace's.",
     ),
     Lazy(
         "nodes",

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from helix.accounts import AccountStore
     from helix.api import HelixApi, LocalApi, Run
     from helix.kernel.session import SessionState
+    from helix.memory import Memories
     from helix.runtime import Blueprint
     from helix.telemetry import OtelSettings
     from helix.workflows import Workflows
@@ -182,6 +183,13 @@ async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:
 
         accounts_opened.append(await open_accounts(settings.db_url))
         return accounts_opened[-1]
+    remembered: list[Memories] = []
+
+    async def memory() -> Memories:  # only the memory commands open its store
+        from helix.memory import Memories, open_memory
+
+        remembered.append(Memories(await open_memory(settings.db_url)))
+        return remembered[-1]
 
     try:
         here: list[str] = []  # the runs the door asks to drive: driven by the command
@@ -190,6 +198,7 @@ async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:
             actor=who(), drive=here.append, workflows=workflows, budgets=spending.store,
             lambda: engine_for(store), store=store, home=settings.home, actor=who(),
             drive=here.append, workflows=workflows, accounts=accounts,
+            drive=here.append, workflows=workflows, memory=memory,
         )  # fmt: skip
         return await use(Door(local, local, here, otel))
     finally:
@@ -198,4 +207,6 @@ async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:
         await spending.aclose()
         for account_store in accounts_opened:
             await account_store.close()
+        for kept in remembered:
+            await kept.store.close()
         await store.close()

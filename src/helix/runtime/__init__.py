@@ -20,6 +20,7 @@ from ._control import pause as pause
 from ._control import resume as resume
 from ._control import steer as steer
 from ._engine import Engine as Engine
+from ._engine import MemoryDoors as MemoryDoors
 from ._engine import WorkflowEditors as WorkflowEditors
 from ._engine_checks import run_settings as run_settings
 from ._executor import EXECUTOR_KINDS as EXECUTOR_KINDS
@@ -40,6 +41,8 @@ from ._graph import retry_task as retry_task
 from ._lease import HolderGone as HolderGone
 from ._loop import TERMINAL as TERMINAL
 from ._loop import RunLoop as RunLoop
+from ._origin import run_origin as run_origin
+from ._origin import run_settings as run_settings
 from ._placement import Placement as Placement
 from ._placement import Placer as Placer
 from ._plan import Plan as Plan
@@ -96,6 +99,7 @@ __all__ = [
     "InjectedFault",
     "KeepOutcome",
     "LocalExecutor",
+    "MemoryDoors",
     "ModelPrice",
     "NodeInfo",
     "NodeState",
@@ -138,6 +142,7 @@ __all__ = [
     "resume",
     "retry_task",
     "rollback",
+    "run_origin",
     "run_settings",
     "steer",
 ]

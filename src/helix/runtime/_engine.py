@@ -33,7 +33,15 @@ from helix.providers import (
     check_usable,
 )
 from helix.sandbox import Sandbox, StrongestSandbox, require_sandbox
-from helix.tools import ToolRegistry, ToolSource, WorkflowEditor, builtin_registry, edit_workflow
+from helix.tools import (
+    MEMORY_TOOLS,
+    MemoryDoor,
+    ToolRegistry,
+    ToolSource,
+    WorkflowEditor,
+    builtin_registry,
+    edit_workflow,
+)
 from helix.world import ObjectStore, world_root
 
 from ._blueprint import Blueprint, blueprint_of
@@ -42,6 +50,7 @@ from ._engine_checks import refuse_own_data, require_bound, run_settings
 from ._graph import GraphConductor
 from ._lease import HolderGone, driving, holding_lease, lease_ttl
 from ._loop import TERMINAL, RunLoop
+from ._origin import run_origin
 from ._placement import Placer, placed_sandbox
 from ._plan import check_graph, check_task_blueprints, task_models
 from ._roles import main_model, resolved, role_names
@@ -63,6 +72,8 @@ SourceFactory = Callable[[RunSetup], Sequence[ToolSource]]
 closed with its loop)."""
 WorkflowEditors = Callable[[RunSetup], WorkflowEditor | None]
 """The ``edit_workflow`` editor of a run (``None``: it may edit none), given its setup."""
+MemoryDoors = Callable[[RunSetup], MemoryDoor | None]
+"""A run's memory, given its setup (``workspace``, ``actor``: its person); ``None``: none."""
 
 
 class Engine:
@@ -90,6 +101,7 @@ class Engine:
         placer: Placer | None = None,
         workflows: WorkflowEditors | None = None,
         spending: Spending | None = None,
+        memory: MemoryDoors | None = None,
     ) -> None:
         """Hold what every run driven here shares.
 
@@ -109,6 +121,8 @@ class Engine:
         ``workflows`` gives each run the editor its ``edit_workflow`` calls go through
         (``helix.workflows``); with it, the engine offers that tool too. ``spending``:
         the cumulative budgets every run's model calls are reserved against (docs/budgets.md).
+        (``helix.workflows``); with it, the engine offers that tool too. ``memory``
+        gives each run its memory (``helix.memory``); with it, the memory tools too.
         """
         self.snapshots = snapshots
         self.store = store
@@ -140,6 +154,10 @@ class Engine:
         self.spending = spending
         if workflows is not None and "edit_workflow" not in self.tools:
             self.tools.register(edit_workflow)
+        self._memory = memory
+        for memory_tool in MEMORY_TOOLS if memory is not None else ():
+            if memory_tool.name not in self.tools:
+                self.tools.register(memory_tool)
         if gates:
             self.pipeline_for(self.tools)  # distinct names, valid scopes: refused here
 
@@ -287,7 +305,7 @@ class Engine:
         the loop replays the log itself right after.
         """
         record = await self.store.get_run(run_id)
-        settings = await run_settings(self.store, run_id)
+        settings, actor = await run_origin(self.store, run_id)
         blueprint = blueprint_of(settings)
         if record.parent is not None and record.model != _joined(blueprint.model):
             blueprint = blueprint.model_copy(update={"model": record.model})  # a fork's own
@@ -317,12 +335,14 @@ class Engine:
             clock=self.clock,
             spending=self.spending,
             role=settings.role or "main",
+            actor=actor,
         )
         plugins = tuple(PluginSource(self.plugins, name) for name in blueprint.plugins)
         servers = tuple(McpSource(spec) for spec in blueprint.mcp)
         own = tuple(self._sources(setup)) if self._sources is not None else ()
         setup.sources = (*plugins, *servers, *own)
         setup.workflows = self._workflows(setup) if self._workflows is not None else None
+        setup.memory = self._memory(setup) if self._memory is not None else None
         return setup
 
     async def drive(

@@ -3,7 +3,8 @@
 Calls of one group run together (each in its own task, cancelled if the run is
 stopped); their results are recorded in call order: the egress tally of each command,
 then its ``tool.completed`` (output redacted), the ``ui.component`` it shows (checked
-against its kind's schema: ``_choices.py``), ``file.changed`` and ``effect.recorded``.
+against its kind's schema: ``_choices.py``), ``file.changed``, ``effect.recorded`` and
+the ``memory.*`` events it reports (``ToolResult.events``; no other type is logged).
 A world with a quota is measured after each tool that may change anything in it, and
 such tools are refused while it is over (docs/security.md, "Quotas and flooding").
 """
@@ -18,6 +19,7 @@ from pydantic import BaseModel
 from helix._util import redact, secret_values
 from helix.errors import HelixError
 from helix.kernel.events import (
+    MEMORY_PAYLOADS,
     TERMINAL_STATUSES,
     EffectRecorded,
     FileChanged,
@@ -105,6 +107,9 @@ class CallExecutor:
                 )
                 for e in result.effects
             ]
+            results += [
+                NewEvent(p, turn=turn) for p in result.events if isinstance(p, MEMORY_PAYLOADS)
+            ]
         return results
 
     async def _execute_alone(
@@ -133,6 +138,7 @@ class CallExecutor:
             planner=self._graphs,
             chooser=self._choices,
             workflows=setup.workflows,
+            memory=setup.memory,
             tmp_bytes=setup.blueprint.sandbox.tmp_mb << 20,
             world_quota=self._quota,
         )

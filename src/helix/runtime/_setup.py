@@ -12,7 +12,7 @@ from helix.gates import EgressPolicy, GatePipeline, Policy, build_gate_pipeline
 from helix.kernel.log import EventStore, Lease
 from helix.providers import PriceBook, ScriptAccess
 from helix.sandbox import Sandbox
-from helix.tools import ToolRegistry, ToolSource, WorkflowEditor
+from helix.tools import MemoryDoor, ToolRegistry, ToolSource, WorkflowEditor
 from helix.world import ObjectStore
 
 from ._blueprint import Blueprint
@@ -65,6 +65,10 @@ class RunSetup:
     role: str = "main"
     """The role the run's own turns serve (``worker`` for a child, ``judge`` for a judge
     run; ``run.created``'s settings): what its ``model.requested`` events say."""
+    memory: MemoryDoor | None = None
+    """The run's memory (``remember``, ``recall``…: ``Engine(memory=…)``); ``None``: none."""
+    actor: str = "system"
+    """Who started the run (its ``run.created`` actor): ``user:NAME`` is its person."""
     lease: Lease | None = None
     """The driver's lease on the run: every append of its loop is made with it, so the
     store refuses them once another driver took the run (``None``: no driver's)."""

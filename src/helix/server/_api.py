@@ -53,4 +53,5 @@ def local_api(state: ServerState, caller: Caller) -> LocalApi:
             state.automations, partial(stored_blueprint, state.accounts), state.clock
         ),
         workflows=state.workflows,
+        memory=state.memory,
     )

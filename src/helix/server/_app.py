@@ -30,6 +30,7 @@ from helix.automations import AutomationStore, open_automations
 from helix.budgets import BudgetStore, open_budgets
 from helix.distributed import open_executor
 from helix.kernel.log import EventStore, open_store
+from helix.memory import Memories, open_memory
 from helix.runtime import ChildSpec, Supervisor, open_supervisor
 from helix.workflows import Workflows, open_workflows
 
@@ -43,6 +44,7 @@ from . import (
     _routes_budgets,
     _routes_control,
     _routes_graphs,
+    _routes_memory,
     _routes_nodes,
     _routes_plugins,
     _routes_policy,
@@ -108,6 +110,7 @@ def _start_export(
 async def _open_stores(
     config: ServerConfig, closing: AsyncExitStack
 ) -> tuple[EventStore, AccountStore, AutomationStore, Workflows, BudgetStore]:
+) -> tuple[EventStore, AccountStore, AutomationStore, Workflows, Memories]:
     """The server's stores, all in the database ``config.db_url`` names; closed by ``closing``."""
     store = await open_store(config.db_url, durability=config.durability)
     closing.push_async_callback(store.close)
@@ -120,6 +123,9 @@ async def _open_stores(
     budgets = await open_budgets(config.db_url)
     closing.push_async_callback(budgets.close)
     return store, account_store, automations, workflows, budgets
+    memory = Memories(await open_memory(config.db_url))
+    closing.push_async_callback(memory.store.close)
+    return store, account_store, automations, workflows, memory
 
 
 def _start_children(config: ServerConfig, state: ServerState, signer: Signer) -> OtlpSink | None:
@@ -151,6 +157,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
         async with AsyncExitStack() as closing:  # the stores, closed in reverse order
             opened = await _open_stores(config, closing)
             store, account_store, automations, workflows, budgets = opened
+            store, account_store, automations, workflows, memory = opened
             accounts = Accounts(account_store, config.hashing)
             signer = Signer(await account_store.secret("jwt", secrets.token_bytes(32)))
             metrics = Metrics()
@@ -161,6 +168,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
                 state = ServerState(
                     config, store, accounts, signer, supervisor, metrics, automations, workflows,
                     budgets,
+                    memory,
                 )  # fmt: skip
                 state.executor = await executor_stack.enter_async_context(
                     open_executor(
@@ -211,6 +219,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
     api.include_router(_routes_policy.router)
     api.include_router(_routes_trace.router)
     api.include_router(_routes_workflows.router)
+    api.include_router(_routes_memory.router)
     api.include_router(_stream.router)
     api.include_router(_links.router)
 
@@ -237,6 +246,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
         BodyLimit,
         max_bytes=config.max_body_bytes,
         large={f"{API}/runs/import": config.max_import_bytes},
+        matching=_routes_memory.body_limits(API, config.max_import_bytes),
     )
     if config.forwarded_allow_ips:
         # Only these proxies' X-Forwarded-For/-Proto are believed; helix serve turns

@@ -26,6 +26,7 @@ from helix.errors import (
     InvalidEventError,
     InvalidObjectError,
     InvalidToolArgumentsError,
+    MemoryDeniedError,
     NotFoundError,
     StoreUnavailableError,
     UnknownToolError,
@@ -37,6 +38,7 @@ log = logging.getLogger("helix.server")
 
 _STATUS: list[tuple[type[HelixError], int]] = [
     (SignatureError, 401),
+    (MemoryDeniedError, 403),
     (NotFoundError, 404),
     (AmbiguousRunError, 400),
     (ConflictError, 409),

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 
 from helix.accounts import AccountStore
@@ -26,17 +27,29 @@ class BodyLimit:
     app's error handlers turn into the same 413.
     """
 
-    def __init__(self, app: ASGIApp, *, max_bytes: int, large: dict[str, int]) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_bytes: int,
+        large: dict[str, int],
+        matching: Sequence[tuple[str, int]] = (),
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.large = large
         """Path → its own limit (an import takes a whole log)."""
+        self.matching = [(re.compile(pattern), limit) for pattern, limit in matching]
+        """Paths matching a pattern → their own limit (an artifact's upload)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         limit = self.large.get(scope["path"], self.max_bytes)
+        for pattern, own in self.matching:
+            if pattern.fullmatch(scope["path"]):
+                limit = own
         for name, value in scope.get("headers", ()):
             if name == b"content-length":
                 try:

@@ -14,6 +14,7 @@ from helix.automations import AutomationStore
 from helix.budgets import BudgetStore, open_budgets
 from helix.distributed import RayPlacer, ray_address_of
 from helix.kernel.log import EventStore, open_store
+from helix.memory import Memories, RunMemory, open_memory
 from helix.runtime import (
     SYSTEM_CLOCK,
     Clock,
@@ -24,7 +25,7 @@ from helix.runtime import (
     RunSetup,
     Supervisor,
 )
-from helix.tools import WorkflowEditor
+from helix.tools import MemoryDoor, WorkflowEditor
 from helix.workflows import Workflows, open_workflows
 
 from ._auth import Signer
@@ -46,9 +47,12 @@ class WorkspaceEngine(Engine):
         config: ServerConfig,
         workflows: Workflows | None = None,
         budgets: BudgetStore | None = None,
+        memory: Memories | None = None,
     ) -> None:
         self.workflows = workflows
         """The workspaces' workflows (their ``edit_workflow`` calls go there)."""
+        self.memory = memory
+        """People's and workspaces' memory (their runs' memory tools reach it)."""
         super().__init__(
             store,
             home=config.home,
@@ -58,6 +62,7 @@ class WorkspaceEngine(Engine):
             placer=_placer(config),
             workflows=self._editor,
             spending=None if budgets is None else StoreSpending(budgets),
+            memory=self._memory_door if memory is not None else None,
         )
         self.accounts = accounts
 
@@ -66,6 +71,21 @@ class WorkspaceEngine(Engine):
         if self.workflows is None:
             return None
         return self.workflows.editor_for(setup.workspace, setup.run_id)
+
+    def _memory_door(self, setup: RunSetup) -> MemoryDoor | None:
+        """A run's memory: its person's (with their role now) and its workspace's."""
+        if self.memory is None:
+            return None
+        return RunMemory(
+            self.memory,
+            workspace=setup.workspace,
+            run_id=setup.run_id,
+            actor=setup.actor,
+            role_of=self._role_of,
+        )
+
+    async def _role_of(self, user: str, workspace: str) -> str | None:
+        return (await self.accounts.store.roles(user)).get(workspace)
 
     @override
     async def setup(self, run_id: str) -> RunSetup:
@@ -87,6 +107,7 @@ async def open_server_engine(config: ServerConfig) -> AsyncIterator[Engine]:
         account_store = await open_accounts(config.db_url)
         try:
             workflows = Workflows(await open_workflows(config.db_url))
+            memory = Memories(await open_memory(config.db_url))
             try:
                 budgets = await open_budgets(config.db_url)
                 try:
@@ -94,7 +115,10 @@ async def open_server_engine(config: ServerConfig) -> AsyncIterator[Engine]:
                     yield WorkspaceEngine(store, accounts, config, workflows, budgets)
                 finally:
                     await budgets.close()
+                accounts = Accounts(account_store, config.hashing)
+                yield WorkspaceEngine(store, accounts, config, workflows, memory)
             finally:
+                await memory.store.close()
                 await workflows.store.close()
         finally:
             await account_store.close()
@@ -123,6 +147,7 @@ class ServerState:
         automations: AutomationStore,
         workflows: Workflows | None = None,
         budgets: BudgetStore | None = None,
+        memory: Memories | None = None,
     ) -> None:
         self.config = config
         self.automations = automations
@@ -138,6 +163,9 @@ class ServerState:
         self.budgets = budgets
         """The workspaces' cumulative budgets (``helix.budgets``), in the same database."""
         self.engine = WorkspaceEngine(store, accounts, config, workflows, budgets)
+        self.memory = memory
+        """People's and workspaces' memory (``helix.memory``), in the same database."""
+        self.engine = WorkspaceEngine(store, accounts, config, workflows, memory)
         self.executor: Executor = LocalExecutor(self.engine, supervisor)
         """Where runs are driven (``helix.runtime.Executor``): the app's lifespan
         replaces it with the one ``config.executor`` names (``open_executor``)."""

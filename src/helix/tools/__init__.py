@@ -10,6 +10,15 @@ from ._facets import EffectKind as EffectKind
 from ._facets import FacetName as FacetName
 from ._facets import Facets as Facets
 from ._facets import PathAccess as PathAccess
+from ._memory import MEMORY_TOOLS as MEMORY_TOOLS
+from ._memory import MemoryDoor as MemoryDoor
+from ._memory import MemoryScopeArg as MemoryScopeArg
+from ._memory import RememberedItem as RememberedItem
+from ._memory import StoredArtifact as StoredArtifact
+from ._memory import open_artifact as open_artifact
+from ._memory import recall as recall
+from ._memory import remember as remember
+from ._memory import save_artifact as save_artifact
 from ._plan import Planned as Planned
 from ._plan import Planner as Planner
 from ._quota import QuotaExceeded as QuotaExceeded
@@ -42,6 +51,7 @@ from ._workflow import edit_workflow as edit_workflow
 
 __all__ = [
     "BUILTIN_TOOLS",
+    "MEMORY_TOOLS",
     "Asker",
     "ChoiceAnswer",
     "Chooser",
@@ -55,16 +65,20 @@ __all__ = [
     "FacetName",
     "Facets",
     "FileChange",
+    "MemoryDoor",
+    "MemoryScopeArg",
     "PathAccess",
     "Planned",
     "Planner",
     "QuotaExceeded",
     "RecordService",
+    "RememberedItem",
     "SampleMessage",
     "SampleReply",
     "SampleRequest",
     "Sampler",
     "SourceHost",
+    "StoredArtifact",
     "ToolContext",
     "ToolDef",
     "ToolFunction",
@@ -79,5 +93,9 @@ __all__ = [
     "compose_tools",
     "edit_workflow",
     "example_tools",
+    "open_artifact",
+    "recall",
+    "remember",
+    "save_artifact",
     "tool",
 ]

@@ -30,7 +30,10 @@ from ._facets import EffectKind, Facets, PathAccess
 from ._quota import WorldQuota
 
 if TYPE_CHECKING:
+    from helix.kernel.events import Payload
+
     from ._delegate import Delegator
+    from ._memory import MemoryDoor
     from ._plan import Planner
     from ._ui import Chooser
     from ._workflow import WorkflowEditor
@@ -89,6 +92,10 @@ class ToolResult:
     ui: UiPart | None = None
     node: str | None = None
     """The cluster node a command ran on (recorded in ``tool.completed``); ``None``: here."""
+    events: tuple[Payload, ...] = ()
+    """What the call read or wrote beyond the world, as events logged after its
+    ``tool.completed`` (the memory tools' ``memory.*``; the runtime logs only the
+    types in ``helix.kernel.events.MEMORY_PAYLOADS``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +126,9 @@ class ToolContext:
     workflows: WorkflowEditor | None = None
     """Applies ``edit_workflow``'s operations to the run's workspace's workflows;
     ``None`` where no workflow store is at hand."""
+    memory: MemoryDoor | None = None
+    """The run's person's and workspace's memory (``remember``, ``recall``…); ``None``
+    where no memory store is at hand."""
 
 
 ToolFunction = Callable[..., Awaitable[ToolResult]]

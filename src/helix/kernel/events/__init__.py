@@ -36,6 +36,12 @@ from ._mcp import McpServerFailed as McpServerFailed
 from ._mcp import McpServerStarted as McpServerStarted
 from ._mcp import McpServerStopped as McpServerStopped
 from ._mcp import McpToolsChanged as McpToolsChanged
+from ._memory import MEMORY_PAYLOADS as MEMORY_PAYLOADS
+from ._memory import MemoryArtifactOpened as MemoryArtifactOpened
+from ._memory import MemoryArtifactSaved as MemoryArtifactSaved
+from ._memory import MemoryRecalled as MemoryRecalled
+from ._memory import MemoryRemembered as MemoryRemembered
+from ._memory import MemoryScope as MemoryScope
 from ._model import ModelFailed as ModelFailed
 from ._model import ModelRequested as ModelRequested
 from ._model import ModelResponded as ModelResponded
@@ -96,6 +102,7 @@ from ._world import WorldSnapshotted as WorldSnapshotted
 __all__ = [
     "BUILTIN_PAYLOADS",
     "DEFAULT_REGISTRY",
+    "MEMORY_PAYLOADS",
     "RUN_STATUSES",
     "STATUS_AFTER",
     "TERMINAL_EVENTS",
@@ -129,6 +136,11 @@ __all__ = [
     "McpServerStarted",
     "McpServerStopped",
     "McpToolsChanged",
+    "MemoryArtifactOpened",
+    "MemoryArtifactSaved",
+    "MemoryRecalled",
+    "MemoryRemembered",
+    "MemoryScope",
     "ModelFailed",
     "ModelRequested",
     "ModelResponded",

@@ -32,6 +32,7 @@ from ._mcp import (
     McpServerStopped,
     McpToolsChanged,
 )
+from ._memory import MEMORY_PAYLOADS
 from ._model import ModelFailed, ModelRequested, ModelResponded
 from ._payload import Payload
 from ._plugin import PluginFailed, PluginLoaded, PluginReloaded
@@ -119,6 +120,7 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
     StrategyChosen,
     TaskSkipped,
     ContextCompacted,
+    *MEMORY_PAYLOADS,
 )
 
 

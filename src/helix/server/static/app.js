@@ -6,6 +6,7 @@ import { budgetsView } from "./budgets.js";
 import { blueprintView, blueprintsView } from "./blueprints.js";
 import { compareView } from "./compare.js";
 import { loginView } from "./login.js";
+import { memoryView } from "./memory.js";
 import { playerView } from "./player.js";
 import { nodesView } from "./nodes.js";
 import { pluginsView } from "./plugins.js";
@@ -48,6 +49,7 @@ async function route() {
     else if (hash.startsWith("#/plugins")) await pluginsView();
     else if (hash.startsWith("#/nodes")) await nodesView();
     else if (hash.startsWith("#/automations")) await automationsView();
+    else if (hash.startsWith("#/memory")) await memoryView();
     else if (workflow) await workflowView(decodeURIComponent(workflow[1]));
     else if (blueprint && blueprint[2]) {
       await blueprintView(decodeURIComponent(blueprint[1]), decodeURIComponent(blueprint[2]));
