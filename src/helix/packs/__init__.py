@@ -1,0 +1,1 @@
+"""Domain packs: plugins Helix ships for one kind of work (``engineering``, docs/packs/)."""
