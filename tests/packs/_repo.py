@@ -1,4 +1,4 @@
-"""A sample repository with a bug and a failing test, a bare remote, and the pack as a folder plugin."""
+"""A sample repository (a bug, its failing test), a bare remote, the pack as a folder plugin."""
 
 from __future__ import annotations
 

@@ -81,7 +81,7 @@ async def test_the_pack_fixes_a_failing_test_end_to_end(
     record = await engine.create("make the tests pass", blueprint=blueprint, world=repo)
     world = Path(record.world)
     branch = "helix/" + record.id.removeprefix("run_")[:12]
-    assert world == helix_home.resolve() / "worktrees" / record.id / "world"
+    assert world == helix_home.resolve() / "worktrees" / record.id / "world"  # noqa: ASYNC240
     assert sh_git("rev-parse", "--abbrev-ref", "HEAD", cwd=world).strip() == branch
 
     state = await engine.drive(record.id)

@@ -52,6 +52,7 @@ _GIT = {
     "dcommit": "pushes with git svn",
 }
 _WORDS = re.compile(r"(?<![\w-])(push|publish|upload|dcommit|send-email|deploy)(?![\w-])")
+_OPAQUE = re.compile(r"[$`\\]|(?<![\w-])eval(?![\w-])")
 _PROGRAMS = re.compile(r"(?<![\w-])(git|" + "|".join(_PUBLISHING) + r")(?![\w-])")
 
 
@@ -59,8 +60,10 @@ def publishes(command: str) -> str | None:
     """What ``command`` pushes or publishes (``"pushes with git"``), or ``None``.
 
     Each simple command is read (past ``sudo``/``env``, variable assignments, git's
-    global options); a command this cannot read, but that names a publishing program
-    and a publishing verb, counts too: this errs towards asking.
+    global options); a command whose program is only known when it runs (``$g push``,
+    ``eval``) counts when it names a publishing program and a publishing verb. A
+    tripwire, not a proof: ``eval 'git pu''sh'`` is not seen (the approval gate still
+    asks about every command that is not read-only).
     """
     for part in _SPLIT.split(command):
         try:
@@ -70,7 +73,8 @@ def publishes(command: str) -> str | None:
         found = _simple(words)
         if found is not None:
             return found
-    if _WORDS.search(command) and _PROGRAMS.search(command):
+    opaque = _OPAQUE.search(command) is not None  # what runs is decided when it runs
+    if opaque and _WORDS.search(command) and _PROGRAMS.search(command):
         return "may push or publish (it names a publishing program and verb)"
     return None
 

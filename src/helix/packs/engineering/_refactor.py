@@ -180,7 +180,7 @@ def _replace(world: Path, path: str, function: str, body: str) -> ToolResult:
     return ToolResult(ok=True, output=f"replaced the body of {function} in {name}", files=(change,))
 
 
-@tool(effect="world", reports_changes=True, paths={"path": "write"})
+@tool(idempotent=True, effect="world", reports_changes=True, paths={"path": "write"})
 async def replace_function_body(
     ctx: ToolContext, path: str, function: str, body: str
 ) -> ToolResult:
