@@ -45,7 +45,7 @@ def sandbox(request: pytest.FixtureRequest) -> Sandbox:
     if request.param == "bwrap":
         request.getfixturevalue("bwrap_available")
         # the tests' own Python (and its pytest), read-only, beside the system's folders
-        return BwrapSandbox(read_only=sorted({sys.prefix, sys.base_prefix}))
+        return BwrapSandbox(read_only=[Path(p) for p in sorted({sys.prefix, sys.base_prefix})])
     return ProcessSandbox()
 
 

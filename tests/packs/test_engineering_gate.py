@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 from helix.gates import ApprovalRule, GateCall, GateContext, Policy, build_gate_pipeline
-from helix.packs.engineering import PublishGate, deliver, publishes, run_tests
+from helix.packs.engineering import TOOLS, PublishGate, publishes
 from helix.tools import BUILTIN_TOOLS, ToolDef
+
+DELIVER = next(t for t in TOOLS if t.name == "deliver")
+RUN_TESTS = next(t for t in TOOLS if t.name == "run_tests")
 
 RUN_COMMAND = next(t for t in BUILTIN_TOOLS if t.name == "run_command")
 
@@ -45,9 +49,9 @@ def _ctx(tmp_path: Path, *rules: ApprovalRule) -> GateContext:
     return GateContext(run_id="r", world=tmp_path, policy=Policy(), approvals=rules)
 
 
-async def _decide(tool: ToolDef, args: dict[str, object], ctx: GateContext) -> tuple[str, str]:
+async def _decide(tool: ToolDef, args: Mapping[str, object], ctx: GateContext) -> tuple[str, str]:
     pipeline = build_gate_pipeline([PublishGate()], available_tools=[tool.name])
-    outcome = await pipeline.evaluate(GateCall("c", tool.name, args, tool), ctx)
+    outcome = await pipeline.evaluate(GateCall("c", tool.name, dict(args), tool), ctx)
     mine = dict(outcome.decisions).get("engineering.publish")
     return outcome.verdict, mine.verdict if mine else "-"
 
@@ -74,20 +78,20 @@ async def test_a_rule_written_for_pushes_decides(tmp_path: Path) -> None:
 
 async def test_deliver_asks_unless_a_rule_names_it(tmp_path: Path) -> None:
     args = {"message": "m", "summary": "s"}
-    assert deliver.facets.effect == "external"
-    assert await _decide(deliver, args, _ctx(tmp_path)) == ("ask", "ask")
+    assert DELIVER.facets.effect == "external"
+    assert await _decide(DELIVER, args, _ctx(tmp_path)) == ("ask", "ask")
     blanket = _ctx(tmp_path, ApprovalRule(tool="*", action="allow"))
-    assert await _decide(deliver, args, blanket) == ("ask", "ask")
+    assert await _decide(DELIVER, args, blanket) == ("ask", "ask")
     named = _ctx(tmp_path, ApprovalRule(tool="deliver", action="allow"))
-    assert await _decide(deliver, args, named) == ("allow", "allow")
+    assert await _decide(DELIVER, args, named) == ("allow", "allow")
 
 
 async def test_run_tests_command_is_read_by_the_gates(tmp_path: Path) -> None:
-    assert run_tests.facets.command == "command"
-    assert run_tests.facets.sandboxed
+    assert RUN_TESTS.facets.command == "command"
+    assert RUN_TESTS.facets.sandboxed
     allowed = _ctx(tmp_path, ApprovalRule(tool="run_tests", action="allow"))
-    assert await _decide(run_tests, {}, allowed) == ("allow", "allow")
+    assert await _decide(RUN_TESTS, {}, allowed) == ("allow", "allow")
     sneaky = {"command": "git push origin main; python3 -m pytest"}
-    assert await _decide(run_tests, sneaky, allowed) == ("ask", "ask")
-    verdict, _ = await _decide(run_tests, {"command": "rm -rf / #"}, allowed)
+    assert await _decide(RUN_TESTS, sneaky, allowed) == ("ask", "ask")
+    verdict, _ = await _decide(RUN_TESTS, {"command": "rm -rf / #"}, allowed)
     assert verdict == "deny"  # the commands gate reads it too

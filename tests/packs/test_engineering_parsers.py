@@ -13,7 +13,6 @@ from helix.packs.engineering import (
     parse_junit,
     parse_pytest_output,
 )
-from helix.packs.engineering._junit import _parse
 
 JUNIT = b"""<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest" errors="1" failures="1" skipped="1" tests="5" time="0.25">
@@ -88,8 +87,8 @@ def test_hostile_xml_is_refused_without_defusedxml(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(builtins, "__import__", without)
     for data in (BILLION_LAUGHS, EXTERNAL, b"<!doctype x><testsuite/>"):
         with pytest.raises(ReportError, match="DTD or entities"):
-            _parse(data)
-    assert _parse(b"<testsuite/>").tag == "testsuite"
+            parse_junit(data)
+    assert parse_junit(b"<testsuite><testcase name='a'/></testsuite>").passed == 1
 
 
 def test_huge_or_broken_xml_is_refused() -> None:

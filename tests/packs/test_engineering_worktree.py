@@ -13,7 +13,7 @@ import pytest
 
 from helix.errors import PluginError
 from helix.kernel.log import MemoryEventStore
-from helix.packs.engineering import deliver, prepare_world, worktree_of
+from helix.packs.engineering import TOOLS, prepare_world, worktree_of
 from helix.plugins import Plugins, WorldRequest
 from helix.providers import Scenario, ScriptedModel
 from helix.runtime import Blueprint, Engine, RunSetup
@@ -21,6 +21,8 @@ from helix.sandbox import ProcessSandbox
 from helix.tools import ToolContext
 
 from ._repo import pack_folder, sample_repository, sh_git
+
+DELIVER = next(t for t in TOOLS if t.name == "deliver")
 
 BLUEPRINT = {"model": "scripted:x", "tools": [], "plugins": ["engineering"]}
 
@@ -109,7 +111,7 @@ async def test_deliver_runs_no_hook_and_ignores_a_rewritten_git_file(
     (world / "calc.py").write_text("def add(a, b):\n    return a + b\n")
 
     ctx = ToolContext(run_id=run_id, call_id="c", world=world, sandbox=ProcessSandbox())
-    result = await deliver.call(ctx, {"message": "Fix add", "summary": "adds now"})
+    result = await DELIVER.call(ctx, {"message": "Fix add", "summary": "adds now"})
     assert result.ok, result.output
     assert not marker.exists()
     branch = "helix/0123456789ab"
@@ -130,19 +132,19 @@ async def test_deliver_refuses_what_it_cannot_deliver(tmp_path: Path, helix_home
     assert record.repository == str(repo)
     assert worktree_of("run_other", world) is None  # another run's record is no record
     ctx = ToolContext(run_id=run_id, call_id="c", world=world, sandbox=ProcessSandbox())
-    nothing = await deliver.call(ctx, {"message": "m", "summary": "s"})
+    nothing = await DELIVER.call(ctx, {"message": "m", "summary": "s"})
     assert not nothing.ok
     assert "nothing to deliver" in nothing.output
     (world / "new.txt").write_text("x\n")
-    unknown = await deliver.call(ctx, {"message": "m", "summary": "s", "remote": "upstream"})
+    unknown = await DELIVER.call(ctx, {"message": "m", "summary": "s", "remote": "upstream"})
     assert not unknown.ok
     assert "git remote failed" in unknown.output
-    url = await deliver.call(ctx, {"message": "m", "summary": "s", "remote": "ext::sh -c x"})
+    url = await DELIVER.call(ctx, {"message": "m", "summary": "s", "remote": "ext::sh -c x"})
     assert not url.ok
     assert "not a remote's name" in url.output
-    two = await deliver.call(ctx, {"message": "a\nb", "summary": "s"})
+    two = await DELIVER.call(ctx, {"message": "a\nb", "summary": "s"})
     assert not two.ok
     elsewhere = ToolContext(run_id=run_id, call_id="c", world=repo, sandbox=ProcessSandbox())
-    plain = await deliver.call(elsewhere, {"message": "m", "summary": "s"})
+    plain = await DELIVER.call(elsewhere, {"message": "m", "summary": "s"})
     assert not plain.ok
     assert "not a worktree the engineering pack made" in plain.output

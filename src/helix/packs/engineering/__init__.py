@@ -13,8 +13,6 @@ docs/packs/engineering.md.
 
 from __future__ import annotations
 
-from helix.plugins import Plugin
-
 from ._components import (
     COMPONENTS,
     DIFF_SCHEMA,
@@ -22,44 +20,32 @@ from ._components import (
     render_diff,
     render_test_results,
 )
-from ._deliver import deliver, review_summary
+from ._deliver import review_summary
 from ._gate import PublishGate, publishes
 from ._git import Worktree, git_env, worktree_of
 from ._junit import MAX_XML_BYTES, ReportError, parse_junit
+from ._pack import TOOLS, VERSION, plugin
 from ._pytest_text import MAX_OUTPUT_CHARS, parse_pytest_output
-from ._refactor import rename_in, rename_symbol, replace_body, replace_function_body
+from ._refactor import rename_in, replace_body
 from ._report import Failure, TestReport
-from ._search import search_code
-from ._tests import run_tests, triage_failures
 from ._worktree import branch_for, prepare_world
 
-__version__ = "0.1.0"
-
-TOOLS = (run_tests, triage_failures, search_code, rename_symbol, replace_function_body, deliver)
-
-plugin = Plugin(
-    name="engineering",
-    version=__version__,
-    helix=">=0.1",
-    tools=TOOLS,
-    gates=(PublishGate(),),
-    components=COMPONENTS,
-    prepare_world=prepare_world,
-)
+__version__ = VERSION
 
 __all__ = [
+    "COMPONENTS",
     "DIFF_SCHEMA",
     "MAX_OUTPUT_CHARS",
     "MAX_XML_BYTES",
     "TEST_RESULTS_SCHEMA",
     "TOOLS",
+    "VERSION",
     "Failure",
     "PublishGate",
     "ReportError",
     "TestReport",
     "Worktree",
     "branch_for",
-    "deliver",
     "git_env",
     "parse_junit",
     "parse_pytest_output",
@@ -67,14 +53,9 @@ __all__ = [
     "prepare_world",
     "publishes",
     "rename_in",
-    "rename_symbol",
     "render_diff",
     "render_test_results",
     "replace_body",
-    "replace_function_body",
     "review_summary",
-    "run_tests",
-    "search_code",
-    "triage_failures",
     "worktree_of",
 ]

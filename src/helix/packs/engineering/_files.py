@@ -40,17 +40,17 @@ SKIPPED = frozenset(
 )
 
 
-class Refused(Exception):
+class Declined(Exception):
     """A call the tool will not carry out; the message is shown to the model."""
 
 
 def in_world(world: Path, path: str) -> Path:
-    """``path`` (relative to the world) as an absolute path in it; ``Refused`` outside it."""
+    """``path`` (relative to the world) as an absolute path in it; ``Declined`` outside it."""
     if "\0" in path:
-        raise Refused(f"invalid path {path!r}")
+        raise Declined(f"invalid path {path!r}")
     target = (world / path).resolve()
     if target != world and not target.is_relative_to(world):
-        raise Refused(f"{path!r} is outside the world: give paths relative to it")
+        raise Declined(f"{path!r} is outside the world: give paths relative to it")
     return target
 
 

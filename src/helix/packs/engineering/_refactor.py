@@ -18,17 +18,17 @@ from pathlib import Path
 
 from helix.tools import FileChange, ToolContext, ToolResult, tool
 
-from ._files import Refused, in_world, python_files, read_text, relative, replace_text, sha256
+from ._files import Declined, in_world, python_files, read_text, relative, replace_text, sha256
 
 _MISSING = "refactors need libcst, which is not installed: pip install 'helix-harness[engineering]'"
 
 
 def _libcst() -> None:
-    """``Refused`` saying how to install libcst, when it is not installed."""
+    """``Declined`` saying how to install libcst, when it is not installed."""
     try:
         import libcst  # noqa: F401
     except ImportError:
-        raise Refused(_MISSING) from None
+        raise Declined(_MISSING) from None
 
 
 def rename_in(source: str, old: str, new: str) -> str:
@@ -47,7 +47,7 @@ def rename_in(source: str, old: str, new: str) -> str:
 
 def _check_name(name: str, what: str) -> None:
     if not name.isidentifier() or keyword.iskeyword(name):
-        raise Refused(f"{what} {name!r} is not a Python identifier")
+        raise Declined(f"{what} {name!r} is not a Python identifier")
 
 
 def _apply(
@@ -83,14 +83,14 @@ def _rename(world: Path, old: str, new: str, path: str) -> ToolResult:
     _check_name(old, "old")
     _check_name(new, "new")
     if old == new:
-        raise Refused("old and new are the same name")
+        raise Declined("old and new are the same name")
     under = in_world(world, path)
     if not under.exists():
-        raise Refused(f"{path}: no such file or folder")
+        raise Declined(f"{path}: no such file or folder")
     changes, skipped = _apply(world, under, lambda text: rename_in(text, old, new))
     if not changes:
         note = f"; skipped: {', '.join(skipped)}" if skipped else ""
-        raise Refused(f"no identifier {old!r} in the Python files under {path}{note}")
+        raise Declined(f"no identifier {old!r} in the Python files under {path}{note}")
     lines = [f"renamed {old} to {new} in {len(changes)} files:"]
     lines += [f"  {c.path}" for c in changes]
     lines += [f"skipped {s}" for s in skipped]
@@ -116,7 +116,7 @@ def replace_body(source: str, function: str, body: str) -> tuple[str, int]:
     parts = function.split(".")
     statements = cst.parse_module(textwrap.dedent(body).strip("\n") + "\n").body
     if not statements:
-        raise Refused("body is empty: give at least one statement (`pass`)")
+        raise Declined("body is empty: give at least one statement (`pass`)")
     matched = 0
 
     class Replace(cst.CSTTransformer):
@@ -154,24 +154,24 @@ def replace_body(source: str, function: str, body: str) -> tuple[str, int]:
 
 def _replace(world: Path, path: str, function: str, body: str) -> ToolResult:
     if not all(p.isidentifier() for p in function.split(".")):
-        raise Refused(f"{function!r} is not a function name (`name` or `Class.method`)")
+        raise Declined(f"{function!r} is not a function name (`name` or `Class.method`)")
     target = in_world(world, path)
     text = read_text(target)
     if text is None:
-        raise Refused(f"{path}: not a readable Python file in the world")
+        raise Declined(f"{path}: not a readable Python file in the world")
     _libcst()
     import libcst as cst
 
     try:
         updated, matched = replace_body(text, function, body)
     except cst.ParserSyntaxError as error:
-        raise Refused(f"the file or the new body does not parse: {error}") from None
+        raise Declined(f"the file or the new body does not parse: {error}") from None
     if matched == 0:
-        raise Refused(f"no function {function} in {path}")
+        raise Declined(f"no function {function} in {path}")
     if matched > 1:
-        raise Refused(f"{matched} functions match {function} in {path}: name its class")
+        raise Declined(f"{matched} functions match {function} in {path}: name its class")
     if target.lstat().st_nlink > 1:
-        raise Refused(f"{path} has other hard links: it may be a file outside the world")
+        raise Declined(f"{path} has other hard links: it may be a file outside the world")
     name = relative(world, target)
     if updated == text:
         return ToolResult(ok=True, output=f"{name}: {function} already has that body")
@@ -195,7 +195,7 @@ async def replace_function_body(
 async def _guarded(work: Callable[[], ToolResult]) -> ToolResult:
     try:
         return await asyncio.to_thread(work)
-    except Refused as refusal:
+    except Declined as refusal:
         return ToolResult(ok=False, output=str(refusal))
     except OSError as error:
         return ToolResult(ok=False, output=f"cannot change the file: {error.strerror or error}")

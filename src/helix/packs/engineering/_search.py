@@ -18,7 +18,7 @@ from typing import Literal
 
 from helix.tools import ToolContext, ToolResult, UiPart, tool
 
-from ._files import Refused, in_world, python_files, read_text, relative
+from ._files import Declined, in_world, python_files, read_text, relative
 
 Kind = Literal["all", "definitions", "references", "text"]
 
@@ -143,7 +143,7 @@ async def search_code(
     limit = max(1, min(max_results, 1000))
     try:
         under = in_world(ctx.world, path)
-    except Refused as refusal:
+    except Declined as refusal:
         return ToolResult(ok=False, output=str(refusal))
     if not under.exists():
         return ToolResult(ok=False, output=f"{path}: no such file or folder")

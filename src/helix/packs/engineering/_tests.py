@@ -21,7 +21,7 @@ from pathlib import Path
 
 from helix.tools import ToolContext, ToolResult, UiPart, tool
 
-from ._files import Refused, in_world, read_bytes
+from ._files import Declined, in_world, read_bytes
 from ._git import worktree_of
 from ._junit import MAX_XML_BYTES, ReportError, parse_junit
 from ._pytest_text import parse_pytest_output
@@ -93,7 +93,7 @@ async def run_tests(
     try:
         for path in paths or []:
             in_world(ctx.world, path)
-    except Refused as refusal:
+    except Declined as refusal:
         return ToolResult(ok=False, output=str(refusal))
     name = f".helix-junit-{secrets.token_hex(8)}.xml"
     words = ["-p", "no:cacheprovider", "-o", "junit_family=xunit1", "-rfE", f"--junitxml={name}"]
@@ -175,7 +175,7 @@ async def triage_failures(
     if junit_path is not None:
         try:
             target = in_world(ctx.world, junit_path)
-        except Refused as refusal:
+        except Declined as refusal:
             return ToolResult(ok=False, output=str(refusal))
         xml = await asyncio.to_thread(read_bytes, target, MAX_XML_BYTES)
         if xml is None:
