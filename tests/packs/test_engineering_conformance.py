@@ -14,7 +14,7 @@ from helix.testing.conformance import SlowCall, ToolConformance, ToolSample
 
 from ._repo import pack_folder
 
-PYTEST = f"{sys.executable} -m pytest"
+PYTEST = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest"  # fast: no plugins
 OUTPUT = "FAILED t.py::test_a - assert 1 == 2\n1 failed, 1 passed in 0.01s\n"
 
 

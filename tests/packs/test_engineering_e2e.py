@@ -16,10 +16,11 @@ from helix.plugins import Plugins
 from helix.providers import Scenario, ScriptedModel
 from helix.runtime import Blueprint, Engine, RunSetup
 from helix.sandbox import BwrapSandbox, ProcessSandbox, Sandbox
+from helix.ui import render_text
 
 from ._repo import CALC, pack_folder, sample_repository, sh_git
 
-PYTEST = f"{sys.executable} -m pytest"
+PYTEST = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest"  # fast: no plugins
 
 
 def _scenario() -> Scenario:
@@ -109,6 +110,12 @@ async def test_the_pack_fixes_a_failing_test_end_to_end(
     assert diff["branch"] == branch
     assert diff["files"] == [{"path": "calc.py", "added": 1, "removed": 1}]
     assert "+    return a + b" in diff["diff"]
+    # A terminal shows them as text (the pack's kinds are registered while it is active).
+    assert render_text("engineering.test_results", results[0]).splitlines() == [
+        "FAIL 1 passed, 1 failed, 0 errors, 0 skipped",
+        "  ✗ test_calc.py::test_add (test_calc.py:5) assert -1 == 5",
+    ]
+    assert render_text("engineering.diff", diff).splitlines()[1:] == ["  calc.py  +1 -1"]
 
     # The remote has the branch, at the delivered commit, with the review summary.
     commit = diff["commit"]

@@ -86,7 +86,8 @@ def render_test_results(props: dict[str, Any]) -> str:
         where = failure.get("file") or "?"
         if failure.get("line") is not None:
             where = f"{where}:{failure['line']}"
-        lines.append(f"  ✗ {failure.get('test_id')} ({where}) {failure.get('message', '')}")
+        first = (str(failure.get("message") or "").splitlines() or [""])[0]
+        lines.append(f"  ✗ {failure.get('test_id')} ({where}) {first}")
     return "\n".join(lines)
 
 
