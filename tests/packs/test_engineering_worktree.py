@@ -13,7 +13,7 @@ import pytest
 
 from helix.errors import PluginError
 from helix.kernel.log import MemoryEventStore
-from helix.packs.engineering import TOOLS, prepare_world, worktree_of
+from helix.packs.engineering import TOOLS, GitError, prepare_world, worktree_of
 from helix.plugins import Plugins, WorldRequest
 from helix.providers import Scenario, ScriptedModel
 from helix.runtime import Blueprint, Engine, RunSetup
@@ -148,3 +148,14 @@ async def test_deliver_refuses_what_it_cannot_deliver(tmp_path: Path, helix_home
     plain = await DELIVER.call(elsewhere, {"message": "m", "summary": "s"})
     assert not plain.ok
     assert "not a worktree the engineering pack made" in plain.output
+
+
+async def test_a_branch_that_exists_refuses_and_leaves_nothing(
+    tmp_path: Path, helix_home: Path
+) -> None:
+    repo, _ = sample_repository(tmp_path)
+    sh_git("branch", "helix/0123456789ab", cwd=repo)
+    request = WorldRequest("run_0123456789abcdef0123", repo, helix_home)
+    with pytest.raises(GitError, match="already exists"):
+        await prepare_world(request)
+    assert not (helix_home / "worktrees" / request.run_id).exists()

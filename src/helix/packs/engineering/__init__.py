@@ -22,7 +22,7 @@ from ._components import (
 )
 from ._deliver import review_summary
 from ._gate import PublishGate, publishes
-from ._git import Worktree, git_env, worktree_of
+from ._git import GitError, Worktree, git_env, worktree_of
 from ._junit import MAX_XML_BYTES, ReportError, parse_junit
 from ._pack import TOOLS, VERSION, plugin
 from ._pytest_text import MAX_OUTPUT_CHARS, parse_pytest_output
@@ -41,6 +41,7 @@ __all__ = [
     "TOOLS",
     "VERSION",
     "Failure",
+    "GitError",
     "PublishGate",
     "ReportError",
     "TestReport",

@@ -14,6 +14,7 @@ folder, a folder inside a repository) is left as it is.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 
 from helix.plugins import WorldRequest
@@ -26,6 +27,12 @@ BRANCH_PREFIX = "helix/"
 def branch_for(run_id: str) -> str:
     """The branch a run works on: ``helix/`` and the first 12 characters of its id's hex."""
     return BRANCH_PREFIX + run_id.removeprefix("run_")[:12]
+
+
+def _remove_empty(folder: Path) -> None:
+    """Take away the run's folder a failed ``git worktree add`` left (only if empty)."""
+    with contextlib.suppress(OSError):
+        folder.rmdir()
 
 
 async def prepare_world(request: WorldRequest) -> Path | None:
@@ -45,7 +52,11 @@ async def prepare_world(request: WorldRequest) -> Path | None:
     target = folder / "world"
     await asyncio.to_thread(folder.mkdir, parents=True)
     branch = branch_for(request.run_id)
-    await git("worktree", "add", "--quiet", "-b", branch, str(target), base.strip(), cwd=world)
+    try:
+        await git("worktree", "add", "--quiet", "-b", branch, str(target), base.strip(), cwd=world)
+    except GitError:
+        await asyncio.to_thread(_remove_empty, folder)
+        raise
     resolved = await asyncio.to_thread(target.resolve)
     _, git_dir, _ = await git("rev-parse", "--absolute-git-dir", cwd=resolved)
     record = Worktree(
