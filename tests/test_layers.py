@@ -55,6 +55,7 @@ ALLOWED: dict[str, set[str]] = {
     "helix.mcp": set(_BASE),
     "helix.mcp.client": set(_GATES),
     "helix.plugins": set(_EXTENSIONS),
+    "helix.packs": _EXTENSIONS | {"helix.plugins"},
     "helix.runtime": set(_RUNTIME),
     "helix.testing": set(_TESTING),
     "helix.workflows": set(_WORKFLOWS),

@@ -11,6 +11,8 @@ from ._contract import check_plugin as check_plugin
 from ._declare import Capabilities as Capabilities
 from ._declare import Plugin as Plugin
 from ._declare import PluginComponent as PluginComponent
+from ._declare import WorldHook as WorldHook
+from ._declare import WorldRequest as WorldRequest
 from ._info import PluginChange as PluginChange
 from ._info import PluginInfo as PluginInfo
 from ._load import GROUP as GROUP
@@ -19,6 +21,7 @@ from ._source import PluginSource as PluginSource
 from ._switches import disabled_plugins as disabled_plugins
 from ._switches import set_disabled as set_disabled
 from ._versions import satisfies as satisfies
+from ._world import prepare_world as prepare_world
 
 __all__ = [
     "GROUP",
@@ -29,8 +32,11 @@ __all__ = [
     "PluginInfo",
     "PluginSource",
     "Plugins",
+    "WorldHook",
+    "WorldRequest",
     "check_plugin",
     "disabled_plugins",
+    "prepare_world",
     "satisfies",
     "set_disabled",
 ]

@@ -56,7 +56,7 @@ def check_plugin(found: object, *, expected: str, helix_version: str) -> Plugin:
     for name, sandbox in plugin.sandboxes.items():
         if not isinstance(sandbox, Sandbox):
             raise PluginError(f"{where}: sandboxes.{name}: not a helix.sandbox.Sandbox")
-    for hook in ("activate", "deactivate"):
+    for hook in ("activate", "deactivate", "prepare_world"):
         value = getattr(plugin, hook)
         if value is not None and not callable(value):
             raise PluginError(f"{where}: {hook}: not callable")

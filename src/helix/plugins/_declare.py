@@ -24,14 +24,33 @@ plugin is loaded and names what is wrong (docs/plugins.md, "Contracts").
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 Capabilities = Mapping[str, Any]
 """The capabilities a plugin requires, by key, as their providers gave them."""
 Hook = Callable[[Capabilities], None]
 """Called when a plugin becomes active (with what it requires) or stops being active."""
+
+
+@dataclass(frozen=True, slots=True)
+class WorldRequest:
+    """A run about to be created, whose world a plugin may prepare (``Plugin.prepare_world``)."""
+
+    run_id: str
+    """The id the run will have."""
+    world: Path
+    """The world the run was asked for (absolute, resolved; a previous plugin's, if one
+    prepared it first)."""
+    home: Path
+    """Helix's home: where a plugin may keep folders of its own (never inside ``world``)."""
+
+
+WorldHook = Callable[[WorldRequest], Awaitable[Path | None]]
+"""Prepares a run's world before the run is created: returns the world the run gets
+instead (a git worktree, say), or ``None`` to leave it as asked."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +95,9 @@ class Plugin:
     """Event renderers: component kind or event type → text from its data."""
     activate: Hook | None = None
     deactivate: Hook | None = None
+    prepare_world: WorldHook | None = None
+    """Called (awaited) by ``Engine.create`` for each run naming the plugin, before the
+    run is created; what it returns becomes the run's world (docs/plugins.md, "Runs")."""
 
     @property
     def namespace(self) -> str:

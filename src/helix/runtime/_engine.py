@@ -24,7 +24,7 @@ from helix.kernel.events import NewEvent, RunCreated, RunFailed, RunSettings, Su
 from helix.kernel.log import EventStore, Lease, RunRecord, new_run_id
 from helix.kernel.session import SessionState, replay_run
 from helix.mcp.client import McpSource
-from helix.plugins import Plugins, PluginSource
+from helix.plugins import Plugins, PluginSource, WorldRequest, prepare_world
 from helix.providers import (
     ModelAdapter,
     PriceBook,
@@ -251,6 +251,11 @@ class Engine:
             world.mkdir(parents=True)
         world = world_root(world)  # a folder, never /
         refuse_own_data(self.home, self.store, world)
+        if blueprint.plugins:  # a plugin may give the run another world (a git worktree)
+            run_id = run_id or new_run_id()
+            request = WorldRequest(run_id, world, self.home)
+            world = world_root(await prepare_world(self.plugins, blueprint.plugins, request))
+            refuse_own_data(self.home, self.store, world)
         if blueprint.graph is not None:
             check_task_blueprints(blueprint, world)
         settings = RunSettings(

@@ -1,9 +1,11 @@
 // Generative UI components (ui.component events) drawn in the conversation: a table, a
 // diff, an options card (its buttons post the person's choice), Markdown, a chart. Props
 // come from an agent or a plugin: every piece is built as DOM nodes with textContent
-// (lib.js's h), never as markup, so nothing in them can inject HTML. A kind this page
-// does not know (a plugin's) is shown as its JSON.
+// (lib.js's h), never as markup, so nothing in them can inject HTML. The engineering
+// pack's kinds are drawn by engineering.js; a kind this page does not know (another
+// plugin's) is shown as its JSON.
 import { h } from "./lib.js";
+import { engDiff, testResults } from "./engineering.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const PALETTE = ["#3557d4", "#1d7a3a", "#9a6700", "#b3261e", "#7a5cc7", "#0f7b8a"];
@@ -153,7 +155,10 @@ export function options(block, choose) {
     h("p", { class: "muted", "data-testid": "ui-options-state" }, state));
 }
 
-const KINDS = { table, diff, markdown: (props) => markdown(props.text), chart };
+const KINDS = {
+  table, diff, markdown: (props) => markdown(props.text), chart,
+  "engineering.test_results": testResults, "engineering.diff": engDiff,
+};
 
 // One ui.component block of the transcript as a card.
 export function componentView(block, { choose } = {}) {
