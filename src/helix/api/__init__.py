@@ -8,14 +8,14 @@ are the public SDK over either. See docs/sdk.md.
 from ._async_client import AsyncClient as AsyncClient
 from ._automations import AutomationSetup as AutomationSetup
 from ._automations import start_target as start_target
-from ._budgets import BudgetDoor as BudgetDoor
-from ._budgets import StoreSpending as StoreSpending
 from ._blueprint_door import BlueprintDoor as BlueprintDoor
 from ._blueprint_models import BlueprintDiff as BlueprintDiff
 from ._blueprint_models import BlueprintInfo as BlueprintInfo
 from ._blueprint_models import BlueprintVersion as BlueprintVersion
 from ._blueprint_models import FieldChange as FieldChange
 from ._blueprint_models import blueprint_yaml as blueprint_yaml
+from ._budgets import BudgetDoor as BudgetDoor
+from ._budgets import StoreSpending as StoreSpending
 from ._choice_models import ChoiceBody as ChoiceBody
 from ._choice_models import ChoiceCard as ChoiceCard
 from ._choice_models import ChoiceCardList as ChoiceCardList
@@ -89,8 +89,8 @@ __all__ = [
     "BlueprintDoor",
     "BlueprintInfo",
     "BlueprintLookup",
-    "BudgetDoor",
     "BlueprintVersion",
+    "BudgetDoor",
     "ChoiceBody",
     "ChoiceCard",
     "ChoiceCardList",

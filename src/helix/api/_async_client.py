@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Self
 from helix.kernel.events import RunStatus
 from helix.kernel.log import EventStore
 
-from ._budget_client import AsyncClientBudgets
 from ._blueprint_client import AsyncClientBlueprints
+from ._budget_client import AsyncClientBudgets
 from ._choice_models import ChoiceCard, Chosen
 from ._graph_models import GraphRun
 from ._graphs import PlanArg
@@ -51,9 +51,9 @@ if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is ch
     from helix.workflows import Workflows
 
 
-class AsyncClient(AsyncClientWorkflows, AsyncClientBudgets):
-class AsyncClient(AsyncClientWorkflows, AsyncClientBlueprints):
-class AsyncClient(AsyncClientWorkflows, AsyncClientMemory):
+class AsyncClient(
+    AsyncClientWorkflows, AsyncClientBudgets, AsyncClientBlueprints, AsyncClientMemory
+):
     """Runs, from Python (async). Use it in ``async with``.
 
     ``AsyncClient()`` works embedded on the store ``HELIX_DB``/``HELIX_HOME`` name (runs
@@ -156,7 +156,9 @@ class AsyncClient(AsyncClientWorkflows, AsyncClientMemory):
         )
         user = self._user or self._env.get("HELIX_USER") or _login_name()
         accounts = partial(self._open_accounts, settings.db_url)
-        local = LocalApi(engine, actor=f"user:{user}", workflows=workflows, accounts=accounts)
+        local = LocalApi(
+            engine, actor=f"user:{user}", workflows=workflows, accounts=accounts, memory=memory
+        )
         return await local.__aenter__()
 
     async def _open_accounts(self, url: str) -> AccountStore:
@@ -165,7 +167,6 @@ class AsyncClient(AsyncClientWorkflows, AsyncClientMemory):
 
         self._owned_accounts = await open_accounts(url)
         return self._owned_accounts
-        local = LocalApi(engine, actor=f"user:{user}", workflows=workflows, memory=memory)
 
     async def __aexit__(
         self,

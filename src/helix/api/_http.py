@@ -23,8 +23,8 @@ from helix.errors import (
 )
 from helix.kernel.events import RunStatus
 
-from ._budgets import HttpBudgets
 from ._blueprint_http import HttpBlueprints
+from ._budgets import HttpBudgets
 from ._choice_models import ChoiceCard, ChoiceCardList, Chosen
 from ._errors import error_of
 from ._http_graphs import HttpGraphs
@@ -68,9 +68,7 @@ CLOSE_NOT_FOUND = 4404
 _PAGE = 1000
 
 
-class HttpApi(HttpWorkflows, HttpGraphs, HttpBudgets):
-class HttpApi(HttpWorkflows, HttpGraphs, HttpBlueprints):
-class HttpApi(HttpWorkflows, HttpMemory, HttpGraphs):
+class HttpApi(HttpWorkflows, HttpGraphs, HttpBudgets, HttpBlueprints, HttpMemory):
     """A Helix server behind ``HelixApi``: ``url`` is its root, ``token`` a bearer token."""
 
     def __init__(self, url: str, *, token: str | None = None, timeout: float = 30.0) -> None:

@@ -25,8 +25,8 @@ from helix.kernel.session import replay_run, spend, trace
 from helix.world import parse_point
 
 from ._automations import AutomationDoor, AutomationSetup
-from ._budgets import BudgetSource, LocalBudgets, raised_caps
 from ._blueprint_door import AccountsSource, LocalBlueprints, recorded_version
+from ._budgets import BudgetSource, LocalBudgets, raised_caps
 from ._choice_models import ChoiceCard, Chosen
 from ._graphs import GraphDoor
 from ._ids import resolve_run
@@ -63,9 +63,16 @@ BlueprintArg: TypeAlias = "Blueprint | dict[str, Any] | str | None"
 _PAGE = 1000
 
 
-class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, LocalBudgets, WorldReads, GraphDoor):
-class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, WorldReads, GraphDoor, LocalBlueprints):
-class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, LocalMemory, WorldReads, GraphDoor):
+class LocalApi(
+    NodeDoor,
+    AutomationDoor,
+    LocalWorkflows,
+    LocalBudgets,
+    LocalBlueprints,
+    LocalMemory,
+    WorldReads,
+    GraphDoor,
+):
     """The engine and its store behind ``HelixApi``, acting as ``actor``."""
 
     def __init__(

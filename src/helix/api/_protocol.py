@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from helix.kernel.events import RunStatus
 
-from ._budgets import BudgetDoor
 from ._blueprint_door import BlueprintDoor
+from ._budgets import BudgetDoor
 from ._choice_models import ChoiceCard, Chosen
 from ._graph_models import GraphRun
 from ._memory_door import MemoryOperations
@@ -44,9 +44,7 @@ if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is ch
 
 
 @runtime_checkable
-class HelixApi(WorkflowDoor, BudgetDoor, Protocol):
-class HelixApi(WorkflowDoor, BlueprintDoor, Protocol):
-class HelixApi(WorkflowDoor, MemoryOperations, Protocol):
+class HelixApi(WorkflowDoor, BudgetDoor, BlueprintDoor, MemoryOperations, Protocol):
     """What a client can do with runs (async). Errors are Helix's exception tree."""
 
     async def create(

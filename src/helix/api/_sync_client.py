@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 from helix.kernel.events import RunStatus
 
 from ._async_client import AsyncClient
-from ._budget_client import ClientBudgets
 from ._blueprint_client import ClientBlueprints
+from ._budget_client import ClientBudgets
 from ._choice_models import ChoiceCard, Chosen
 from ._graph_models import GraphRun
 from ._graphs import PlanArg
@@ -50,9 +50,7 @@ if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is ch
 T = TypeVar("T")
 
 
-class Client(ClientWorkflows, ClientBudgets):
-class Client(ClientWorkflows, ClientBlueprints):
-class Client(ClientWorkflows, ClientMemory):
+class Client(ClientWorkflows, ClientBudgets, ClientBlueprints, ClientMemory):
     """Runs, from Python. Use it in ``with`` (or call ``close``).
 
     The same arguments and operations as ``AsyncClient``, without ``await``. ``store``

@@ -166,6 +166,8 @@ COMMANDS = (
         "blueprints",
         "._blueprints:blueprints_app",
         "List, show, save, diff and roll back stored blueprints (every save a version).",
+    ),
+    Lazy(
         "memory",
         "._memory:memory_app",
         "Review, search, add, edit and delete memories; export and import them.",

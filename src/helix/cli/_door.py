@@ -12,6 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -168,45 +169,36 @@ async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:
     settings = Settings.from_env()
     otel = read_otel_settings()  # a bad setting is an error before anything is done
     store = await open_store(settings.db_url, durability=settings.durability)
-    opened: list[Workflows] = []
-    spending = StoreSpending(lambda: open_budgets(settings.db_url))  # opened on first need
-    accounts_opened: list[AccountStore] = []
+    async with AsyncExitStack() as closing:  # what the command opened, closed in reverse
+        closing.push_async_callback(store.close)
+        spending = StoreSpending(lambda: open_budgets(settings.db_url))  # opened on first need
+        closing.push_async_callback(spending.aclose)
 
-    async def workflows() -> Workflows:  # only the workflow commands open their store
-        from helix.workflows import Workflows, open_workflows
+        async def workflows() -> Workflows:  # only the workflow commands open their store
+            from helix.workflows import Workflows, open_workflows
 
-        opened.append(Workflows(await open_workflows(settings.db_url)))
-        return opened[-1]
+            opened = Workflows(await open_workflows(settings.db_url))
+            closing.push_async_callback(opened.store.close)
+            return opened
 
-    async def accounts() -> AccountStore:  # only the blueprint commands open the accounts
-        from helix.accounts import open_accounts
+        async def accounts() -> AccountStore:  # only the blueprint commands open accounts
+            from helix.accounts import open_accounts
 
-        accounts_opened.append(await open_accounts(settings.db_url))
-        return accounts_opened[-1]
-    remembered: list[Memories] = []
+            opened = await open_accounts(settings.db_url)
+            closing.push_async_callback(opened.close)
+            return opened
 
-    async def memory() -> Memories:  # only the memory commands open its store
-        from helix.memory import Memories, open_memory
+        async def memory() -> Memories:  # only the memory commands open its store
+            from helix.memory import Memories, open_memory
 
-        remembered.append(Memories(await open_memory(settings.db_url)))
-        return remembered[-1]
+            opened = Memories(await open_memory(settings.db_url))
+            closing.push_async_callback(opened.store.close)
+            return opened
 
-    try:
         here: list[str] = []  # the runs the door asks to drive: driven by the command
         local = LocalApi(
             lambda: engine_for(store, spending=spending), store=store, home=settings.home,
             actor=who(), drive=here.append, workflows=workflows, budgets=spending.store,
-            lambda: engine_for(store), store=store, home=settings.home, actor=who(),
-            drive=here.append, workflows=workflows, accounts=accounts,
-            drive=here.append, workflows=workflows, memory=memory,
+            accounts=accounts, memory=memory,
         )  # fmt: skip
         return await use(Door(local, local, here, otel))
-    finally:
-        for service in opened:
-            await service.store.close()
-        await spending.aclose()
-        for account_store in accounts_opened:
-            await account_store.close()
-        for kept in remembered:
-            await kept.store.close()
-        await store.close()

@@ -222,27 +222,33 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "memory": (
         "helix memory search deploy",
         "helix memory add 'Deploys go out on Tuesdays' --scope workspace --tag deploy",
+    ),
     "memory list": ("helix memory list", "helix memory list --scope workspace --json"),
     "memory search": ("helix memory search deploy", "helix memory search 'release notes' --json"),
     "memory add": (
         "helix memory add 'I prefer short commit messages'",
         "helix memory add 'Deploys go out on Tuesdays' --scope workspace --tag deploy",
+    ),
     "memory edit": (
         "helix memory edit mem_3f9a0c1b2d4e5f60 --text 'Deploys go out on Wednesdays'",
         "helix memory edit mem_3f9a0c1b2d4e5f60 --tag ops --tag deploy",
+    ),
     "memory rm": ("helix memory rm mem_3f9a0c1b2d4e5f60",),
     "memory export": (
         "helix memory export --workspace team -o team-memory.jsonl",
         "helix memory export --workspace team --personal > all.jsonl",
+    ),
     "memory import": ("helix memory import team-memory.jsonl --workspace team",),
     "artifacts": ("helix artifacts list", "helix artifacts put plan.md --scope workspace"),
     "artifacts list": ("helix artifacts list", "helix artifacts list --scope workspace --json"),
     "artifacts get": (
         "helix artifacts get plan.md",
         "helix artifacts get plan.md -o - --version 2",
+    ),
     "artifacts put": (
         "helix artifacts put plan.md --scope workspace",
         "helix artifacts put out/report.pdf --name report.pdf",
+    ),
     "artifacts rm": ("helix artifacts rm plan.md --scope workspace",),
     "workflows": ("helix workflows list", "helix workflows import release.yaml"),
     "workflows list": ("helix workflows list", "helix workflows list --workspace team --json"),

@@ -111,6 +111,8 @@ def _budget_summary(kind: str, data: dict[str, Any]) -> str | None:
     from ._run_notes import budget_words
 
     return budget_words(data)
+
+
 def _model_summary(kind: str, data: dict[str, Any]) -> str | None:
     """A model call's events: the role it served, then the model (docs/models.md#roles)."""
     if kind == "model.requested":

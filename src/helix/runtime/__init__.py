@@ -22,7 +22,6 @@ from ._control import steer as steer
 from ._engine import Engine as Engine
 from ._engine import MemoryDoors as MemoryDoors
 from ._engine import WorkflowEditors as WorkflowEditors
-from ._engine_checks import run_settings as run_settings
 from ._executor import EXECUTOR_KINDS as EXECUTOR_KINDS
 from ._executor import EngineOpener as EngineOpener
 from ._executor import Executor as Executor

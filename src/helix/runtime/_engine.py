@@ -20,11 +20,11 @@ from pathlib import Path
 from helix._util import holder_gone
 from helix.errors import ConfigError, LeaseLostError, ModelNameError, RunStateError
 from helix.gates import Gate, GatePipeline, Policy, build_gate_pipeline
-from helix.kernel.events import NewEvent, RunCreated, RunFailed, RunSettings, SupervisorRestarted
-from helix.kernel.log import EventStore, Lease, RunRecord, new_run_id
+from helix.kernel.events import NewEvent, RunCreated, RunSettings
+from helix.kernel.log import EventStore, Lease, RunRecord
 from helix.kernel.session import SessionState, replay_run
 from helix.mcp.client import McpSource
-from helix.plugins import Plugins, PluginSource, WorldRequest, prepare_world
+from helix.plugins import Plugins, PluginSource
 from helix.providers import (
     ModelAdapter,
     PriceBook,
@@ -42,18 +42,20 @@ from helix.tools import (
     builtin_registry,
     edit_workflow,
 )
-from helix.world import ObjectStore, world_root
+from helix.world import ObjectStore
 
 from ._blueprint import Blueprint, blueprint_of
 from ._clock import SYSTEM_CLOCK, Clock
-from ._engine_checks import refuse_own_data, require_bound, run_settings
+from ._crashes import log_gave_up, log_restart
+from ._engine_checks import require_bound
 from ._graph import GraphConductor
 from ._lease import HolderGone, driving, holding_lease, lease_ttl
 from ._loop import TERMINAL, RunLoop
 from ._origin import run_origin
 from ._placement import Placer, placed_sandbox
-from ._plan import check_graph, check_task_blueprints, task_models
+from ._plan import check_graph, task_models
 from ._roles import main_model, resolved, role_names
+from ._run_world import choose_world
 from ._session import append_checked, finished
 from ._setup import RunSetup
 from ._spending import Spending
@@ -238,26 +240,10 @@ class Engine:
             update={k: v for k, v in caps.items() if v is not None}
         )
         await require_bound(blueprint, self.prices, names, budget, self.spending, workspace, actor)
-        blueprint = blueprint.model_copy(update={"model": spec, "budget": budget})
-        budget = blueprint.budget
-        if budget_usd is not None:
-            budget = budget.model_copy(update={"usd": budget_usd})
-        if budget.usd is not None:
-            require_prices(blueprint.price_book(self.prices), names)
         blueprint = resolved(blueprint, spec).model_copy(update={"budget": budget})
-        if world is None:  # a new folder of its own (as a fork gets), not the caller's cwd
-            fresh = new_run_id()
-            run_id, world = run_id or fresh, self.home / "worlds" / fresh
-            world.mkdir(parents=True)
-        world = world_root(world)  # a folder, never /
-        refuse_own_data(self.home, self.store, world)
-        if blueprint.plugins:  # a plugin may give the run another world (a git worktree)
-            run_id = run_id or new_run_id()
-            request = WorldRequest(run_id, world, self.home)
-            world = world_root(await prepare_world(self.plugins, blueprint.plugins, request))
-            refuse_own_data(self.home, self.store, world)
-        if blueprint.graph is not None:
-            check_task_blueprints(blueprint, world)
+        world, run_id = await choose_world(
+            self.home, self.store, self.plugins, blueprint, world, run_id
+        )
         settings = RunSettings(
             blueprint=blueprint.model_dump(mode="json"),
             auto_approve=auto_approve,
@@ -414,10 +400,10 @@ class Engine:
                     refused.extend(lost.exceptions)
 
             async def restarted(child: str, error: BaseException, attempt: int) -> None:
-                await self._restarted(lease, error, attempt)
+                await log_restart(self.store, lease, error, attempt)
 
             async def gave_up(child: str, error: BaseException) -> None:
-                await self._gave_up(lease, error)
+                await log_gave_up(self.store, lease, error)
 
             async with open_supervisor(
                 on_restart=restarted, on_give_up=gave_up, clock=self.clock
@@ -486,37 +472,6 @@ class Engine:
     async def is_driven(self, run_id: str) -> bool:
         """Whether a live driver (any process, any machine) holds the run's lease now."""
         return await driving(self.store, run_id, self.clock.now())
-
-    async def _restarted(self, lease: Lease, error: BaseException, attempt: int) -> None:
-        reason = _describe(error)
-        event = NewEvent(SupervisorRestarted(component="run loop", reason=reason, attempt=attempt))
-        await append_checked(
-            self.store, lease.run_id, lambda s: None if finished(s) else [event], lease=lease
-        )
-
-    async def _gave_up(self, lease: Lease, error: BaseException) -> None:
-        cause = _unwrap(error)
-        if isinstance(cause, ConfigError):  # said once, whole: it names its fix
-            message = str(cause)
-        else:
-            message = f"the run loop kept crashing: {_describe(error)}"
-        failed = [NewEvent(RunFailed(error=message))]
-        await append_checked(
-            self.store, lease.run_id, lambda s: None if finished(s) else failed, lease=lease
-        )
-
-
-def _unwrap(error: BaseException) -> BaseException:
-    """The error itself, not the task groups it passed through."""
-    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
-        error = error.exceptions[0]
-    return error
-
-
-def _describe(error: BaseException) -> str:
-    """``Type: message`` of the error itself, not of the task groups it passed through."""
-    error = _unwrap(error)
-    return f"{type(error).__name__}: {error}"
 
 
 def _joined(model: str | tuple[str, ...] | None) -> str | None:

@@ -1,7 +1,4 @@
-"""What the engine refuses before it creates a run: a world holding its data, unbound caps.
-
-And ``run_settings``: how a run was set up, read back from its ``run.created``.
-"""
+"""What the engine refuses before it creates a run: a world holding its data, unbound caps."""
 
 from __future__ import annotations
 
@@ -10,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from helix.errors import ConfigError
-from helix.kernel.events import Budget, RunCreated, RunSettings
+from helix.kernel.events import Budget
 from helix.kernel.log import EventStore, SqliteEventStore
 from helix.providers import PriceBook, parse_model_name
 
@@ -80,16 +77,3 @@ async def require_bound(
             f' its price in the blueprint (prices: {{"{name}": {{input: …, output: …}}}}, USD'
             " per million tokens), or run it where no USD budget applies"
         )
-
-
-async def run_settings(store: EventStore, run_id: str) -> RunSettings:
-    """The settings a run's ``run.created`` holds (upcast from whichever Helix wrote them).
-
-    A fork's own log starts with ``run.forked``: its settings are the defaults here.
-    """
-    first = await store.event_at(run_id, 0)
-    if first is None or first.type != "run.created":
-        return RunSettings()
-    created = store.registry.parse(first.type, first.data)
-    assert isinstance(created, RunCreated)
-    return created.settings

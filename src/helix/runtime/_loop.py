@@ -249,23 +249,31 @@ class RunLoop:
         before: list[NewEvent],
         turn: int,
     ) -> None:
-        """Call the model (unless a budget says pause), and start on its calls.
+        """Call the turn's role's model (unless a budget says pause), and start on its calls.
 
-        The call is reserved first against the cumulative budgets that apply to the run
-        (``RunSetup.spending``); the reply settles the reservation, anything else releases it.
+        The call is reserved first against the run's own caps and the cumulative budgets
+        that apply to it (``RunSetup.spending``); the reply settles the reservation,
+        anything else releases it.
         """
-        usd, tokens = self._projection(session.state, model, before)
-        over = run_cap_events(session.state, usd, tokens)
-        if not over:
-            held = await reserve_call(self.setup, session.state, usd, tokens)
-            if isinstance(held, Hold):
-                try:
-                    await self._call(session, model, calls, before, turn, held)
-                finally:
-                    await held.done()
-                return
-            over = held
-        await session.append([*before, *over])
+        role = self._role(session.state)
+        if role != self.setup.role:  # the run's own turns: its model (a child's, a worker's)
+            model = self._roles.get(role, model)
+        held = await self._reserve(session.state, model, before)
+        if not isinstance(held, Hold):
+            await session.append([*before, *held])
+            return
+        try:
+            await self._call(session, model, calls, before, turn, held, role)
+        finally:
+            await held.done()
+
+    async def _reserve(
+        self, state: SessionState, model: ModelAdapter, before: list[NewEvent]
+    ) -> Hold | list[NewEvent]:
+        """A hold on what ``model``'s next call could cost, or the events that pause the run."""
+        usd, tokens = self._projection(state, model, before)
+        over = run_cap_events(state, usd, tokens)
+        return over or await reserve_call(self.setup, state, usd, tokens)
 
     async def _call(
         self,
@@ -275,16 +283,8 @@ class RunLoop:
         before: list[NewEvent],
         turn: int,
         held: Hold,
+        role: str,
     ) -> None:
-        requested = NewEvent(ModelRequested(provider=model.provider, model=model.model), turn=turn)
-        """Call the model (unless the budget says pause), and start on its calls."""
-        role = self._role(session.state)
-        if role != self.setup.role:  # the run's own turns: its model (a child's, a worker's)
-            model = self._roles.get(role, model)
-        over = self._over_budget(session.state, model, before)
-        if over:
-            await session.append([*before, *over])
-            return
         asked_for = ModelRequested(provider=model.provider, model=model.model, role=role)
         requested = NewEvent(asked_for, turn=turn)
         if not await session.append([*before, requested], unless=halted):
@@ -301,7 +301,6 @@ class RunLoop:
         answered = getattr(model, "answered_by", None) or model
         cost = self.setup.prices.cost(answered.provider, answered.model, response.usage)
         await held.settle(cost, response.usage.input_tokens + response.usage.output_tokens)
-        reply = NewEvent(responded_event(response, cost), actor="agent", turn=turn)
         said = responded_event(response, cost, role=role, answered_by=answered)
         reply = NewEvent(said, actor="agent", turn=turn)
         # The first calls' gates and start go in the reply's append: one commit, not two.
@@ -315,7 +314,6 @@ class RunLoop:
             return
         await session.append([reply])
 
-    def _projection(
     def _role(self, state: SessionState) -> str:
         """The role of the next turn's call: ``planner`` for a plan's first, else the run's."""
         if isinstance(self.setup.blueprint.strategy, PlanThenAct) and planning(state):
@@ -327,7 +325,7 @@ class RunLoop:
     ) -> None:
         """Have the ``summary`` role's model summarise the older turns; log it.
 
-        The turn just ended is logged first. A call that could pass the USD cap pauses
+        The turn just ended is logged first. A call that could pass a budget pauses
         the run instead; one that fails leaves the conversation whole until another
         turn has ended (``model.failed`` says why).
         """
@@ -335,22 +333,29 @@ class RunLoop:
             await session.append(before)
         state = session.state
         summarizer = self._roles.get("summary", model)
-        over = self._over_budget(state, summarizer, [])
-        if over:
-            await session.append(over)
+        held = await self._reserve(state, summarizer, [])
+        if not isinstance(held, Hold):
+            await session.append(held)
             return
-        upto, cut, request = self._context.request(state)
-        response = await _ask_unless_cancelled(session, summarizer, request)
-        if response is None:
-            return
-        if isinstance(response, ModelCallError):
-            self._context.failed(state)
-            return
-        prices = self.setup.prices
-        made = self._context.compacted(upto, cut, response, summarizer, prices, role="summary")
-        await session.append([NewEvent(made, turn=state.turn)], unless=halted)
+        try:
+            upto, cut, request = self._context.request(state)
+            response = await _ask_unless_cancelled(session, summarizer, request)
+            if response is None:
+                return
+            if isinstance(response, ModelCallError):
+                self._context.failed(state)
+                return
+            usage = response.usage
+            answered = getattr(summarizer, "answered_by", None) or summarizer
+            cost = self.setup.prices.cost(answered.provider, answered.model, usage)
+            await held.settle(cost, usage.input_tokens + usage.output_tokens)
+            prices = self.setup.prices
+            made = self._context.compacted(upto, cut, response, summarizer, prices, role="summary")
+            await session.append([NewEvent(made, turn=state.turn)], unless=halted)
+        finally:
+            await held.done()
 
-    def _over_budget(
+    def _projection(
         self, state: SessionState, model: ModelAdapter, before: list[NewEvent]
     ) -> tuple[float | None, int]:
         """What the next call could cost at most (``None``: no known price), and its tokens.

@@ -25,14 +25,10 @@ from fastapi.staticfiles import StaticFiles
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from helix._version import __version__
-from helix.accounts import Accounts, AccountStore, open_accounts
-from helix.automations import AutomationStore, open_automations
-from helix.budgets import BudgetStore, open_budgets
+from helix.accounts import Accounts
 from helix.distributed import open_executor
-from helix.kernel.log import EventStore, open_store
-from helix.memory import Memories, open_memory
+from helix.kernel.log import EventStore
 from helix.runtime import ChildSpec, Supervisor, open_supervisor
-from helix.workflows import Workflows, open_workflows
 
 from . import (
     _hooks,
@@ -64,6 +60,7 @@ from ._metrics import Metrics
 from ._notify import Notifier
 from ._scheduler import Scheduler
 from ._state import ServerState, open_server_engine
+from ._stores import open_stores
 
 if TYPE_CHECKING:
     from helix.telemetry import OtlpSink
@@ -107,27 +104,6 @@ def _start_export(
     return sink
 
 
-async def _open_stores(
-    config: ServerConfig, closing: AsyncExitStack
-) -> tuple[EventStore, AccountStore, AutomationStore, Workflows, BudgetStore]:
-) -> tuple[EventStore, AccountStore, AutomationStore, Workflows, Memories]:
-    """The server's stores, all in the database ``config.db_url`` names; closed by ``closing``."""
-    store = await open_store(config.db_url, durability=config.durability)
-    closing.push_async_callback(store.close)
-    account_store = await open_accounts(config.db_url)
-    closing.push_async_callback(account_store.close)
-    automations = await open_automations(config.db_url)
-    closing.push_async_callback(automations.close)
-    workflows = Workflows(await open_workflows(config.db_url))
-    closing.push_async_callback(workflows.store.close)
-    budgets = await open_budgets(config.db_url)
-    closing.push_async_callback(budgets.close)
-    return store, account_store, automations, workflows, budgets
-    memory = Memories(await open_memory(config.db_url))
-    closing.push_async_callback(memory.store.close)
-    return store, account_store, automations, workflows, memory
-
-
 def _start_children(config: ServerConfig, state: ServerState, signer: Signer) -> OtlpSink | None:
     """Start the server's supervised followers: metrics, notices, export, automations, resume.
 
@@ -154,22 +130,15 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with AsyncExitStack() as closing:  # the stores, closed in reverse order
-            opened = await _open_stores(config, closing)
-            store, account_store, automations, workflows, budgets = opened
-            store, account_store, automations, workflows, memory = opened
-            accounts = Accounts(account_store, config.hashing)
-            signer = Signer(await account_store.secret("jwt", secrets.token_bytes(32)))
+        async with open_stores(config) as stores:  # closed in reverse order
+            accounts = Accounts(stores.accounts, config.hashing)
+            signer = Signer(await stores.accounts.secret("jwt", secrets.token_bytes(32)))
             metrics = Metrics()
             async with (
                 open_supervisor(on_restart=_restarted, on_give_up=_gave_up) as supervisor,
                 AsyncExitStack() as executor_stack,
             ):
-                state = ServerState(
-                    config, store, accounts, signer, supervisor, metrics, automations, workflows,
-                    budgets,
-                    memory,
-                )  # fmt: skip
+                state = ServerState(config, stores, accounts, signer, supervisor, metrics)
                 state.executor = await executor_stack.enter_async_context(
                     open_executor(
                         config.executor,

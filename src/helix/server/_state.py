@@ -8,13 +8,10 @@ from typing import TYPE_CHECKING
 
 from typing_extensions import override
 
-from helix.accounts import Accounts, open_accounts
+from helix.accounts import Accounts
 from helix.api import StoreSpending
-from helix.automations import AutomationStore
-from helix.budgets import BudgetStore, open_budgets
 from helix.distributed import RayPlacer, ray_address_of
-from helix.kernel.log import EventStore, open_store
-from helix.memory import Memories, RunMemory, open_memory
+from helix.memory import RunMemory
 from helix.runtime import (
     SYSTEM_CLOCK,
     Clock,
@@ -26,12 +23,12 @@ from helix.runtime import (
     Supervisor,
 )
 from helix.tools import MemoryDoor, WorkflowEditor
-from helix.workflows import Workflows, open_workflows
 
 from ._auth import Signer
 from ._config import ServerConfig
 from ._limits import AttemptLimiter
 from ._metrics import Metrics
+from ._stores import ServerStores, open_stores
 
 if TYPE_CHECKING:
     from ._scheduler import Scheduler
@@ -40,42 +37,30 @@ if TYPE_CHECKING:
 class WorkspaceEngine(Engine):
     """The engine, with each run's ceiling narrowed by its workspace's stored policy."""
 
-    def __init__(
-        self,
-        store: EventStore,
-        accounts: Accounts,
-        config: ServerConfig,
-        workflows: Workflows | None = None,
-        budgets: BudgetStore | None = None,
-        memory: Memories | None = None,
-    ) -> None:
-        self.workflows = workflows
+    def __init__(self, stores: ServerStores, accounts: Accounts, config: ServerConfig) -> None:
+        self.workflows = stores.workflows
         """The workspaces' workflows (their ``edit_workflow`` calls go there)."""
-        self.memory = memory
+        self.memory = stores.memory
         """People's and workspaces' memory (their runs' memory tools reach it)."""
         super().__init__(
-            store,
+            stores.events,
             home=config.home,
             env=config.env,
             scripts=config.scripts if config.scripts is not None else False,
             sources=config.sources,
             placer=_placer(config),
             workflows=self._editor,
-            spending=None if budgets is None else StoreSpending(budgets),
-            memory=self._memory_door if memory is not None else None,
+            spending=StoreSpending(stores.budgets),
+            memory=self._memory_door,
         )
         self.accounts = accounts
 
     def _editor(self, setup: RunSetup) -> WorkflowEditor | None:
         """A run's ``edit_workflow`` callback: its workspace's workflows."""
-        if self.workflows is None:
-            return None
         return self.workflows.editor_for(setup.workspace, setup.run_id)
 
     def _memory_door(self, setup: RunSetup) -> MemoryDoor | None:
         """A run's memory: its person's (with their role now) and its workspace's."""
-        if self.memory is None:
-            return None
         return RunMemory(
             self.memory,
             workspace=setup.workspace,
@@ -102,28 +87,8 @@ async def open_server_engine(config: ServerConfig) -> AsyncIterator[Engine]:
     Its own store and accounts connections, the server's settings: with
     ``functools.partial(open_server_engine, config)`` it is an ``EngineOpener``.
     """
-    store = await open_store(config.db_url, durability=config.durability)
-    try:
-        account_store = await open_accounts(config.db_url)
-        try:
-            workflows = Workflows(await open_workflows(config.db_url))
-            memory = Memories(await open_memory(config.db_url))
-            try:
-                budgets = await open_budgets(config.db_url)
-                try:
-                    accounts = Accounts(account_store, config.hashing)
-                    yield WorkspaceEngine(store, accounts, config, workflows, budgets)
-                finally:
-                    await budgets.close()
-                accounts = Accounts(account_store, config.hashing)
-                yield WorkspaceEngine(store, accounts, config, workflows, memory)
-            finally:
-                await memory.store.close()
-                await workflows.store.close()
-        finally:
-            await account_store.close()
-    finally:
-        await store.close()
+    async with open_stores(config) as stores:
+        yield WorkspaceEngine(stores, Accounts(stores.accounts, config.hashing), config)
 
 
 def _placer(config: ServerConfig) -> Placer | None:
@@ -139,33 +104,28 @@ class ServerState:
     def __init__(
         self,
         config: ServerConfig,
-        store: EventStore,
+        stores: ServerStores,
         accounts: Accounts,
         signer: Signer,
         supervisor: Supervisor,
         metrics: Metrics,
-        automations: AutomationStore,
-        workflows: Workflows | None = None,
-        budgets: BudgetStore | None = None,
-        memory: Memories | None = None,
     ) -> None:
         self.config = config
-        self.automations = automations
+        self.automations = stores.automations
         self.clock: Clock = config.clock or SYSTEM_CLOCK
         """What time automations and webhooks read (``ServerConfig.clock``)."""
-        self.store = store
+        self.store = stores.events
         self.accounts = accounts
         self.signer = signer
         self.supervisor = supervisor
         self.metrics = metrics
-        self.workflows = workflows
+        self.workflows = stores.workflows
         """The workspaces' workflows (``helix.workflows``), in the same database."""
-        self.budgets = budgets
+        self.budgets = stores.budgets
         """The workspaces' cumulative budgets (``helix.budgets``), in the same database."""
-        self.engine = WorkspaceEngine(store, accounts, config, workflows, budgets)
-        self.memory = memory
+        self.memory = stores.memory
         """People's and workspaces' memory (``helix.memory``), in the same database."""
-        self.engine = WorkspaceEngine(store, accounts, config, workflows, memory)
+        self.engine = WorkspaceEngine(stores, accounts, config)
         self.executor: Executor = LocalExecutor(self.engine, supervisor)
         """Where runs are driven (``helix.runtime.Executor``): the app's lifespan
         replaces it with the one ``config.executor`` names (``open_executor``)."""
