@@ -6,6 +6,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -307,3 +308,27 @@ async def test_bootstrap_only_on_an_empty_store(tmp_path: Path) -> None:
 async def test_memory_urls_are_refused() -> None:
     with pytest.raises(ConfigError):
         await open_accounts("memory://")
+
+
+async def test_saves_at_once_get_one_version_each(database: str) -> None:
+    """Two stores on one database (two servers) saving the same name at once."""
+    import asyncio
+
+    team = _name("team")
+    first, second = await open_accounts(database), await open_accounts(database)
+    try:
+        await first.add_workspace(team, "team", created_at="t")
+
+        async def save(store: Any, n: int) -> int:
+            saved = await store.add_blueprint(
+                team, "b", {"system": str(n)}, expected=None, by="user:a", at="t", note=""
+            )
+            return int(saved.version)
+
+        versions = await asyncio.gather(*(save((first, second)[n % 2], n) for n in range(8)))
+        assert sorted(versions) == list(range(1, 9))
+        history = await first.blueprint_history(team, "b")
+        assert [v.version for v in history] == list(range(1, 9))
+    finally:
+        await first.close()
+        await second.close()

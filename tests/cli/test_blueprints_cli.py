@@ -90,3 +90,26 @@ def test_bad_input_is_a_message_and_an_exit_code(
     assert result.returncode == code, result.stderr
     assert says in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_run_a_stored_blueprint_by_name_and_version(home: Path, tmp_path: Path) -> None:
+    script = _file(tmp_path, "script.yaml", "steps: [{text: done}]\n")
+    one = _file(tmp_path, "one.yaml", f"model: scripted:{script}\nsystem: One.\n")
+    two = _file(tmp_path, "two.yaml", f"model: scripted:{script}\nsystem: Two.\n")
+    assert helix(home, "blueprints", "save", "scripted", one).returncode == 0
+    assert helix(home, "blueprints", "save", "scripted", two).returncode == 0
+    world = tmp_path / "world"
+    world.mkdir()
+    for spec, version in (("scripted", 2), ("scripted@1", 1)):
+        ran = helix(home, "run", "x", "--blueprint", spec, "--dir", str(world), "--json")
+        assert ran.returncode == 0, ran.stderr
+        created = json.loads(ran.stdout.splitlines()[0])
+        assert created["data"]["blueprint_version"] == version
+        shown = helix(home, "show", "last")
+        assert f"blueprint  scripted v{version}" in shown.stdout
+    from_file = helix(home, "run", "x", "--blueprint", one, "--dir", str(world), "--json")
+    assert from_file.returncode == 0, from_file.stderr  # a path is still a file here
+    assert "blueprint  one\n" in helix(home, "show", "last").stdout
+    missing = helix(home, "run", "x", "--blueprint", "nothing", "--dir", str(world))
+    assert missing.returncode == 3
+    assert "no blueprint 'nothing'" in missing.stderr

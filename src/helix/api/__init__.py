@@ -9,6 +9,7 @@ from ._async_client import AsyncClient as AsyncClient
 from ._automations import AutomationSetup as AutomationSetup
 from ._automations import start_target as start_target
 from ._blueprint_door import BlueprintDoor as BlueprintDoor
+from ._blueprint_door import is_blueprint_file as is_blueprint_file
 from ._blueprint_models import BlueprintDiff as BlueprintDiff
 from ._blueprint_models import BlueprintInfo as BlueprintInfo
 from ._blueprint_models import BlueprintVersion as BlueprintVersion
@@ -145,6 +146,7 @@ __all__ = [
     "blueprint_yaml",
     "current_login",
     "error_of",
+    "is_blueprint_file",
     "is_world_name",
     "resolve_run",
     "save_login",

@@ -97,6 +97,17 @@ def split_stored(spec: str) -> tuple[str, int | None]:
     return name, int(tail)
 
 
+def is_blueprint_file(spec: str) -> bool:
+    """Whether a blueprint string is a path to a file here, not a stored blueprint's name.
+
+    It is if the file exists, or the string has a folder or a ``.yaml``, ``.yml``,
+    ``.toml`` or ``.json`` suffix.
+    """
+    path = Path(spec).expanduser()
+    pathy = len(path.parts) > 1 or path.suffix in (".yaml", ".yml", ".toml", ".json")
+    return pathy or path.is_file()
+
+
 async def recorded_version(store: EventStore, record: RunRecord) -> int | None:
     """The stored blueprint version a run's ``run.created`` names, if any."""
     if record.blueprint is None:
@@ -249,11 +260,7 @@ class LocalBlueprints:
         """
         if self.accounts_source is None:
             return False
-        if not self.world_paths:
-            return True
-        path = Path(spec).expanduser()
-        pathy = len(path.parts) > 1 or path.suffix in (".yaml", ".yml", ".toml", ".json")
-        return not (pathy or path.is_file())
+        return not (self.world_paths and is_blueprint_file(spec))
 
     async def stored_run_blueprint(self, workspace: str, spec: str) -> tuple[Blueprint, int]:
         """The stored blueprint ``NAME`` or ``NAME@N`` names, to run, and its version."""

@@ -15,15 +15,6 @@ if TYPE_CHECKING:
     from ._project import Project
 
 
-def _is_file(spec: str) -> bool:
-    """Whether ``--blueprint`` names a file (as ``helix.api``'s ``names_stored`` tells)."""
-    from pathlib import Path
-
-    path = Path(spec).expanduser()
-    pathy = len(path.parts) > 1 or path.suffix in (".yaml", ".yml", ".toml", ".json")
-    return pathy or path.is_file()
-
-
 def run_command(
     objective: Annotated[
         str, typer.Argument(metavar="OBJECTIVE", help="What the agent should do.")
@@ -69,9 +60,11 @@ def run_command(
     from helix.runtime import Blueprint
 
     async def main(door: Door) -> int:
+        from helix.api import is_blueprint_file
+
         loaded: Blueprint | str | None = None
         if blueprint:  # a file here is read here; else the name of a stored one
-            loaded = Blueprint.load(blueprint) if _is_file(blueprint) else blueprint
+            loaded = Blueprint.load(blueprint) if is_blueprint_file(blueprint) else blueprint
         project = None if blueprint else _project_here()  # helix.yaml, as far as trusted
         source = blueprint or (str(project.path) if project else None)
         try:
