@@ -194,6 +194,7 @@ class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, LocalBudgets, WorldRead
         budget_usd: float | None = None,
         auto_approve: bool = False,
         attended: bool = True,
+        budget_tokens: int | None = None,
         why: Payload | None = None,
     ) -> Run:
         """Start a run and drive it in the background (``HelixApi.create``)."""
@@ -207,6 +208,7 @@ class LocalApi(NodeDoor, AutomationDoor, LocalWorkflows, LocalBudgets, WorldRead
                 model=model,
                 world=folder,
                 budget_usd=budget_usd,
+                budget_tokens=budget_tokens,
                 auto_approve=auto_approve,
                 attended=attended,
                 workspace=workspace,
