@@ -45,6 +45,8 @@ if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is ch
     from helix.runtime import Blueprint, CandidatePolicy, PolicyReplay
     from helix.workflows import Workflows
 
+    from ._budgets import StoreSpending
+
 
 class AsyncClient(AsyncClientWorkflows, AsyncClientBudgets):
     """Runs, from Python (async). Use it in ``async with``.
@@ -90,6 +92,7 @@ class AsyncClient(AsyncClientWorkflows, AsyncClientBudgets):
         self._api = api
         self._owned_store: EventStore | None = None
         self._owned_workflows: Workflows | None = None
+        self._owned_spending: StoreSpending | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AsyncClient:
@@ -133,11 +136,18 @@ class AsyncClient(AsyncClientWorkflows, AsyncClientBudgets):
 
         workflows = Workflows(await open_workflows(settings.db_url))
         self._owned_workflows = workflows
+        from helix.budgets import open_budgets
+
+        from ._budgets import StoreSpending
+
+        url = settings.db_url
+        self._owned_spending = spending = StoreSpending(lambda: open_budgets(url))
         engine = Engine(
             store,
             home=settings.home,
             env=self._env,
             workflows=lambda setup: workflows.editor_for(setup.workspace, setup.run_id),
+            spending=spending,
         )
         user = self._user or self._env.get("HELIX_USER") or _login_name()
         return await LocalApi(engine, actor=f"user:{user}", workflows=workflows).__aenter__()
@@ -160,6 +170,9 @@ class AsyncClient(AsyncClientWorkflows, AsyncClientBudgets):
             workflows, self._owned_workflows = self._owned_workflows, None
             if workflows is not None:
                 await workflows.store.close()
+            spending, self._owned_spending = self._owned_spending, None
+            if spending is not None:
+                await spending.aclose()
             store, self._owned_store = self._owned_store, None
             if store is not None:
                 await store.close()
