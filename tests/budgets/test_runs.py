@@ -126,6 +126,11 @@ async def test_a_runs_own_token_cap_pauses_it(api: LocalApi) -> None:
     with pytest.raises(RunStateError, match="token cap: resume it with a higher budget_tokens"):
         await api.resume(run.id)
     assert (await resumed(api, run.id, budget_tokens=2_000_000)).status == "completed"
+    given = await api.create("given", blueprint=PRICED, budget_tokens=10)  # the door's cap
+    assert (await stopped(api, given.id)).status == "paused"
+    events = [e async for e in api.events(given.id)]
+    (exceeded,) = [e.data for e in events if e.type == "budget.exceeded"]
+    assert exceeded["cap_tokens"] == 10
 
 
 async def test_a_usd_budget_refuses_an_unpriced_model_at_creation(api: LocalApi) -> None:

@@ -45,6 +45,11 @@ def test_a_workspace_budget_pauses_a_run_until_it_is_raised(
     ).is_success  # the caller's own workspace: default
     assert owner.post(f"/runs/{run_id}/resume").is_success  # no cap of its own to raise
     wait_for_status(owner, run_id, "completed")
+    capped = {"objective": "y", "model": MODEL, "budget_tokens": 5}
+    own = owner.post("/runs", json=capped).json()["id"]  # a run's own token cap, over REST
+    wait_for_status(owner, own, "paused")
+    refused = owner.post(f"/runs/{own}/resume")
+    assert "token cap" in _error(refused, 409)["message"]
     (listed,) = owner.get("/workspaces/default/budgets").json()["budgets"]
     assert listed["spent_usd"] > 0
     assert listed["reserved_usd"] == 0

@@ -46,9 +46,7 @@ from ._workflow_client import AsyncClientWorkflows
 if TYPE_CHECKING:  # the runtime loads when a run is made, not when a door is chosen
     from helix.accounts import AccountStore
     from helix.automations import Automation, AutomationCreated, AutomationList, AutomationSpec
-    from helix.memory import Memories
     from helix.runtime import Blueprint, CandidatePolicy, PolicyReplay
-    from helix.workflows import Workflows
 
 
 class AsyncClient(
@@ -95,10 +93,8 @@ class AsyncClient(
         self._env = dict(os.environ if env is None else env)
         self._user = user
         self._api = api
-        self._owned_store: EventStore | None = None
-        self._owned_workflows: Workflows | None = None
-        self._owned_accounts: AccountStore | None = None
-        self._owned_memory: Memories | None = None
+        self._closing = contextlib.AsyncExitStack()
+        """What an embedded client opened (store, workflows, budgets, memory, accounts)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AsyncClient:
@@ -134,17 +130,24 @@ class AsyncClient(
 
         overlay = {} if self._home is None else {"HELIX_HOME": str(self._home)}
         settings = Settings.from_env({**self._env, **overlay})  # the store under ``home``
+        closing = self._closing
         store = self._store
         if store is None:
             store = await open_store(settings.db_url, durability=settings.durability)
-            self._owned_store = store
+            closing.push_async_callback(store.close)
+        from helix.budgets import open_budgets
         from helix.memory import Memories, RunMemory, open_memory
         from helix.workflows import Workflows, open_workflows
 
-        workflows = Workflows(await open_workflows(settings.db_url))
-        self._owned_workflows = workflows
-        memory = Memories(await open_memory(settings.db_url))
-        self._owned_memory = memory
+        from ._budgets import StoreSpending
+
+        url = settings.db_url
+        workflows = Workflows(await open_workflows(url))
+        closing.push_async_callback(workflows.store.close)
+        memory = Memories(await open_memory(url))
+        closing.push_async_callback(memory.store.close)
+        spending = StoreSpending(lambda: open_budgets(url))  # opened on first need
+        closing.push_async_callback(spending.aclose)
         engine = Engine(
             store,
             home=settings.home,
@@ -153,11 +156,16 @@ class AsyncClient(
             memory=lambda setup: RunMemory(
                 memory, workspace=setup.workspace, run_id=setup.run_id, actor=setup.actor
             ),
+            spending=spending,
         )
         user = self._user or self._env.get("HELIX_USER") or _login_name()
-        accounts = partial(self._open_accounts, settings.db_url)
         local = LocalApi(
-            engine, actor=f"user:{user}", workflows=workflows, accounts=accounts, memory=memory
+            engine,
+            actor=f"user:{user}",
+            workflows=workflows,
+            accounts=partial(self._open_accounts, url),
+            memory=memory,
+            budgets=spending.store,
         )
         return await local.__aenter__()
 
@@ -165,8 +173,9 @@ class AsyncClient(
         """The account store of stored blueprints, opened when first needed (and closed)."""
         from helix.accounts import open_accounts
 
-        self._owned_accounts = await open_accounts(url)
-        return self._owned_accounts
+        accounts = await open_accounts(url)
+        self._closing.push_async_callback(accounts.close)
+        return accounts
 
     async def __aexit__(
         self,
@@ -183,18 +192,8 @@ class AsyncClient(
             if api is not None:
                 await api.aclose()
         finally:
-            workflows, self._owned_workflows = self._owned_workflows, None
-            if workflows is not None:
-                await workflows.store.close()
-            accounts, self._owned_accounts = self._owned_accounts, None
-            if accounts is not None:
-                await accounts.close()
-            memory, self._owned_memory = self._owned_memory, None
-            if memory is not None:
-                await memory.store.close()
-            store, self._owned_store = self._owned_store, None
-            if store is not None:
-                await store.close()
+            closing, self._closing = self._closing, contextlib.AsyncExitStack()
+            await closing.aclose()
 
     # -- the operations: HelixApi's, documented there ---------------------------------
 
@@ -209,11 +208,13 @@ class AsyncClient(
         budget_usd: float | None = None,
         auto_approve: bool = False,
         attended: bool = True,
+        budget_tokens: int | None = None,
     ) -> Run:
         """Start a run; it is driven in the background (here, or by the server)."""
         return await self.api.create(
             objective, model=model, blueprint=blueprint, world=world, workspace=workspace,
             budget_usd=budget_usd, auto_approve=auto_approve, attended=attended,
+            budget_tokens=budget_tokens,
         )  # fmt: skip
 
     async def runs(

@@ -111,6 +111,7 @@ class HttpApi(HttpWorkflows, HttpGraphs, HttpBudgets, HttpBlueprints, HttpMemory
         budget_usd: float | None = None,
         auto_approve: bool = False,
         attended: bool = True,
+        budget_tokens: int | None = None,
     ) -> Run:
         """Start a run; the server drives it."""
         if world is not None and not is_world_name(world):
@@ -124,7 +125,8 @@ class HttpApi(HttpWorkflows, HttpGraphs, HttpBudgets, HttpBlueprints, HttpMemory
         if not attended:  # sent only when set: a server from before it answers as it did
             body["attended"] = False
         for key, value in (("model", model), ("blueprint", blueprint), ("world", world),
-                           ("workspace", workspace), ("budget_usd", budget_usd)):  # fmt: skip
+                           ("workspace", workspace), ("budget_usd", budget_usd),
+                           ("budget_tokens", budget_tokens)):  # fmt: skip
             if value is not None:
                 body[key] = value
         created = await self._json("POST", "/runs", json=body)

@@ -216,6 +216,7 @@ class LocalApi(
         budget_usd: float | None = None,
         auto_approve: bool = False,
         attended: bool = True,
+        budget_tokens: int | None = None,
         why: Payload | None = None,
     ) -> Run:
         """Start a run and drive it in the background (``HelixApi.create``)."""
@@ -229,6 +230,7 @@ class LocalApi(
                 model=model,
                 world=folder,
                 budget_usd=budget_usd,
+                budget_tokens=budget_tokens,
                 auto_approve=auto_approve,
                 attended=attended,
                 workspace=workspace,

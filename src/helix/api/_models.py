@@ -164,6 +164,8 @@ class RunCreate(_Body):
     world: str | None = Field(default=None, pattern=WORLD_NAME.pattern)
     """A folder name under the workspace's worlds (created if missing); default: a new one."""
     budget_usd: float | None = Field(default=None, ge=0, le=1e9)
+    budget_tokens: int | None = Field(default=None, ge=0, le=10**15)
+    """The run's own cap on input plus output tokens (over the blueprint's)."""
     auto_approve: bool = False
     attended: bool = True
     """``false``: nobody will answer, so a call needing approval is refused at once."""

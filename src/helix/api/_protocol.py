@@ -58,8 +58,12 @@ class HelixApi(WorkflowDoor, BudgetDoor, BlueprintDoor, MemoryOperations, Protoc
         budget_usd: float | None = None,
         auto_approve: bool = False,
         attended: bool = True,
+        budget_tokens: int | None = None,
     ) -> Run:
         """Start a run; it is driven in the background (locally, or by the server).
+
+        ``budget_usd``/``budget_tokens``: the run's own USD and token caps (over the
+        blueprint's ``budget``).
 
         ``attended=False``: nobody will answer, so a call that needs a person's approval
         is refused at once (unless ``auto_approve``). Otherwise an approval waits for a

@@ -155,12 +155,14 @@ class Client(ClientWorkflows, ClientBudgets, ClientBlueprints, ClientMemory):
         budget_usd: float | None = None,
         auto_approve: bool = False,
         attended: bool = True,
+        budget_tokens: int | None = None,
     ) -> Run:
         """Start a run; it is driven in the background (here, or by the server)."""
         return self._call(
             self._async.create(
                 objective, model=model, blueprint=blueprint, world=world, workspace=workspace,
                 budget_usd=budget_usd, auto_approve=auto_approve, attended=attended,
+                budget_tokens=budget_tokens,
             )
         )  # fmt: skip
 

@@ -78,6 +78,7 @@ class Door:
         unattended: bool,
         detach: bool = False,
         workspace: str | None = None,
+        budget_tokens: int | None = None,
     ) -> Run:
         """Start a run; ``unattended``: nobody answers it, so its asks are refused at once.
 
@@ -93,6 +94,7 @@ class Door:
         return await self.api.create(
             objective, model=model, blueprint=blueprint, world=world, workspace=workspace,
             budget_usd=budget_usd, auto_approve=auto_approve, attended=not unattended,
+            budget_tokens=budget_tokens,
         )  # fmt: skip
 
     async def driven_elsewhere(self, run_id: str) -> bool:

@@ -36,6 +36,10 @@ def run_command(
         ),
     ] = None,
     budget: Annotated[float | None, typer.Option(min=0, help="A USD cap for the run.")] = None,
+    budget_tokens: Annotated[
+        int | None,
+        typer.Option("--budget-tokens", min=0, help="A cap on the run's input + output tokens."),
+    ] = None,
     auto_approve: Annotated[
         bool, typer.Option("--auto-approve", help="Turn every ask into allow (never a deny).")
     ] = False,
@@ -71,7 +75,7 @@ def run_command(
             created = await door.create(
                 objective, model=model, blueprint=project.blueprint if project else loaded,
                 world=door.world(dir), budget_usd=budget, auto_approve=auto_approve,
-                unattended=unattended, detach=detach,
+                unattended=unattended, detach=detach, budget_tokens=budget_tokens,
                 workspace=project.workspace if project else None,
             )  # fmt: skip
         except BlueprintError as error:  # a name the file gives (tool, model): say which file

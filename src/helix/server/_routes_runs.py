@@ -43,6 +43,7 @@ async def start_run(body: RunCreate, caller: CallerDep, state: State) -> Created
         model=body.model,
         world=body.world,
         budget_usd=body.budget_usd,
+        budget_tokens=body.budget_tokens,
         auto_approve=body.auto_approve,
         attended=body.attended,
         workspace=workspace,

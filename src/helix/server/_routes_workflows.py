@@ -36,6 +36,8 @@ router = APIRouter(tags=["workflows"])
 
 WorkflowName = Annotated[str, Path(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
 WorkspaceQuery = Annotated[str | None, Query(max_length=64)]
+_MOST = 2**62
+"""The largest version number a request may name (the stores' integers hold 64 bits)."""
 
 
 class _Body(BaseModel):
@@ -59,7 +61,7 @@ class WorkflowSave(_Body):
 
     workflow: dict[str, JsonValue] | None = None
     text: str | None = Field(default=None, max_length=MAX_TEXT)
-    base_version: int | None = Field(default=None, ge=0)
+    base_version: int | None = Field(default=None, ge=0, le=_MOST)
     """The version the edit was made on (0: a new workflow); stale: 409. None: the latest."""
     how: Literal["canvas", "chat", "file", "api"] = "api"
 
@@ -68,7 +70,7 @@ class WorkflowEditBody(_Body):
     """``POST /workflows/NAME/edit``: edit operations (docs/workflows.md)."""
 
     operations: list[dict[str, JsonValue]] = Field(min_length=1, max_length=100)
-    base_version: int | None = Field(default=None, ge=0)
+    base_version: int | None = Field(default=None, ge=0, le=_MOST)
 
 
 class WorkflowImport(_Body):
@@ -76,7 +78,7 @@ class WorkflowImport(_Body):
 
     world: str = Field(min_length=1, max_length=200)
     path: str = Field(min_length=1, max_length=1000)
-    base_version: int | None = Field(default=0, ge=0)
+    base_version: int | None = Field(default=0, ge=0, le=_MOST)
 
 
 class CanvasDocument(BaseModel):
@@ -93,15 +95,15 @@ class CanvasSave(_Body):
     """``PUT /workflows/NAME/canvas``: the edited document, on the version it was read at."""
 
     canvas: dict[str, JsonValue]
-    base_version: int = Field(ge=0)
+    base_version: int = Field(ge=0, le=_MOST)
 
 
 class WorkflowRunBody(_Body):
     """``POST /workflows/NAME/runs``."""
 
-    version: int | None = Field(default=None, ge=1)
+    version: int | None = Field(default=None, ge=1, le=_MOST)
     world: str | None = Field(default=None, max_length=200)
-    budget_usd: float | None = Field(default=None, ge=0)
+    budget_usd: float | None = Field(default=None, ge=0, le=_MOST)
     auto_approve: bool = False
     attended: bool = True
 
@@ -150,7 +152,7 @@ async def get_workflow(
     name: WorkflowName,
     caller: CallerDep,
     state: State,
-    version: Annotated[int | None, Query(ge=1)] = None,
+    version: Annotated[int | None, Query(ge=1, le=_MOST)] = None,
     workspace: WorkspaceQuery = None,
 ) -> WorkflowVersion:
     """One version of a workflow (default: the latest)."""
@@ -211,7 +213,7 @@ async def get_canvas(
     name: WorkflowName,
     caller: CallerDep,
     state: State,
-    version: Annotated[int | None, Query(ge=1)] = None,
+    version: Annotated[int | None, Query(ge=1, le=_MOST)] = None,
     workspace: WorkspaceQuery = None,
 ) -> CanvasDocument:
     """The canvas document of a version (the dashboard's editor reads this)."""
