@@ -7,6 +7,7 @@ says which role's model served it, and the log says the same (``model.requested.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -355,3 +356,33 @@ async def test_a_runs_own_model_overrides_the_main_role(
     assert run.model == CHEAP
     assert (await engine.drive(run.id)).status == "completed"
     assert _models(server) == ["cheap-model"]
+
+
+async def test_a_summary_call_cut_off_before_its_record_is_made_once_more(
+    tmp_path: Path, helix_home: Path, server: MockModelServer
+) -> None:
+    """The process stops after the summary was asked for, before it was logged."""
+    slow = {"text": "never logged", "delay_s": 3.0}
+    server.play(Scenario.of(*TWO_TURNS_THEN_DONE, slow, {"text": "SUMMARY."}, {"text": "Done."}))
+    store = MemoryEventStore()
+    engine = _engine(helix_home, server, store)
+    run = await engine.create("look around", blueprint=_compacting(summary=CHEAP), world=tmp_path)
+    driving = asyncio.create_task(engine.drive(run.id))
+    while len(server.requests) < 3:  # noqa: ASYNC110 - the server thread records it; no event
+        await asyncio.sleep(0.01)
+    driving.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await driving
+    assert _of(await store.read(run.id), "context.compacted") == []
+
+    state = await _engine(helix_home, server, store).drive(run.id)
+    assert state.status == "completed"
+    assert _models(server) == [
+        "main-model",
+        "main-model",
+        "cheap-model",
+        "cheap-model",
+        "main-model",
+    ]
+    (compacted,) = _of(await store.read(run.id), "context.compacted")
+    assert compacted.data["summary"] == "SUMMARY."

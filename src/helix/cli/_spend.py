@@ -50,7 +50,7 @@ def spend(
     ] = None,
     json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
-    """What runs' own model calls cost: in total, by model, role, blueprint etc., over time."""
+    """What runs' own model calls cost: in total, by model, blueprint, person etc., over time."""
     from ._common import fail
 
     if by not in _BY:
