@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any, Self, TypeAlias
 from helix.errors import NotFoundError, RunStateError
 from helix.kernel.events import TERMINAL_EVENTS, TERMINAL_STATUSES, Payload, RunStatus
 from helix.kernel.log import EventStore, RunRecord, export_lines
-from helix.kernel.session import replay_run, spend, trace
+from helix.kernel.session import replay_run
 from helix.world import parse_point
 
+from ._analysis import RunAnalysis
 from ._automations import AutomationDoor, AutomationSetup
 from ._blueprint_door import AccountsSource, LocalBlueprints, recorded_version
 from ._budgets import BudgetSource, LocalBudgets, raised_caps
@@ -44,17 +45,14 @@ from ._models import (
     Run,
     RunEvent,
     RunList,
-    Spend,
 )
 from ._nodes import NodeDoor
-from ._spend_query import spend_query
-from ._trace_models import Span
 from ._workflow_door import LocalWorkflows, WorkflowsSource
 from ._world_reads import WorldReads
 from ._worlds import list_world_names, run_folder
 
 if TYPE_CHECKING:  # the runtime loads when a run is made or changed, not to read runs
-    from helix.runtime import Blueprint, CandidatePolicy, Engine, Executor, PolicyReplay, Supervisor
+    from helix.runtime import Blueprint, Engine, Executor, Supervisor
 
 BlueprintLookup = Callable[[str, str], Awaitable["Blueprint"]]
 """(workspace, name) → the workspace's stored blueprint (a server's accounts hold them)."""
@@ -71,6 +69,7 @@ class LocalApi(
     LocalBlueprints,
     LocalMemory,
     WorldReads,
+    RunAnalysis,
     GraphDoor,
 ):
     """The engine and its store behind ``HelixApi``, acting as ``actor``."""
@@ -453,7 +452,7 @@ class LocalApi(
 
         return Kept.of(await runtime.keep(self.engine, await self._id(run_id), by=self.actor))
 
-    # -- the log as a file, and spend -------------------------------------------------
+    # -- the log as a file -------------------------------------------------------
 
     async def export(self, run_id: str) -> AsyncGenerator[str, None]:
         """The run's log as JSON Lines."""
@@ -473,44 +472,3 @@ class LocalApi(
             self.store, list(lines), worlds=self.worlds, workspace=workspace or self.workspace,
             actor=self.actor, as_id=as_id,
         )  # fmt: skip
-
-    async def spend(
-        self,
-        *,
-        workspace: str | None = None,
-        by: str = "model",
-        bucket: str | None = None,
-        since: str | None = None,
-        until: str | None = None,
-        model: str | None = None,
-        provider: str | None = None,
-        blueprint: str | None = None,
-        person: str | None = None,
-    ) -> Spend:
-        """What runs' own model calls cost, grouped and over time (see ``HelixApi``)."""
-        query = spend_query(
-            workspace=workspace, by=by, bucket=bucket, since=since, until=until, model=model,
-            provider=provider, blueprint=blueprint, person=person, workspaces=self.visible,
-        )  # fmt: skip
-        return Spend.of(await spend(self.store, query=query), by=query.by, bucket=query.bucket)
-
-    async def trace(self, run_id: str) -> Span:
-        """The run's own events as timed spans (a fork's from its fork point), children nested."""
-        return Span.of(await trace(self.store, await self._id(run_id)))
-
-    # -- policy replay ----------------------------------------------------------------
-
-    async def policy_replay(self, run_id: str, policy: CandidatePolicy) -> PolicyReplay:
-        """What ``policy`` would have done with the run's logged calls (nothing runs)."""
-        from helix.runtime import replay_policy
-
-        run_id = await self._id(run_id)  # not found: RunNotFoundError
-        return await replay_policy(self.store, run_id, policy, tools=self.engine.tools)
-
-    async def policy_replay_workspace(
-        self, workspace: str, policy: CandidatePolicy
-    ) -> list[PolicyReplay]:
-        """The same over every run of a workspace, oldest first."""
-        from helix.runtime import replay_policy_workspace
-
-        return await replay_policy_workspace(self.store, workspace, policy, tools=self.engine.tools)
