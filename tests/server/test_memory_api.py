@@ -9,6 +9,8 @@ rules; bad input is a 4xx with a code.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,7 +20,7 @@ from helix import Client
 from helix.errors import MemoryDeniedError, MemoryInputError, NotFoundError
 from helix.testing import MockModelServer
 
-from .conftest import MODEL, Admin, LiveServer, play, wait_for_status
+from .conftest import MODEL, Admin, LiveServer, make_config, play, wait_for_status
 
 PW = "api-pw-12345"
 
@@ -57,9 +59,29 @@ def _run(client: httpx.Client, server: MockModelServer, *steps: dict[str, Any]) 
     return events
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def any_live(
+    request: pytest.FixtureRequest, tmp_path: Path, model_server: MockModelServer
+) -> Iterator[tuple[LiveServer, dict[str, str]]]:
+    """A server on SQLite or on PostgreSQL, with ann and bob members of ``team``."""
+    overrides = {}
+    if request.param == "postgres":
+        overrides["db_url"] = str(request.getfixturevalue("fresh_postgres_url"))
+    server = LiveServer(make_config(tmp_path, model_server, **overrides)).start()
+    try:
+        admin = Admin(server.config.db_url)
+        admin.workspace("team")
+        admin.user("ann", password=PW, workspace="team", role="member")
+        admin.user("bob", password=PW, workspace="team", role="member")
+        yield server, {name: server.login(name, PW) for name in ("ann", "bob")}
+    finally:
+        server.stop()
+
+
 def test_runs_of_two_people_and_a_shared_workspace(
-    live: LiveServer, people: dict[str, str], model_server: MockModelServer
+    any_live: tuple[LiveServer, dict[str, str]], model_server: MockModelServer
 ) -> None:
+    live, people = any_live
     with live.client(people["ann"]) as ann, live.client(people["bob"]) as bob:
         events = _run(
             ann,

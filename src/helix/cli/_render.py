@@ -61,6 +61,9 @@ _SUMMARIES: dict[str, str] = {
     "mcp.egress.decided": "{server} {verdict} {host}:{port}",
     "mcp.sampled": "{source}: {model} answered {text!r} (${cost_usd})",
     "mcp.sample_refused": "{source}: {reason}",
+    "memory.remembered": "{id} ({scope} of {owner})",
+    "memory.artifact_saved": "{name} v{version} ({scope} of {owner}, {size} bytes)",
+    "memory.artifact_opened": "{name} v{version} ({scope} of {owner})",
 }
 
 
@@ -89,6 +92,9 @@ def summarize(event: Event | RunEvent) -> str:
         hosts = [f"{h['host']} {h['verdict']} ({h['attempts']} tries)" for h in data["hosts"]]
         others = data.get("other_attempts") or 0
         return _clip(", ".join(hosts) + (f"; {others} more to other hosts" if others else ""), 100)
+    if event.type == "memory.recalled":
+        found = len(data["ids"])
+        return _clip(f"{data['query']!r} in {'+'.join(data['scopes'])}: {found} found")
     if event.type == "mcp.tools.changed":
         changes = [f"+{n}" for n in data["added"]] + [f"-{n}" for n in data["removed"]]
         return _clip(f"{data['server']}: {' '.join(changes)}")
