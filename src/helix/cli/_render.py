@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from helix.kernel.events import Event
@@ -80,8 +81,9 @@ def summarize(event: Event | RunEvent) -> str:
     graph = _graph_summary(event.type, data)
     if graph is not None:
         return graph
-    if event.type == "world.snapshotted":
-        return _world_summary(data)
+    special = _SPECIAL.get(event.type)
+    if special is not None:
+        return special(data)
     if event.type == "approval.requested" and data.get("question"):
         asked = data["question"]
         message = _clip(str(asked["message"]), 60)
@@ -92,9 +94,6 @@ def summarize(event: Event | RunEvent) -> str:
         hosts = [f"{h['host']} {h['verdict']} ({h['attempts']} tries)" for h in data["hosts"]]
         others = data.get("other_attempts") or 0
         return _clip(", ".join(hosts) + (f"; {others} more to other hosts" if others else ""), 100)
-    if event.type == "memory.recalled":
-        found = len(data["ids"])
-        return _clip(f"{data['query']!r} in {'+'.join(data['scopes'])}: {found} found")
     if event.type == "mcp.tools.changed":
         changes = [f"+{n}" for n in data["added"]] + [f"-{n}" for n in data["removed"]]
         return _clip(f"{data['server']}: {' '.join(changes)}")
@@ -108,6 +107,11 @@ def summarize(event: Event | RunEvent) -> str:
         return _clip(template.format(**data))
     except (KeyError, IndexError):
         return ""
+
+
+def _recalled(data: dict[str, Any]) -> str:
+    found = len(data["ids"])
+    return _clip(f"{data['query']!r} in {'+'.join(data['scopes'])}: {found} found")
 
 
 def _graph_summary(kind: str, data: dict[str, Any]) -> str | None:
@@ -200,3 +204,10 @@ def record_dict(record: Run) -> dict[str, object]:
         "updated_at": record.updated_at,
         "driven": record.driven,
     }
+
+
+_SPECIAL: dict[str, Callable[[dict[str, Any]], str]] = {
+    "world.snapshotted": _world_summary,
+    "memory.recalled": _recalled,
+}
+"""Events said by a function of their data rather than a template."""
