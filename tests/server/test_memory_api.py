@@ -20,7 +20,15 @@ from helix import Client
 from helix.errors import MemoryDeniedError, MemoryInputError, NotFoundError
 from helix.testing import MockModelServer
 
-from .conftest import MODEL, Admin, LiveServer, make_config, play, wait_for_status
+from .conftest import (
+    MODEL,
+    Admin,
+    LiveServer,
+    make_config,
+    play,
+    wait_for_event,
+    wait_for_status,
+)
 
 PW = "api-pw-12345"
 
@@ -216,3 +224,34 @@ def test_export_and_import_through_the_server_and_the_sdk(
         with pytest.raises(NotFoundError):  # not a member: no such workspace
             vic.memories(workspace="copy")
         assert [m.text for m in vic.memories(workspace="team")] == ["Keep the changelog short"]
+
+
+def test_a_run_whose_person_became_a_viewer_writes_no_workspace_memory(
+    live: LiveServer, people: dict[str, str], admin: Admin, model_server: MockModelServer
+) -> None:
+    """The run acts with its person's role at each call: ann, made a viewer while her run
+    waits for the approval of ``remember``, gets the refusal, not a write."""
+    admin.role("team", "bob", "owner")
+    play(
+        model_server,
+        _call("remember", text="written as a viewer", scope="workspace"),
+        {"text": "done"},
+    )
+    with live.client(people["ann"]) as ann, live.client(live.login("bob", PW)) as bob:
+        body = {"objective": "remember", "model": MODEL, "workspace": "team"}
+        run_id = ann.post("/runs", json=body).json()["id"]
+        wait_for_event(ann, run_id, "approval.requested")  # remember asks by default
+        (pending,) = ann.get(f"/runs/{run_id}/approvals").json()["approvals"]
+        assert pending["name"] == "remember"
+        admin.role("team", "ann", "viewer")
+        decided = bob.post(
+            f"/runs/{run_id}/approvals/{pending['request_id']}", json={"decision": "allow"}
+        )
+        assert decided.status_code == 200, decided.text
+        assert wait_for_status(bob, run_id, "completed", "failed")["status"] == "completed"
+        events = bob.get(f"/runs/{run_id}/events", params={"limit": 1000}).json()["events"]
+        (done,) = [e["data"] for e in events if e["type"] == "tool.completed"]
+        assert not done["ok"]
+        assert "a viewer cannot write workspace memory" in done["output"]
+        assert not [e for e in events if e["type"].startswith("memory.")]
+        assert bob.get("/workspaces/team/memory").json()["memories"] == []
