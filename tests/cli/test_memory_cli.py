@@ -94,3 +94,18 @@ def test_artifacts_from_the_command_line(home: Path, tmp_path: Path) -> None:
     assert helix(home, "artifacts", "put", str(tmp_path / "missing.md")).returncode == 3
     removed = helix(home, "artifacts", "rm", "plan.md", "--scope", "workspace")
     assert removed.stdout.strip() == "deleted plan.md (2 versions)"
+
+
+def test_the_terminal_says_what_a_memory_event_did() -> None:
+    from helix.cli._render import summarize
+    from helix.kernel.events import MemoryRecalled, MemoryRemembered, NewEvent
+
+    class Shown:
+        def __init__(self, new: NewEvent) -> None:
+            self.type = new.payload.TYPE
+            self.data = new.payload.model_dump(mode="json")
+
+    recalled = MemoryRecalled(call_id="c", query="tea", scopes=["personal"], ids=["mem_1"])
+    remembered = MemoryRemembered(call_id="c", id="mem_1", scope="workspace", owner="team", chars=3)
+    assert summarize(Shown(NewEvent(recalled))) == "'tea' in personal: 1 found"  # type: ignore[arg-type]
+    assert summarize(Shown(NewEvent(remembered))) == "mem_1 (workspace of team)"  # type: ignore[arg-type]

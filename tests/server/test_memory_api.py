@@ -9,6 +9,8 @@ rules; bad input is a 4xx with a code.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,7 +20,15 @@ from helix import Client
 from helix.errors import MemoryDeniedError, MemoryInputError, NotFoundError
 from helix.testing import MockModelServer
 
-from .conftest import MODEL, Admin, LiveServer, play, wait_for_status
+from .conftest import (
+    MODEL,
+    Admin,
+    LiveServer,
+    make_config,
+    play,
+    wait_for_event,
+    wait_for_status,
+)
 
 PW = "api-pw-12345"
 
@@ -57,9 +67,29 @@ def _run(client: httpx.Client, server: MockModelServer, *steps: dict[str, Any]) 
     return events
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def any_live(
+    request: pytest.FixtureRequest, tmp_path: Path, model_server: MockModelServer
+) -> Iterator[tuple[LiveServer, dict[str, str]]]:
+    """A server on SQLite or on PostgreSQL, with ann and bob members of ``team``."""
+    overrides = {}
+    if request.param == "postgres":
+        overrides["db_url"] = str(request.getfixturevalue("fresh_postgres_url"))
+    server = LiveServer(make_config(tmp_path, model_server, **overrides)).start()
+    try:
+        admin = Admin(server.config.db_url)
+        admin.workspace("team")
+        admin.user("ann", password=PW, workspace="team", role="member")
+        admin.user("bob", password=PW, workspace="team", role="member")
+        yield server, {name: server.login(name, PW) for name in ("ann", "bob")}
+    finally:
+        server.stop()
+
+
 def test_runs_of_two_people_and_a_shared_workspace(
-    live: LiveServer, people: dict[str, str], model_server: MockModelServer
+    any_live: tuple[LiveServer, dict[str, str]], model_server: MockModelServer
 ) -> None:
+    live, people = any_live
     with live.client(people["ann"]) as ann, live.client(people["bob"]) as bob:
         events = _run(
             ann,
@@ -194,3 +224,34 @@ def test_export_and_import_through_the_server_and_the_sdk(
         with pytest.raises(NotFoundError):  # not a member: no such workspace
             vic.memories(workspace="copy")
         assert [m.text for m in vic.memories(workspace="team")] == ["Keep the changelog short"]
+
+
+def test_a_run_whose_person_became_a_viewer_writes_no_workspace_memory(
+    live: LiveServer, people: dict[str, str], admin: Admin, model_server: MockModelServer
+) -> None:
+    """The run acts with its person's role at each call: ann, made a viewer while her run
+    waits for the approval of ``remember``, gets the refusal, not a write."""
+    admin.role("team", "bob", "owner")
+    play(
+        model_server,
+        _call("remember", text="written as a viewer", scope="workspace"),
+        {"text": "done"},
+    )
+    with live.client(people["ann"]) as ann, live.client(live.login("bob", PW)) as bob:
+        body = {"objective": "remember", "model": MODEL, "workspace": "team"}
+        run_id = ann.post("/runs", json=body).json()["id"]
+        wait_for_event(ann, run_id, "approval.requested")  # remember asks by default
+        (pending,) = ann.get(f"/runs/{run_id}/approvals").json()["approvals"]
+        assert pending["name"] == "remember"
+        admin.role("team", "ann", "viewer")
+        decided = bob.post(
+            f"/runs/{run_id}/approvals/{pending['request_id']}", json={"decision": "allow"}
+        )
+        assert decided.status_code == 200, decided.text
+        assert wait_for_status(bob, run_id, "completed", "failed")["status"] == "completed"
+        events = bob.get(f"/runs/{run_id}/events", params={"limit": 1000}).json()["events"]
+        (done,) = [e["data"] for e in events if e["type"] == "tool.completed"]
+        assert not done["ok"]
+        assert "a viewer cannot write workspace memory" in done["output"]
+        assert not [e for e in events if e["type"].startswith("memory.")]
+        assert bob.get("/workspaces/team/memory").json()["memories"] == []

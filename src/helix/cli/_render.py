@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from helix.kernel.events import Event
@@ -59,6 +60,9 @@ _SUMMARIES: dict[str, str] = {
     "mcp.egress.decided": "{server} {verdict} {host}:{port}",
     "mcp.sampled": "{source}: {model} answered {text!r} (${cost_usd})",
     "mcp.sample_refused": "{source}: {reason}",
+    "memory.remembered": "{id} ({scope} of {owner})",
+    "memory.artifact_saved": "{name} v{version} ({scope} of {owner}, {size} bytes)",
+    "memory.artifact_opened": "{name} v{version} ({scope} of {owner})",
 }
 
 
@@ -75,8 +79,9 @@ def summarize(event: Event | RunEvent) -> str:
     graph = _graph_summary(event.type, data) or _budget_summary(event.type, data)
     if graph is not None:
         return graph
-    if event.type == "world.snapshotted":
-        return _world_summary(data)
+    special = _SPECIAL.get(event.type)
+    if special is not None:
+        return special(data)
     if event.type == "approval.requested" and data.get("question"):
         asked = data["question"]
         message = _clip(str(asked["message"]), 60)
@@ -125,6 +130,11 @@ def _model_summary(kind: str, data: dict[str, Any]) -> str | None:
         by = f"{data['role']}: {data['provider']}:{data['model']}"
         return f"turns 1-{data['upto_turn']} summarised ({by}): {_clip(data['summary'], 40)!r}"
     return None
+
+
+def _recalled(data: dict[str, Any]) -> str:
+    found = len(data["ids"])
+    return _clip(f"{data['query']!r} in {'+'.join(data['scopes'])}: {found} found")
 
 
 def _graph_summary(kind: str, data: dict[str, Any]) -> str | None:
@@ -228,3 +238,10 @@ def record_dict(record: Run) -> dict[str, object]:
         "updated_at": record.updated_at,
         "driven": record.driven,
     }
+
+
+_SPECIAL: dict[str, Callable[[dict[str, Any]], str]] = {
+    "world.snapshotted": _world_summary,
+    "memory.recalled": _recalled,
+}
+"""Events said by a function of their data rather than a template."""

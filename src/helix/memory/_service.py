@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from helix.errors import MemoryDeniedError, MemoryNotFoundError
+from helix.errors import MemoryDeniedError, MemoryInputError, MemoryNotFoundError
 
 from ._model import (
     MAX_RECALL,
@@ -252,6 +252,8 @@ class Memories:
         With no scope: the person's own first, then the workspace's.
         """
         check_name(name)
+        if version is not None and not 1 <= version < 2**31:
+            raise MemoryInputError(f"invalid version {version}: 1 or more")
         for kind, owner in self.readable(who, workspace, scope):
             found = await self.store.artifact(kind, owner, name, version)
             if found is not None:

@@ -219,7 +219,7 @@ async def get_artifact(
     caller: CallerDep,
     state: State,
     scope: ScopeArg | None = None,
-    version: Annotated[int | None, Query(ge=1)] = None,
+    version: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
 ) -> Response:
     """An artifact's bytes, as an attachment (its metadata in ``X-Helix-*`` headers)."""
     where = _member(caller, workspace)
