@@ -109,3 +109,30 @@ def test_the_terminal_says_what_a_memory_event_did() -> None:
     remembered = MemoryRemembered(call_id="c", id="mem_1", scope="workspace", owner="team", chars=3)
     assert summarize(Shown(NewEvent(recalled))) == "'tea' in personal: 1 found"  # type: ignore[arg-type]
     assert summarize(Shown(NewEvent(remembered))) == "mem_1 (workspace of team)"  # type: ignore[arg-type]
+
+
+def test_an_embedded_run_remembers_for_its_person(home: Path, tmp_path: Path) -> None:
+    """``helix run`` here offers the memory tools: what the run remembers, ``helix memory``
+    lists as the person's own (the tables opened only once the tool was called)."""
+    scenario = tmp_path / "remember.yaml"
+    scenario.write_text(
+        "steps:\n"
+        "  - text: Noting it.\n"
+        "    tool_calls:\n"
+        "      - name: remember\n"
+        "        args: {text: The staging host is blue-7}\n"
+        "  - text: Noted.\n"
+    )
+    world = tmp_path / "world"
+    world.mkdir()
+    env = {"HELIX_USER": "ann"}
+    ran = helix(home, "run", "note the host", "--model", f"scripted:{scenario}", "--dir",
+                str(world), "--auto-approve", "--json", env=env)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    types = [json.loads(line)["type"] for line in ran.stdout.splitlines()]
+    assert "memory.remembered" in types
+    listed = helix(home, "memory", "list", "--scope", "personal", "--json", env=env)
+    assert listed.returncode == 0, listed.stderr
+    [memory] = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert (memory["text"], memory["owner"]) == ("The staging host is blue-7", "ann")
+    assert helix(home, "memory", "list", "--json", env={"HELIX_USER": "bob"}).stdout == ""

@@ -9,6 +9,7 @@ this process while it is shown (``watch``), or in a process of its own (``detach
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -190,17 +191,22 @@ async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:
             closing.push_async_callback(opened.close)
             return opened
 
-        async def memory() -> Memories:  # only the memory commands open its store
-            from helix.memory import Memories, open_memory
+        memories: list[Memories] = []
+        memory_lock = asyncio.Lock()
 
-            opened = Memories(await open_memory(settings.db_url))
-            closing.push_async_callback(opened.store.close)
-            return opened
+        async def memory() -> Memories:  # opened once a command or a run's tool needs it
+            async with memory_lock:
+                if not memories:
+                    from helix.memory import Memories, open_memory
+
+                    memories.append(Memories(await open_memory(settings.db_url)))
+                    closing.push_async_callback(memories[0].store.close)
+            return memories[0]
 
         here: list[str] = []  # the runs the door asks to drive: driven by the command
         local = LocalApi(
-            lambda: engine_for(store, spending=spending), store=store, home=settings.home,
-            actor=who(), drive=here.append, workflows=workflows, budgets=spending.store,
-            accounts=accounts, memory=memory,
+            lambda: engine_for(store, spending=spending, memory=memory), store=store,
+            home=settings.home, actor=who(), drive=here.append, workflows=workflows,
+            budgets=spending.store, accounts=accounts, memory=memory,
         )  # fmt: skip
         return await use(Door(local, local, here, otel))

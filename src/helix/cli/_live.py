@@ -8,7 +8,7 @@ per line as ``api.events(follow=True)`` hands them out.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -18,7 +18,8 @@ from helix.kernel.log import EventStore
 if TYPE_CHECKING:  # the engine loads when a run is driven, not at --help or `helix runs`
     from helix.api import HelixApi
     from helix.kernel.session import SessionState
-    from helix.runtime import Engine, Spending
+    from helix.memory import Memories
+    from helix.runtime import Engine, RunSetup, Spending
 
 Until = Callable[["SessionState"], bool]
 Driving = Callable[[Until], Coroutine[Any, Any, object]]
@@ -26,15 +27,29 @@ Driving = Callable[[Until], Coroutine[Any, Any, object]]
 
 
 def engine_for(
-    store: EventStore, env: dict[str, str] | None = None, spending: Spending | None = None
+    store: EventStore,
+    env: dict[str, str] | None = None,
+    spending: Spending | None = None,
+    memory: Callable[[], Awaitable[Memories]] | None = None,
 ) -> Engine:
     """The engine of this process, on the store the environment names.
 
     ``spending``: the budgets its runs reserve against (``with_door`` gives the database's).
+    ``memory``: opens the memory its runs' memory tools reach (with it, they are offered).
     """
     from helix.runtime import Engine
 
-    return Engine(store, home=Settings.from_env().home, env=env, spending=spending)
+    doors = None
+    if memory is not None:
+        from helix.memory import RunMemory
+
+        def doors(setup: RunSetup) -> RunMemory:
+            return RunMemory(
+                memory, workspace=setup.workspace, run_id=setup.run_id, actor=setup.actor
+            )
+
+    home = Settings.from_env().home
+    return Engine(store, home=home, env=env, spending=spending, memory=doors)
 
 
 async def drive_and_show(

@@ -18,6 +18,8 @@ from ._service import Memories, Person
 
 RoleOf = Callable[[str, str], Awaitable[str | None]]
 """(user, workspace) → the user's role there (``None``: not a member)."""
+MemoriesSource = Memories | Callable[[], Awaitable[Memories]]
+"""The memory service, or a function opening it when a run first uses its memory."""
 
 
 def _item(memory: Memory, replaced: bool = False) -> RememberedItem:
@@ -50,7 +52,7 @@ class RunMemory:
 
     def __init__(
         self,
-        memories: Memories,
+        memories: MemoriesSource,
         *,
         workspace: str,
         run_id: str,
@@ -60,12 +62,19 @@ class RunMemory:
         """Bind the run's memory; ``role_of`` gives its person's role.
 
         Default: the owner of every workspace, as an embedded door with one person has it.
+        ``memories`` may be a function opening the service (a command line opens its
+        tables only once a run uses a memory tool).
         """
-        self._memories = memories
+        self._source = memories
         self._workspace = workspace
         self._run_id = run_id
         self._user = actor.removeprefix("user:") if actor.startswith("user:") else None
         self._role_of = role_of
+
+    async def _service(self) -> Memories:
+        if not isinstance(self._source, Memories):
+            self._source = await self._source()
+        return self._source
 
     async def _who(self) -> Person:
         roles: Mapping[str, str] | None
@@ -88,7 +97,7 @@ class RunMemory:
     ) -> RememberedItem:
         """Store a memory (``MemoryDoor.remember``)."""
         who = await self._who()
-        stored, replaced = await self._memories.remember(
+        stored, replaced = await (await self._service()).remember(
             who, self._workspace, self._write_scope(scope), text, tags=tags, key=key, audit=False
         )
         return _item(stored, replaced)
@@ -98,8 +107,12 @@ class RunMemory:
     ) -> tuple[list[MemoryScopeArg], list[RememberedItem]]:
         """Search (``MemoryDoor.recall``)."""
         who = await self._who()
-        scopes = [kind for kind, _owner in self._memories.readable(who, self._workspace, scope)]
-        found = await self._memories.recall(who, self._workspace, query, scope=scope, limit=limit)
+        scopes = [
+            kind for kind, _owner in (await self._service()).readable(who, self._workspace, scope)
+        ]
+        found = await (await self._service()).recall(
+            who, self._workspace, query, scope=scope, limit=limit
+        )
         return scopes, [_item(memory) for memory in found]
 
     async def save_artifact(
@@ -107,7 +120,7 @@ class RunMemory:
     ) -> StoredArtifact:
         """Store an artifact's next version (``MemoryDoor.save_artifact``)."""
         who = await self._who()
-        saved = await self._memories.save_artifact(
+        saved = await (await self._service()).save_artifact(
             who,
             self._workspace,
             self._write_scope(scope),
@@ -123,7 +136,7 @@ class RunMemory:
     ) -> StoredArtifact:
         """An artifact's version with its bytes (``MemoryDoor.open_artifact``)."""
         who = await self._who()
-        found, content = await self._memories.artifact(
+        found, content = await (await self._service()).artifact(
             who, self._workspace, name, scope=scope, version=version
         )
         return _stored(found, content)
