@@ -26,8 +26,14 @@ _RUNTIME = _EXTENSIONS | {"helix.world", "helix.mcp.client", "helix.plugins"}
 _TESTING = _RUNTIME | {"helix.runtime"}
 _WORKFLOWS = _TESTING | {"helix.runtime"}
 """Workflows: definitions, their store, their task graphs (``to_plan``)."""
-_API = _WORKFLOWS | {"helix.config", "helix.automations", "helix.budgets", "helix.workflows"}
-_API = _WORKFLOWS | {"helix.config", "helix.automations", "helix.workflows", "helix.memory"}
+_API = _WORKFLOWS | {
+    "helix.config",
+    "helix.accounts",
+    "helix.automations",
+    "helix.budgets",
+    "helix.workflows",
+    "helix.memory",
+}
 _DISTRIBUTED = _API | {"helix.distributed"}
 """Past one process: what the executors, the Ray tier and the cluster commands use."""
 _SERVER = _DISTRIBUTED | {

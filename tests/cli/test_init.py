@@ -321,7 +321,7 @@ def test_run_here_uses_the_choices_against_the_local_server(home: Path, project:
     assert listed["model"] == "llamacpp:qwen-local"
     assert listed["status"] == "completed"
     created = _created(home, project, str(listed["id"]))
-    assert created["budget"] == {"usd": 2.0, "max_turns": 7, "max_seconds": None}
+    assert created["budget"] == {"usd": 2.0, "max_turns": 7, "max_seconds": None, "tokens": None}
     blueprint = created["settings"]["blueprint"]  # type: ignore[index]
     assert blueprint["sandbox"]["kind"] == "process"
 

@@ -21,13 +21,14 @@ def test_steering_reaches_the_next_model_call(helix: Helix) -> None:
         {
             "text": "Looking first.",
             "tool_calls": [{"name": "list_files", "args": {}}],
-            "delay_s": 2.0,
         },
         {"text": "Indented with tabs."},
     )
+    helix.server.hold()  # the first reply waits until the steer is in
     running = helix.start_run("format the code")
     running.wait_for("model.requested")
     steered = helix("steer", running.run_id, "use tabs")
+    helix.server.release()
     assert steered.returncode == 0, steered.stderr
     assert running.finish() == 0, running.stderr
 
@@ -50,15 +51,16 @@ def test_pause_holds_the_run_until_it_is_resumed(helix: Helix) -> None:
         {
             "text": "Looking first.",
             "tool_calls": [{"name": "list_files", "args": {}}],
-            "delay_s": 1.5,
         },
         {"text": "All done."},
     )
+    helix.server.hold()  # the first reply waits until the run is paused
     running = helix.start_run("look around")
     running.wait_for("model.requested")
     paused = helix("pause", running.run_id)
     assert paused.returncode == 0, paused.stderr
     running.wait_for("run.paused")
+    helix.server.release()
     running.wait_for("model.responded")  # the call in flight finishes; nothing follows
     time.sleep(0.5)
     assert len(helix.model_requests) == 1

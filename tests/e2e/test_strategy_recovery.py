@@ -35,6 +35,9 @@ def test_a_killed_tree_of_thoughts_resumes_without_rerunning_finished_branches(
         "judge": {"command": "grep -qx 42 answer.txt"},
     }
     blueprint.write_text(json.dumps({"model": models[0], "strategy": strategy}))
+    # A lease long enough that only the killed holder's end can let it go (however slow
+    # the reads below are on a busy machine): the resume must see that end.
+    helix.env["HELIX_LEASE_TTL_S"] = "300"
     running = helix.start(
         "run", "six times seven", "--blueprint", str(blueprint), "--dir", str(helix.world), "--json"
     )

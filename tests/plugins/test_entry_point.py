@@ -76,7 +76,8 @@ async def test_the_example_plugin_serves_its_tool_and_its_gate_decides(tmp_path:
     gates = [g for c, g, _ in decided if c == "a"]
     assert gates.index("example.no-secrets") == len(gates) - 2, gates  # just before approval
     assert gates[-1] == "approval"
-    assert [c.name for c in engine.plugins.components()] == ["example.counts"]
+    kinds = [c.name for c in engine.plugins.components()]
+    assert [k for k in kinds if not k.startswith("engineering.")] == ["example.counts"]
     shown = [e.data for e in log if e.type == "ui.component"]
     assert [(s["component"], s["props"], s["call_id"]) for s in shown] == [
         ("example.counts", {"path": "notes.txt", "lines": 1, "words": 3}, "a")
@@ -100,7 +101,7 @@ async def test_a_run_without_the_plugin_has_none_of_it(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("name", "why"),
-    [("nowhere", "unknown plugin 'nowhere'; known plugins are example"), ("example", "disabled")],
+    [("nowhere", "unknown plugin 'nowhere'; known plugins are engineering, example"), ("example", "disabled")],
 )
 async def test_a_blueprint_naming_a_plugin_it_cannot_have_is_refused_at_create(
     tmp_path: Path, name: str, why: str
@@ -120,6 +121,6 @@ async def test_a_blueprint_naming_a_plugin_it_cannot_have_is_refused_at_create(
 def test_a_fresh_registry_loads_nothing_until_refreshed(tmp_path: Path) -> None:
     plugins = Plugins(home=tmp_path, env={})
     assert plugins.listing() == []
-    assert plugins.found() == ["example"]
+    assert plugins.found() == ["engineering", "example"]  # the shipped pack, the example
     plugins.refresh_now()
     assert plugins.info("example").status == "active"

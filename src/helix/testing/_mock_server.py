@@ -76,6 +76,8 @@ class MockModelServer:
         self.requests: list[RecordedRequest] = []
         self._cursor = 0
         self._lock = threading.Lock()
+        self._open = threading.Event()
+        self._open.set()
         self._httpd = _Server(("127.0.0.1", port), _Handler, self)
         self._thread: threading.Thread | None = None
 
@@ -101,8 +103,21 @@ class MockModelServer:
             self._thread.start()
         return self
 
+    def hold(self) -> None:
+        """Keep every reply (after its step's ``delay_s``) until ``release``.
+
+        For a test that must act while a call is in flight, however slow the machine:
+        it waits for the request, acts, then releases the reply.
+        """
+        self._open.clear()
+
+    def release(self) -> None:
+        """Send the replies ``hold`` kept, and every later one at once."""
+        self._open.set()
+
     def stop(self) -> None:
-        """Stop serving and release the port."""
+        """Stop serving and release the port (replies still held are sent first)."""
+        self._open.set()
         if self._thread is not None:
             self._httpd.shutdown()
             self._thread.join()
@@ -227,6 +242,7 @@ class _Handler(BaseHTTPRequestHandler):
         index, step = found
         if step.delay_s:
             time.sleep(step.delay_s)
+        mock._open.wait()
         if step.error is not None:
             error = step.error
             if error.mid_stream and stream and api in ("openai", "anthropic"):
