@@ -70,7 +70,8 @@ def test_info_and_an_unknown_name(tmp_path: Path) -> None:
     assert shown["reason"] == "needs store.vectors, which no plugin provides"
     missing = helix(tmp_path, "info", "nope")
     assert missing.returncode == 3
-    assert missing.stderr.startswith("error: unknown plugin 'nope'; known plugins are engineering, example, ")
+    known = "known plugins are engineering, example, "
+    assert missing.stderr.startswith(f"error: unknown plugin 'nope'; {known}")
     assert "Traceback" not in missing.stderr
 
 

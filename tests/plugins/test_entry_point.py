@@ -101,7 +101,10 @@ async def test_a_run_without_the_plugin_has_none_of_it(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("name", "why"),
-    [("nowhere", "unknown plugin 'nowhere'; known plugins are engineering, example"), ("example", "disabled")],
+    [
+        ("nowhere", "unknown plugin 'nowhere'; known plugins are engineering, example"),
+        ("example", "disabled"),
+    ],
 )
 async def test_a_blueprint_naming_a_plugin_it_cannot_have_is_refused_at_create(
     tmp_path: Path, name: str, why: str

@@ -137,7 +137,11 @@ async def blueprint_diff(
 
 @router.post("/workspaces/{workspace}/blueprints/{name}/rollback", response_model=BlueprintVersion)
 async def rollback_blueprint(
-    workspace: str, name: BlueprintName, body: BlueprintRollbackBody, caller: CallerDep, state: State
+    workspace: str,
+    name: BlueprintName,
+    body: BlueprintRollbackBody,
+    caller: CallerDep,
+    state: State,
 ) -> BlueprintVersion:
     """Save version ``version``'s fields as the next version, noted ``rollback to vN``."""
     _member(caller, workspace)
