@@ -12,6 +12,10 @@ import pytest
 from .conftest import WAIT_S, Helix, of_type, processes_mentioning, types
 
 
+_UNTIL_GO = "while [ ! -e go ]; do sleep 0.05; done; "
+"""A command's start that waits for the test to create ``go`` in the world."""
+
+
 def _user_texts(request: Any) -> list[str]:
     return [str(m["content"]) for m in request.body["messages"] if m["role"] == "user"]
 
@@ -166,7 +170,7 @@ def test_a_pause_lets_the_running_call_finish_and_starts_no_other(helix: Helix) 
         {
             "text": "Two things.",
             "tool_calls": [
-                {"name": "run_command", "args": {"command": "sleep 1.5; echo x >> first.txt"}},
+                {"name": "run_command", "args": {"command": _UNTIL_GO + "echo x >> first.txt"}},
                 {"name": "write_file", "args": {"path": "second.txt", "content": "2\n"}},
             ],
         },
@@ -175,6 +179,8 @@ def test_a_pause_lets_the_running_call_finish_and_starts_no_other(helix: Helix) 
     running = helix.start_run("two things", "--auto-approve")
     running.wait_for("tool.started")
     assert helix("pause", running.run_id).returncode == 0
+    running.wait_for("run.paused")
+    (helix.world / "go").touch()  # only now may the running command finish
     running.wait_for("tool.completed")
     time.sleep(0.5)
     assert (helix.world / "first.txt").read_text() == "x\n"  # the running call finished
