@@ -11,7 +11,6 @@ import pytest
 
 from .conftest import WAIT_S, Helix, of_type, processes_mentioning, types
 
-
 _UNTIL_GO = "while [ ! -e go ]; do sleep 0.05; done; "
 """A command's start that waits for the test to create ``go`` in the world."""
 
