@@ -39,7 +39,9 @@ from ._lease import LeaseSizes, _takeover
 from ._postgres import temporary_database
 
 SUITE = "distributed"
-WAIT_S = 120.0
+WAIT_S = 600.0
+"""A safety net for a stuck sample on a busy machine (a restarted actor opens a whole
+server engine), never a performance limit: the figure is the time measured."""
 MODEL = "openai:bench"
 
 
