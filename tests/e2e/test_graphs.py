@@ -35,13 +35,19 @@ def _script(helix: Helix, name: str, *steps: dict[str, Any]) -> str:
     return f"scripted:{path}"
 
 
-def _six(helix: Helix, *, slow: tuple[str, ...] = (), approve: tuple[str, ...] = ()) -> Path:
-    """The six-task plan: fetch, two branches of two, a join. ``slow`` tasks take a while."""
+def _six(
+    helix: Helix,
+    *,
+    slow: tuple[str, ...] = (),
+    approve: tuple[str, ...] = (),
+    slow_s: float = 2.0,
+) -> Path:
+    """The six-task plan: fetch, two branches of two, a join. ``slow`` tasks take ``slow_s``."""
     tasks = []
     for task in SIX:
         step: dict[str, Any] = {"text": f"{task} done"}
         if task in slow:
-            step["delay_s"] = 2.0  # so that a kill lands while they run
+            step["delay_s"] = slow_s  # so that a kill lands while they run
         spec: dict[str, Any] = {
             "id": task,
             "objective": f"do {task}",
@@ -244,7 +250,8 @@ def test_bad_graph_input_gets_a_message_and_an_exit_code(helix: Helix) -> None:
 
 
 def test_cancelling_a_graph_cancels_its_running_tasks(helix: Helix) -> None:
-    plan = _six(helix, slow=("left", "right"))
+    # slow enough that only the cancel ends them, however slow the cancelling process starts
+    plan = _six(helix, slow=("left", "right"), slow_s=600.0)
     running = helix.start("graph", "run", str(plan), "--world", str(helix.world), "--json")
     run_id = running.run_id
     left = running.wait_for("task.started", lambda e: e["data"]["task"] == "left")
