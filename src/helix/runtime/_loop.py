@@ -345,12 +345,9 @@ class RunLoop:
             if isinstance(response, ModelCallError):
                 self._context.failed(state)
                 return
-            usage = response.usage
-            answered = getattr(summarizer, "answered_by", None) or summarizer
-            cost = self.setup.prices.cost(answered.provider, answered.model, usage)
-            await held.settle(cost, usage.input_tokens + usage.output_tokens)
             prices = self.setup.prices
             made = self._context.compacted(upto, cut, response, summarizer, prices, role="summary")
+            await held.settle(made.cost_usd, made.usage.input_tokens + made.usage.output_tokens)
             await session.append([NewEvent(made, turn=state.turn)], unless=halted)
         finally:
             await held.done()
