@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 
+from helix.kernel.events import person_of
 from helix.tools import MemoryScopeArg, RememberedItem, StoredArtifact
 
 from ._model import Artifact, Memory
@@ -68,7 +69,7 @@ class RunMemory:
         self._source = memories
         self._workspace = workspace
         self._run_id = run_id
-        self._user = actor.removeprefix("user:") if actor.startswith("user:") else None
+        self._user = person_of(actor)
         self._role_of = role_of
 
     async def _service(self) -> Memories:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from helix.errors import MemoryDeniedError, MemoryInputError, MemoryNotFoundError
+from helix.kernel.events import person_of
 
 from ._model import (
     MAX_RECALL,
@@ -59,8 +60,7 @@ class Person:
     @classmethod
     def of_actor(cls, actor: str, roles: Mapping[str, str] | None) -> Person:
         """The person an actor (``user:NAME``; anything else: no person) names."""
-        user = actor.removeprefix("user:") if actor.startswith("user:") else None
-        return cls(user=user or None, roles=roles, by=actor)
+        return cls(user=person_of(actor), roles=roles, by=actor)
 
     def role(self, workspace: str) -> str | None:
         """The role in ``workspace`` (``None``: not a member)."""

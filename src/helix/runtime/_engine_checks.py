@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from helix.errors import ConfigError
-from helix.kernel.events import Budget
+from helix.kernel.events import Budget, person_of
 from helix.kernel.log import EventStore, SqliteEventStore
 from helix.providers import PriceBook, parse_model_name
 
-from ._spending import Spending, person_of
+from ._spending import Spending
 
 if TYPE_CHECKING:
     from ._blueprint import Blueprint

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from helix._util import close_fully
-from helix.kernel.events import BudgetExceeded, NewEvent, RunPaused
+from helix.kernel.events import BudgetExceeded, NewEvent, RunPaused, person_of
 from helix.kernel.session import SessionState
 
 if TYPE_CHECKING:
@@ -80,13 +80,6 @@ class Spending(Protocol):
     async def usd_capped(self, workspace: str, blueprint: str, person: str | None) -> Sequence[str]:
         """The budgets with a USD cap that apply to such a run (``workspace:W (month)``…)."""
         ...
-
-
-def person_of(actor: str | None) -> str | None:
-    """The user an actor names (``ann`` of ``user:ann``); ``None`` for ``system``, ``agent``."""
-    if actor is not None and actor.startswith("user:"):
-        return actor.removeprefix("user:")
-    return None
 
 
 class Hold:

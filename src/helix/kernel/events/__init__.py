@@ -19,6 +19,7 @@ from ._envelope import Event as Event
 from ._envelope import NewEvent as NewEvent
 from ._envelope import format_iso as format_iso
 from ._envelope import parse_iso as parse_iso
+from ._envelope import person_of as person_of
 from ._envelope import utc_now_iso as utc_now_iso
 from ._gate import ApprovalDecided as ApprovalDecided
 from ._gate import ApprovalRequested as ApprovalRequested
@@ -197,5 +198,6 @@ __all__ = [
     "parse_field",
     "parse_iso",
     "path_problem",
+    "person_of",
     "utc_now_iso",
 ]

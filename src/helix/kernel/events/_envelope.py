@@ -65,6 +65,13 @@ def check_actor(actor: str) -> str:
     return actor
 
 
+def person_of(actor: str | None) -> str | None:
+    """The user an actor names (``ann`` of ``user:ann``); ``None`` for ``system``, ``agent``."""
+    if actor is not None and actor.startswith("user:"):
+        return actor.removeprefix("user:") or None
+    return None
+
+
 class Event(NamedTuple):
     """One stored event: the contract's JSON object, read back from the log.
 
