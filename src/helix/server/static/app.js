@@ -16,7 +16,18 @@ import { spendView } from "./spend.js";
 import { traceView } from "./trace.js";
 import { workflowView, workflowsView } from "./workflows.js";
 
-async function route() {
+// One page is drawn at a time, and only the newest hash is drawn: a page still loading when
+// the hash changes finishes first (its socket closed by the next), and the hashes passed
+// over meanwhile are skipped, so a slow page never paints over a newer one.
+let drawing = Promise.resolve();
+let wanted = 0;
+function route() {
+  const mine = ++wanted;
+  drawing = drawing.then(() => (mine === wanted ? draw() : undefined)).catch(() => {});
+  return drawing;
+}
+
+async function draw() {
   session.closeLive();
   session.closeLive = () => {};
   const hash = location.hash || "#/";
