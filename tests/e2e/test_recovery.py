@@ -65,8 +65,10 @@ def test_a_process_killed_after_a_tool_result_resumes_without_rerunning_it(
     helix: Helix,
 ) -> None:
     helix.play(*_two_calls_then_done())
+    # A lease that outlives the slowest machine: only the holder's death can free it.
+    lasting = {"HELIX_LEASE_TTL_S": "600"}
     running = helix.start_run(
-        "count", "--auto-approve", env={"HELIX_FAULTS": "exit-after:tool.completed"}
+        "count", "--auto-approve", env={"HELIX_FAULTS": "exit-after:tool.completed", **lasting}
     )
     assert running.finish() == 137
     run_id = running.run_id
@@ -75,7 +77,7 @@ def test_a_process_killed_after_a_tool_result_resumes_without_rerunning_it(
     assert types(helix.logs(run_id))[-1] == "tool.completed"
     assert helix.show(run_id)["status"] == "running"
 
-    resumed = helix("resume", run_id, "--json")
+    resumed = helix("resume", run_id, "--json", env=lasting)
     assert resumed.returncode == 0, resumed.stderr
     assert (helix.world / "counter.txt").read_text() == "x\n"  # the command ran once
     assert (helix.world / "b.txt").read_text() == "b\n"
