@@ -1,4 +1,4 @@
-"""In CI a missing PostgreSQL, bubblewrap or Chromium fails the run; elsewhere it skips.
+"""In CI a missing PostgreSQL, bubblewrap, Chromium or llama.cpp fails the run; elsewhere it skips.
 
 Checked for real: a test that needs the dependency runs in a child pytest with the
 dependency made unreachable, once with ``CI=true`` and once without.
@@ -44,6 +44,12 @@ MISSING = {
         "bubblewrap is not installed",
         1,
     ),
+    "llama.cpp": Missing(
+        "tests/llamacpp/test_real_server.py::test_helix_models_lists_the_servers_model",
+        {"HELIX_TEST_LLAMA_PYTHON": "/nonexistent/python"},
+        "llama-cpp-python is not built",
+        1,
+    ),
     "chromium": Missing(
         "tests/server/test_dashboard.py::test_a_wrong_password_is_explained",
         {"HELIX_TEST_CHROMIUM": "/nonexistent/chromium"},
@@ -77,7 +83,12 @@ def test_a_missing_dependency(dependency: str, in_ci: bool) -> None:
 
 
 @pytest.mark.parametrize(
-    "install", ["apt-get install -y -qq bubblewrap", "apt-get install -y -q chromium"]
+    "install",
+    [
+        "apt-get install -y -qq bubblewrap",
+        "apt-get install -y -q chromium",
+        "apt-get install -y -qq cmake g++",
+    ],
 )
 def test_ci_script_installs_what_the_tests_need(install: str) -> None:
     script = (ROOT / ".ci" / "run").read_text()

@@ -1,5 +1,7 @@
 """``helix bench models``: what an adapter adds to a call, against the bare SDK.
 
+Then what Helix adds to a call to a real local server, if one runs (``_local_models``).
+
 Both sides make the same call to the same ``MockModelServer`` through the same
 official SDK: the baseline hands the SDK a ready-made provider payload and reads its
 response object; the adapter builds that payload from a ``ModelRequest`` and normalises
@@ -28,6 +30,7 @@ from helix.providers import (
 from helix.testing import MockModelServer
 
 from ._figure import Figure
+from ._local_models import LocalSizes, run_local
 
 SUITE = "models"
 _KEY = "sk-bench-0000000000"
@@ -57,11 +60,13 @@ class ModelsSizes:
 
     calls: int = 200
     rounds: int = 6
+    quick_run: bool = False
+    """The local server's figure at its smoke-test sizes too."""
 
     @classmethod
     def quick(cls) -> ModelsSizes:
         """A smoke test's sizes."""
-        return cls(calls=5, rounds=2)
+        return cls(calls=5, rounds=2, quick_run=True)
 
 
 Call = Callable[[], Awaitable[None]]
@@ -89,6 +94,9 @@ async def run_models(sizes: ModelsSizes) -> AsyncIterator[Figure]:
             finally:
                 await adapter.aclose()
                 await bare.close()
+    local = LocalSizes.quick() if sizes.quick_run else LocalSizes()
+    async for figure in run_local(local):
+        yield figure
 
 
 async def _measure(adapted: Call, baseline: Call, sizes: ModelsSizes) -> tuple[float, float]:
