@@ -24,6 +24,7 @@ from ._provider import LOCAL_KEY as LOCAL_KEY
 from ._provider import PROVIDERS as PROVIDERS
 from ._provider import Connection as Connection
 from ._provider import ProviderSpec as ProviderSpec
+from ._provider import Quirks as Quirks
 from ._registry import ROLE_ALIASES as ROLE_ALIASES
 from ._registry import ROLES as ROLES
 from ._registry import ModelOpener as ModelOpener
@@ -60,6 +61,7 @@ from ._types import TextDelta as TextDelta
 from ._types import TokenUsage as TokenUsage
 from ._types import ToolCall as ToolCall
 from ._types import ToolCallDelta as ToolCallDelta
+from ._types import ToolChoice as ToolChoice
 from ._types import ToolResult as ToolResult
 from ._types import ToolSpec as ToolSpec
 from ._types import UserMessage as UserMessage
@@ -85,6 +87,7 @@ __all__ = [
     "Price",
     "PriceBook",
     "ProviderSpec",
+    "Quirks",
     "Recommendation",
     "RetryPolicy",
     "RetryingModel",
@@ -103,6 +106,7 @@ __all__ = [
     "TokenUsage",
     "ToolCall",
     "ToolCallDelta",
+    "ToolChoice",
     "ToolResult",
     "ToolSpec",
     "UserMessage",
