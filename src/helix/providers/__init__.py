@@ -50,6 +50,9 @@ from ._scenario import ScenarioUsage as ScenarioUsage
 from ._scenario import estimate_tokens as estimate_tokens
 from ._scripted import ScriptedModel as ScriptedModel
 from ._scripts import ScriptAccess as ScriptAccess
+from ._sizing import Suggestion as Suggestion
+from ._sizing import suggest_model as suggest_model
+from ._sizing import why_none_fits as why_none_fits
 from ._types import AssistantMessage as AssistantMessage
 from ._types import ChatMessage as ChatMessage
 from ._types import ModelRequest as ModelRequest
@@ -102,6 +105,7 @@ __all__ = [
     "StopReason",
     "StreamDelta",
     "StreamEnd",
+    "Suggestion",
     "TextDelta",
     "TokenUsage",
     "ToolCall",
@@ -125,6 +129,8 @@ __all__ = [
     "register_provider",
     "responded_event",
     "role_name",
+    "suggest_model",
     "unregister_provider",
     "why_no_pick",
+    "why_none_fits",
 ]
