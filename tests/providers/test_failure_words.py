@@ -132,8 +132,8 @@ async def test_each_failed_attempt_reported_carries_words() -> None:
     async def hear(failure: Any) -> None:
         reported.append(str(failure.error))
 
-    steps = [{"error": {"status": 500, "message": ""}}, {"text": "ok"}]
-    with MockModelServer(Scenario.of(*steps)) as server:
+    failing: dict[str, Any] = {"error": {"status": 500, "message": ""}}
+    with MockModelServer(Scenario.of(failing, {"text": "ok"})) as server:
         inner = open_model("llamacpp:m", env={"LLAMACPP_BASE_URL": server.openai_base_url})
         policy = RetryPolicy(base_delay_s=0.0, jitter=0.0)
         model = RetryingModel(inner, policy, on_failure=hear)
