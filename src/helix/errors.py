@@ -260,6 +260,9 @@ class ModelCallError(HelixError):
         status: int | None = None,
         retry_after: float | None = None,
     ) -> None:
+        if not message.strip():  # a log line must say something: the kind, the status
+            status_text = f" (HTTP {status})" if status else ""
+            message = f"{type(self).__name__} from {provider}{status_text}: no detail given"
         super().__init__(message)
         self.provider = provider
         self.status = status

@@ -150,3 +150,25 @@ async def test_a_local_path_world(door: Door, model_server: MockModelServer) -> 
         run = await client.create("look", model=MODEL, world=folder)
         await follow(client, run.id)
         assert await client.read(run.id, "notes.txt") == b"mine\n"
+
+
+async def test_a_run_paused_at_its_turn_limit_resumes_only_with_more_turns(
+    client: AsyncClient, model_server: MockModelServer
+) -> None:
+    looking = {"text": "Looking.", "tool_calls": [{"name": "list_files", "args": {}}]}
+    play(model_server, looking, {"text": "Seen it."})
+    run = await client.create("look", model=MODEL, blueprint={"budget": {"max_turns": 1}})
+    async for event in client.events(run.id, follow=True):
+        if event.type == "run.paused":
+            assert event.data["reason"] == "max_turns"
+            break
+    with pytest.raises(RunStateError, match="paused at its turn limit: resume it with a higher"):
+        await client.resume(run.id)  # 409 over HTTP: it would only pause again
+    with pytest.raises(RunStateError, match="has taken 1 turns already"):
+        await client.resume(run.id, max_turns=1)
+    assert (await client.get(run.id)).status == "paused"  # the refusals changed nothing
+    await client.resume(run.id, max_turns=3, max_seconds=600)
+    events = await follow(client, run.id)
+    assert events[-1].type == "run.completed"
+    (resumed,) = [e for e in events if e.type == "run.resumed" and e.data.get("budget")]
+    assert (resumed.data["budget"]["max_turns"], resumed.data["budget"]["max_seconds"]) == (3, 600)

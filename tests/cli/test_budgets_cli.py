@@ -32,7 +32,7 @@ def test_a_token_budget_pauses_a_run_here_until_raised(home: Path, tmp_path: Pat
     environment = {k: v for k, v in os.environ.items() if not k.startswith("HELIX_")}
     running = subprocess.Popen(
         [sys.executable, "-m", "helix", "run", "say done", "--model", f"scripted:{script}",
-         "--dir", str(world)],
+         "--dir", str(world), "--wait"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**environment, "HELIX_HOME": str(home)},
     )  # fmt: skip

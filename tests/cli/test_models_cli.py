@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -121,6 +122,7 @@ def test_recommend_json(home: Path, ollama: MockModelServer) -> None:
     result = helix(home, "models", "recommend", "--json", env={"OLLAMA_HOST": ollama.url})
     assert result.returncode == 0, result.stderr
     (pick,) = json_lines(result.stdout)
+    assert pick["source"] == "servers"
     assert pick["model"] == "ollama:qwen2.5:0.5b"
     assert pick["device"] in ("gpu", "cpu")
     assert pick["hardware"]["cores"] >= 1
@@ -138,9 +140,49 @@ def test_recommend_fails_when_nothing_fits(home: Path) -> None:
     assert "pull a smaller model" in result.stderr
 
 
-def test_recommend_fails_when_no_local_server_answers(home: Path) -> None:
-    result = helix(home, "models", "recommend", env={"OLLAMA_HOST": "127.0.0.1:1"})
-    assert result.returncode == 1
-    assert result.stdout.startswith("hardware: ")
-    assert "no local model server answered" in result.stderr
-    assert "ollama serve" in result.stderr
+def closed_url(suffix: str = "") -> str:
+    """An address on this machine nothing listens on: a port taken, then let go."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"127.0.0.1:{port}{suffix}"
+
+
+def _nothing_running() -> dict[str, str]:
+    closed = f"http://{closed_url('/v1')}"
+    return {"OLLAMA_HOST": closed_url(), "LLAMACPP_BASE_URL": closed,
+            "VLLM_BASE_URL": closed, "LMSTUDIO_BASE_URL": closed}  # fmt: skip
+
+
+def test_with_no_local_server_recommend_sizes_from_the_hardware(home: Path) -> None:
+    result = helix(home, "models", "recommend", env=_nothing_running())
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("hardware: ")
+    assert lines[1].startswith("no local model server answered (ollama at http://127.0.0.1:")
+    assert "connection refused" in lines[1]
+    assert lines[1].endswith("sized from the hardware alone")
+    assert lines[2].startswith("pick: ollama:qwen2.5-coder:")
+    tag = lines[2].removeprefix("pick: ollama:qwen2.5-coder:")
+    assert lines[3].startswith(f"why: qwen2.5-coder:{tag} (Q4_K_M, ~")
+    assert lines[4] == f"start it with Ollama:  ollama serve  then  ollama pull qwen2.5-coder:{tag}"
+    assert lines[5].startswith("or with llama.cpp:     llama-server -hf Qwen/Qwen2.5-Coder-")
+    assert f"--alias qwen2.5-coder-{tag} --jinja" in lines[5]
+    assert f"'llamacpp:qwen2.5-coder-{tag}'" in lines[6]
+    assert result.stderr == ""
+
+
+def test_with_no_local_server_recommend_json_says_it_is_from_the_hardware(home: Path) -> None:
+    result = helix(home, "models", "recommend", "--json", env=_nothing_running())
+    assert result.returncode == 0, result.stderr
+    (answer,) = json_lines(result.stdout)
+    assert answer["source"] == "hardware"
+    assert [s["reachable"] for s in answer["servers"]] == [False] * 4
+    assert answer["model"].startswith("ollama:qwen2.5-coder:")
+    assert answer["device"] in ("gpu", "cpu")
+    assert answer["need_gb"] > 0
+    name = answer["name"]
+    assert answer["start"]["ollama"] == ["ollama serve", f"ollama pull {name}"]
+    assert answer["start"]["llamacpp"][0].startswith("llama-server -hf ")
+    assert answer["llamacpp_model"] == "llamacpp:" + name.replace(":", "-")
+    assert answer["hardware"]["cores"] >= 1

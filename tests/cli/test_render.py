@@ -50,3 +50,33 @@ def test_a_placed_command_says_which_node_it_ran_on() -> None:
     assert summarize(_event("tool.completed", placed)) == "t1c0 ok on node dc8bd3d28f87: 'hi'"
     here = {"call_id": "t1c0", "ok": True, "output": "hi", "duration_ms": 3, "node": None}
     assert summarize(_event("tool.completed", here)) == "t1c0 ok: 'hi'"
+
+
+def test_a_failed_model_call_says_why_and_what_follows() -> None:
+    error = "llamacpp answered 500: Input should be a valid string"
+    retried = _event("model.failed", {"error": error, "attempt": 1, "retry_in_s": 0.52})
+    assert summarize(retried) == f"{error} (attempt 1, retry in 0.5s)"
+    last = _event("model.failed", {"error": "", "attempt": 4, "retry_in_s": None})
+    assert summarize(last) == "no detail given (attempt 4, no retry)"
+
+
+def test_every_failure_line_carries_a_reason_even_an_empty_one() -> None:
+    assert summarize(_event("run.failed", {"error": ""})) == "no detail given"
+    long = "openai answered 400: " + "x" * 80 + " THE END"
+    assert summarize(_event("run.failed", {"error": long})).startswith(long[:100])
+    mcp = _event("mcp.server.failed", {"server": "files", "reason": "", "restarts": 1})
+    assert summarize(mcp) == "files: no detail given"
+    plugin = _event("plugin.failed", {"name": "p", "error": ""})
+    assert summarize(plugin) == "p: no detail given"
+    task = {"task": "t1", "run_id": "run_c", "attempt": 2, "error": "", "retrying": False}
+    assert summarize(_event("task.failed", task)) == "t1 attempt 2: no detail given"
+
+
+def test_a_failed_tool_call_shows_its_reason() -> None:
+    said = "command exited 2: ls: cannot access 'nope': No such file or directory"
+    failed = _event("tool.completed", {"call_id": "c1", "ok": False, "output": said})
+    assert summarize(failed) == f"c1 error: {said!r}"
+    silent = _event("tool.completed", {"call_id": "c2", "ok": False, "output": ""})
+    assert summarize(silent) == "c2 error: 'no output'"
+    fine = _event("tool.completed", {"call_id": "c3", "ok": True, "output": ""})
+    assert summarize(fine) == "c3 ok: ''"

@@ -58,7 +58,7 @@ def test_pause_holds_the_run_until_it_is_resumed(helix: Helix) -> None:
         {"text": "All done."},
     )
     helix.server.hold()  # the first reply waits until the run is paused
-    running = helix.start_run("look around")
+    running = helix.start_run("look around", "--wait")  # waits at the pause for a resume
     running.wait_for("model.requested")
     paused = helix("pause", running.run_id)
     assert paused.returncode == 0, paused.stderr
@@ -137,7 +137,7 @@ def test_a_budget_pauses_before_the_call_that_would_pass_it(helix: Helix) -> Non
         },
         {"text": "Done within budget.", "usage": {"input_tokens": 5100, "output_tokens": 5}},
     )
-    running = helix.start_run("look around", "--budget", "0.04")
+    running = helix.start_run("look around", "--budget", "0.04", "--wait")
     exceeded = running.wait_for("budget.exceeded")
     running.wait_for("run.paused", lambda e: e["data"]["reason"] == "budget")
     assert exceeded["data"]["cap_usd"] == 0.04
@@ -175,7 +175,7 @@ def test_a_pause_lets_the_running_call_finish_and_starts_no_other(helix: Helix) 
         },
         {"text": "Both done."},
     )
-    running = helix.start_run("two things", "--auto-approve")
+    running = helix.start_run("two things", "--auto-approve", "--wait")
     running.wait_for("tool.started")
     assert helix("pause", running.run_id).returncode == 0
     running.wait_for("run.paused")
@@ -209,7 +209,7 @@ def test_a_decision_on_a_paused_run_leaves_it_paused(helix: Helix, decider: str)
     # can take seconds, so it gets a margin (the test waits for events, not for time).
     timeout_s = 12 if decider == "deadline" else 600
     blueprint.write_text(f"approvals: {{timeout_s: {timeout_s}}}\n")
-    running = helix.start_run("make a file", "--blueprint", str(blueprint))
+    running = helix.start_run("make a file", "--blueprint", str(blueprint), "--wait")
     running.wait_for("approval.requested")
     assert helix("pause", running.run_id).returncode == 0
     if decider == "person":

@@ -277,7 +277,7 @@ async def test_a_paused_child_hands_control_back_to_its_parent(tmp_path: Path) -
     assert "paused (max_turns)" in reported.data["report"]
     (completed,) = _of(log, "tool.completed")
     assert completed.data["ok"] is False
-    assert f"helix resume {child}" in completed.data["output"]
+    assert f"helix resume {child} --max-turns N" in completed.data["output"]
 
 
 async def test_a_log_naming_someone_elses_run_as_a_child_does_not_reach_it(

@@ -282,10 +282,19 @@ class AsyncClient(
         return await self.api.pause(run_id)
 
     async def resume(
-        self, run_id: str, *, budget_usd: float | None = None, budget_tokens: int | None = None
+        self,
+        run_id: str,
+        *,
+        budget_usd: float | None = None,
+        budget_tokens: int | None = None,
+        max_turns: int | None = None,
+        max_seconds: float | None = None,
     ) -> Run:
-        """Resume (with a new USD cap, if given) and drive the run."""
-        return await self.api.resume(run_id, budget_usd=budget_usd, budget_tokens=budget_tokens)
+        """Resume (with new caps, if given) and drive the run."""
+        return await self.api.resume(
+            run_id, budget_usd=budget_usd, budget_tokens=budget_tokens,
+            max_turns=max_turns, max_seconds=max_seconds,
+        )  # fmt: skip
 
     async def cancel(self, run_id: str) -> Run:
         """Cancel the run."""

@@ -257,14 +257,22 @@ class HttpBudgets:
 
 
 def raised_caps(
-    run_id: str, folded: SessionState, usd: float | None, tokens: int | None
+    run_id: str,
+    folded: SessionState,
+    usd: float | None,
+    tokens: int | None,
+    *,
+    max_turns: int | None = None,
+    max_seconds: float | None = None,
 ) -> Budget | None:
     """The run's caps raised as a resume asks (``None``: as they are).
 
-    ``RunStateError`` for a run paused at its own cap that the resume does not raise:
-    it would only pause again. A cumulative budget is raised elsewhere (``set_budget``).
+    ``RunStateError`` for a run paused at its own cap (USD, tokens, turns, seconds) that
+    the resume does not raise, or a turn cap it has reached already: it would only pause
+    again. A cumulative budget is raised elsewhere (``set_budget``).
     """
-    if usd is None and tokens is None:
+    _check_limits(run_id, folded, max_turns, max_seconds)
+    if usd is None and tokens is None and max_turns is None and max_seconds is None:
         if folded.status == "paused" and folded.pause_reason == "budget":
             if folded.over_budget == "run" and folded.over_cap == "tokens":
                 raise RunStateError(
@@ -277,6 +285,27 @@ def raised_caps(
                     " budget_usd"
                 )
         return None
-    caps = {"usd": usd, "tokens": tokens}
+    caps = {"usd": usd, "tokens": tokens, "max_turns": max_turns, "max_seconds": max_seconds}
     given = {cap: value for cap, value in caps.items() if value is not None}
     return (folded.budget or Budget()).model_copy(update=given)
+
+
+_LIMITS = {"max_turns": ("turn limit", "max_turns"), "max_seconds": ("time limit", "max_seconds")}
+
+
+def _check_limits(
+    run_id: str, folded: SessionState, max_turns: int | None, max_seconds: float | None
+) -> None:
+    """A run paused at its turn or time limit resumes only with that limit raised."""
+    if max_turns is not None and max_turns <= folded.turn:
+        raise RunStateError(
+            f"run {run_id!r} has taken {folded.turn} turns already: max_turns {max_turns}"
+            " would pause it again at once (give more)"
+        )
+    reason = folded.pause_reason if folded.status == "paused" else None
+    given = {"max_turns": max_turns, "max_seconds": max_seconds}
+    if reason in _LIMITS and given[reason] is None:
+        words, field = _LIMITS[reason]
+        raise RunStateError(
+            f"run {run_id!r} is paused at its {words}: resume it with a higher {field}"
+        )

@@ -255,10 +255,19 @@ class HttpApi(HttpWorkflows, HttpGraphs, HttpBudgets, HttpBlueprints, HttpMemory
         return Run.model_validate(await self._json("POST", f"{_at(run_id)}/pause"))
 
     async def resume(
-        self, run_id: str, *, budget_usd: float | None = None, budget_tokens: int | None = None
+        self,
+        run_id: str,
+        *,
+        budget_usd: float | None = None,
+        budget_tokens: int | None = None,
+        max_turns: int | None = None,
+        max_seconds: float | None = None,
     ) -> Run:
-        """Resume (with a new USD cap, if given); the server drives it."""
-        caps = {"budget_usd": budget_usd, "budget_tokens": budget_tokens}
+        """Resume (with new caps, if given); the server drives it."""
+        caps = {
+            "budget_usd": budget_usd, "budget_tokens": budget_tokens,
+            "max_turns": max_turns, "max_seconds": max_seconds,
+        }  # fmt: skip
         body = {k: v for k, v in caps.items() if v is not None} or None
         return Run.model_validate(await self._json("POST", f"{_at(run_id)}/resume", json=body))
 

@@ -392,14 +392,22 @@ class LocalApi(
         return await self.get(run_id)
 
     async def resume(
-        self, run_id: str, *, budget_usd: float | None = None, budget_tokens: int | None = None
+        self,
+        run_id: str,
+        *,
+        budget_usd: float | None = None,
+        budget_tokens: int | None = None,
+        max_turns: int | None = None,
+        max_seconds: float | None = None,
     ) -> Run:
-        """Resume (with a new USD cap, if given) and drive the run."""
+        """Resume (with new caps, if given) and drive the run."""
         import helix.runtime as runtime
 
         run_id = await self._id(run_id)
         folded = await replay_run(self.store, run_id)
-        budget = raised_caps(run_id, folded, budget_usd, budget_tokens)
+        budget = raised_caps(
+            run_id, folded, budget_usd, budget_tokens, max_turns=max_turns, max_seconds=max_seconds
+        )
         if folded.status not in TERMINAL_STATUSES:  # a finished one: refused as before
             await self.engine.check_ready(run_id)  # no SDK or key: said now, run left as is
         await runtime.resume(self.store, run_id, by=self.actor, budget=budget)

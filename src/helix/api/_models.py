@@ -279,10 +279,12 @@ class Decided(_Out):
 
 
 class ResumeBody(_Body):
-    """``POST /runs/{id}/resume``: optionally with new caps (USD, tokens)."""
+    """``POST /runs/{id}/resume``: optionally with new caps (USD, tokens, turns, seconds)."""
 
     budget_usd: float | None = Field(default=None, ge=0, le=1e9)
     budget_tokens: int | None = Field(default=None, ge=0, le=10**15)
+    max_turns: int | None = Field(default=None, ge=1, le=10_000_000)
+    max_seconds: float | None = Field(default=None, gt=0, le=1e9)
 
 
 class ForkBody(_Body):

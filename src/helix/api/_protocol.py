@@ -148,14 +148,22 @@ class HelixApi(WorkflowDoor, BudgetDoor, BlueprintDoor, MemoryOperations, Protoc
         ...
 
     async def resume(
-        self, run_id: str, *, budget_usd: float | None = None, budget_tokens: int | None = None
+        self,
+        run_id: str,
+        *,
+        budget_usd: float | None = None,
+        budget_tokens: int | None = None,
+        max_turns: int | None = None,
+        max_seconds: float | None = None,
     ) -> Run:
         """Resume a paused or interrupted run (with new caps, if given) and drive it.
 
         A run paused at its own USD cap resumes only with a ``budget_usd``, at its own
-        token cap only with a ``budget_tokens`` (``RunStateError``, 409, without); one
-        paused at a cumulative budget (docs/budgets.md) resumes as it is (raise that
-        budget first, or it pauses again at once).
+        token cap only with a ``budget_tokens``, at its turn limit only with a higher
+        ``max_turns``, at its time limit only with a ``max_seconds`` (``RunStateError``,
+        409, without; also for a ``max_turns`` not above the turns taken); one paused at a
+        cumulative budget (docs/budgets.md) resumes as it is (raise that budget first, or
+        it pauses again at once).
         """
         ...
 

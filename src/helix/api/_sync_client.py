@@ -230,12 +230,20 @@ class Client(ClientWorkflows, ClientBudgets, ClientBlueprints, ClientMemory):
         return self._call(self._async.pause(run_id))
 
     def resume(
-        self, run_id: str, *, budget_usd: float | None = None, budget_tokens: int | None = None
+        self,
+        run_id: str,
+        *,
+        budget_usd: float | None = None,
+        budget_tokens: int | None = None,
+        max_turns: int | None = None,
+        max_seconds: float | None = None,
     ) -> Run:
-        """Resume (with a new USD cap, if given) and drive the run."""
-        return self._call(
-            self._async.resume(run_id, budget_usd=budget_usd, budget_tokens=budget_tokens)
-        )
+        """Resume (with new caps, if given) and drive the run."""
+        resumed = self._async.resume(
+            run_id, budget_usd=budget_usd, budget_tokens=budget_tokens, max_turns=max_turns,
+            max_seconds=max_seconds,
+        )  # fmt: skip
+        return self._call(resumed)
 
     def cancel(self, run_id: str) -> Run:
         """Cancel the run."""

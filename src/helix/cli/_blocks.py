@@ -120,11 +120,18 @@ def call_block(
     return Gutter(_mark(call), Group(*lines))
 
 
-def summary(transcript: Transcript, record: Run | None, *, at: int | None = None) -> RenderableType:
+def summary(
+    transcript: Transcript,
+    record: Run | None,
+    *,
+    at: int | None = None,
+    then: list[str] | None = None,
+) -> RenderableType:
     """How the run stands, what it cost, what it changed, and the commands to go on with.
 
     ``record``: the run as the door has it now (else the transcript's own counts);
-    ``at``: a replay cut at that seq (the run went on after it).
+    ``at``: a replay cut at that seq (the run went on after it); ``then``: lines said in
+    place of the commands (a paused run's reason and the resume that fits it).
     """
     status = record.status if record is not None else transcript.status
     turns = record.turns if record is not None else (transcript.turn or 0)
@@ -143,12 +150,14 @@ def summary(transcript: Transcript, record: Run | None, *, at: int | None = None
         f" ({tokens_in:,} tokens in, {tokens_out:,} out) · ",
         _text(changed),
     )
+    if then is not None:
+        return Group(Text(""), first, *(_text(line, "yellow") for line in then))
     commands = next_commands(transcript, status if at is None else "replayed")
-    then = [
+    lines = [
         _text(("next:  " if i == 0 else "       ") + command, "dim")
         for i, command in enumerate(commands)
     ]
-    return Group(Text(""), first, *then)
+    return Group(Text(""), first, *lines)
 
 
 def next_commands(transcript: Transcript, status: str) -> list[str]:

@@ -106,19 +106,21 @@ class Door:
         """Leave the run to be driven: by the server, or by a background process here."""
         if run_id in self.here:
             self.here.remove(run_id)
-            subprocess.Popen(
-                [sys.executable, "-m", "helix", "resume", run_id],
+            subprocess.Popen(  # --wait: a pause waits for a resume, as the run's driver
+                [sys.executable, "-m", "helix", "resume", run_id, "--wait"],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
             )
 
-    async def watch(self, run_id: str, *, json: bool, after: int) -> int:
+    async def watch(self, run_id: str, *, json: bool, after: int, wait: bool = False) -> int:
         """Show the run live (driving it here if it is this process's) until it ends.
 
         Exit 0 when it completed; 1 when it failed or was cancelled, or a question went
-        unanswered; 130 when the person left with Ctrl-C (a run driven here is paused).
+        unanswered; 5 when it paused, said why and how to resume (``wait``: wait at a
+        pause for a resume from elsewhere instead); 130 when the person left with Ctrl-C
+        (a run driven here is paused).
         """
         from ._live import Driving, asking, drive_while_showing
 
@@ -134,7 +136,9 @@ class Door:
                 )
 
             driving = drive
-        return await drive_while_showing(self.api, run_id, driving, json=json, after=after, ask=ask)
+        return await drive_while_showing(
+            self.api, run_id, driving, json=json, after=after, ask=ask, wait=wait
+        )
 
     @staticmethod
     async def _drive(

@@ -35,6 +35,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         f"helix resume {RUN}",
         f"helix resume {RUN} --budget 5",
         f"helix resume {RUN} --budget-tokens 2000000",
+        f"helix resume {RUN} --max-turns 80 --wait",
     ),
     "approve": (
         f"helix approve {RUN}",

@@ -13,9 +13,12 @@ CHILD_WAIT_TRIES = 200
 """Tries, 50 ms apart, to find a child whose id its parent logged just before creating it."""
 
 
-def stops_following(event: Event | RunEvent, depth: int) -> bool:
+def stops_following(event: Event | RunEvent, depth: int, *, at_pause: bool = False) -> bool:
     """Whether following a run ends at ``event``.
 
-    At its end; and a child's (``depth`` > 0) at its pause, which hands control back.
+    At its end; at a child's (``depth`` > 0) pause, which hands control back; and at the
+    run's own pause when ``at_pause`` (nobody asked to wait for a resume there).
     """
-    return event.type in TERMINAL_EVENTS or (depth > 0 and event.type == "run.paused")
+    if event.type in TERMINAL_EVENTS:
+        return True
+    return event.type == "run.paused" and (depth > 0 or at_pause)

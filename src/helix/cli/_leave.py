@@ -82,10 +82,14 @@ async def watch_driving(watch: Watched, driving: Coroutine[Any, Any, object] | N
             finally:
                 stopped.cancel()
             if drive is not None:
-                await drive
-            return 0 if shown.result() == "run.completed" else 1
+                await drive  # at a pause it stops by itself (``Watch.until``)
     except BaseExceptionGroup as failed:  # the drive failed: say why, not "a group"
         raise failed.exceptions[0] from None
+    if shown.result() == "run.paused":  # why and how to resume: said by the follow
+        from ._paused import EXIT_PAUSED
+
+        return EXIT_PAUSED
+    return 0 if shown.result() == "run.completed" else 1
 
 
 async def _leave(

@@ -60,11 +60,13 @@ async def drive_and_show(
     after: int = -1,
     interactive: bool | None = None,
     stdin: TextIO | None = None,
+    wait: bool = False,
 ) -> SessionState:
-    """Drive the run here, showing it, until it ends (or the person leaves it).
+    """Drive the run here, showing it, until it ends, pauses, or the person leaves it.
 
     ``interactive``: ask its questions here (default: when stdin is a terminal);
-    ``stdin``: where the answers are read (default: this process's).
+    ``stdin``: where the answers are read (default: this process's); ``wait``: at a
+    pause, wait for a resume from elsewhere.
     """
     from helix.api import LocalApi
     from helix.kernel.session import replay
@@ -78,7 +80,7 @@ async def drive_and_show(
     async def drive(until: Until) -> None:
         await engine.drive(run_id, until=until)
 
-    watch = Watch(api, run_id, json=json, after=after, ask=ask, stdin=stdin)
+    watch = Watch(api, run_id, json=json, after=after, ask=ask, stdin=stdin, wait=wait)
     await watch.run(drive(watch.until))
     return replay([e.to_kernel() async for e in api.events(run_id)])
 
@@ -91,15 +93,17 @@ async def drive_while_showing(
     json: bool,
     after: int,
     ask: bool,
+    wait: bool = False,
 ) -> int:
     """Show the run while ``driving`` (or None: another driver) drives it; the exit code.
 
     0 when it completed; 1 when it failed, was cancelled, or a question went unanswered
-    (the input ended); 130 when the person pressed Ctrl-C (a run driven here is paused).
+    (the input ended); 5 when it paused (``wait``: wait there for a resume instead); 130
+    when the person pressed Ctrl-C (a run driven here is paused).
     """
     from ._watch import Watch
 
-    watch = Watch(api, run_id, json=json, after=after, ask=ask)
+    watch = Watch(api, run_id, json=json, after=after, ask=ask, wait=wait)
     return await watch.run(None if driving is None else driving(watch.until))
 
 

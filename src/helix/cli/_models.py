@@ -54,7 +54,11 @@ def models(ctx: typer.Context, json: Annotated[bool, _JSON] = False) -> None:
 
 @models_app.command("recommend")
 def recommend_command(json: Annotated[bool, _JSON] = False) -> None:
-    """Detect this machine's hardware and pick the largest local model that fits it."""
+    """Detect this machine's hardware and pick the largest local model that fits it.
+
+    From the models the local servers offer; with no local server running, from the
+    hardware alone: the size that fits, and the commands that fetch and serve it.
+    """
     import asyncio
 
     from helix.providers import detect_hardware, list_servers, recommend, why_no_pick
@@ -68,10 +72,14 @@ def recommend_command(json: Annotated[bool, _JSON] = False) -> None:
         return hardware, servers
 
     hardware, servers = run(survey)
+    if not any(s.reachable for s in servers):
+        _from_hardware(hardware, servers, json=json)
+        return
     pick = recommend([m for s in servers for m in s.models], hardware)
     problem = None if pick is not None else why_no_pick(servers, hardware)
     if json:
-        print_json_line({"hardware": _hardware_dict(hardware), **_pick_dict(pick, problem)})
+        listed = {"hardware": _hardware_dict(hardware), "source": "servers"}
+        print_json_line({**listed, **_pick_dict(pick, problem)})
     else:
         typer.echo(f"hardware: {hardware.describe()}")
         if pick is not None:
@@ -80,6 +88,39 @@ def recommend_command(json: Annotated[bool, _JSON] = False) -> None:
             typer.echo(f"use it as the model {pick.model.full_name!r}, or as 'local:auto'")
     if problem is not None:
         fail(problem, EXIT_FAILED)
+
+
+def _from_hardware(hardware: Hardware, servers: list[ServerListing], *, json: bool) -> None:
+    """No local server answered: the model size this machine holds, and how to serve it."""
+    from helix.providers import suggest_model, why_none_fits
+
+    down = "; ".join(f"{s.provider} at {s.url}: {s.error}" for s in servers)
+    suggestion = suggest_model(hardware)
+    if json:
+        answer: dict[str, Any] = {"hardware": _hardware_dict(hardware), "source": "hardware"}
+        answer["servers"] = [_server_dict(server) for server in servers]
+        if suggestion is None:
+            print_json_line({**answer, "model": None, "error": why_none_fits(hardware)})
+        else:
+            print_json_line({**answer, **_pick_dict(suggestion.pick, None), **{
+                "llamacpp_model": suggestion.llamacpp_model,
+                "start": {"ollama": list(suggestion.ollama), "llamacpp": list(suggestion.llamacpp)},
+            }})  # fmt: skip
+    else:
+        typer.echo(f"hardware: {hardware.describe()}")
+        typer.echo(f"no local model server answered ({down}): sized from the hardware alone")
+        if suggestion is not None:
+            pick = suggestion.pick
+            typer.echo(f"pick: {pick.model.full_name}")
+            typer.echo(f"why: {pick.reason}")
+            typer.echo("start it with Ollama:  " + "  then  ".join(suggestion.ollama))
+            typer.echo(f"or with llama.cpp:     {suggestion.llamacpp[0]}")
+            typer.echo(
+                f"then use it as the model {suggestion.ollama_model!r} (llama.cpp:"
+                f" {suggestion.llamacpp_model!r}), or as 'local:auto'"
+            )
+    if suggestion is None:
+        fail(why_none_fits(hardware), EXIT_FAILED)
 
 
 def _key_status(spec: ProviderSpec, env: dict[str, str]) -> str:

@@ -66,16 +66,18 @@ _SUMMARIES: dict[str, str] = {
 }
 
 
+NO_DETAIL = "no detail given"
+"""What a failure's line says when its event carries an empty reason."""
+
+
 def summarize(event: Event | RunEvent) -> str:
-    """Say in one line what an event means."""
+    """Say in one line what an event means (a failure always with its reason)."""
     data: dict[str, Any] = event.data
+    if event.type.endswith(".failed"):  # an empty reason still says so
+        data = {k: (v or NO_DETAIL) if k in ("error", "reason") else v for k, v in data.items()}
     model = _model_summary(event.type, data)
     if model is not None:
         return model
-    if event.type == "tool.completed":
-        mark = "ok" if data["ok"] else "error"
-        where = f" on node {str(data['node'])[:12]}" if data.get("node") else ""
-        return f"{data['call_id']} {mark}{where}: {_clip(data['output'], 50)!r}"
     graph = _graph_summary(event.type, data) or _budget_summary(event.type, data)
     if graph is not None:
         return graph
@@ -102,9 +104,18 @@ def summarize(event: Event | RunEvent) -> str:
     if template is None:
         return ""
     try:
-        return _clip(template.format(**data))
+        return _clip(template.format(**data), 110 if event.type.endswith(".failed") else 70)
     except (KeyError, IndexError):
         return ""
+
+
+def _tool_completed(data: dict[str, Any]) -> str:
+    """A call's result: a failed one with its reason (its output), never cut short."""
+    where = f" on node {str(data['node'])[:12]}" if data.get("node") else ""
+    if data["ok"]:
+        return f"{data['call_id']} ok{where}: {_clip(data['output'], 50)!r}"
+    said = _clip(data["output"], 110) or "no output"
+    return f"{data['call_id']} error{where}: {said!r}"
 
 
 def _budget_summary(kind: str, data: dict[str, Any]) -> str | None:
@@ -126,6 +137,10 @@ def _model_summary(kind: str, data: dict[str, Any]) -> str | None:
         calls = ", ".join(c["name"] for c in data["tool_calls"]) or "no tools"
         by = f" (by {data['provider']}:{data['model']})" if data.get("provider") else ""
         return f"{data.get('role') or 'main'}{by}: {_clip(data['text'], 40)!r} → {calls}"
+    if kind == "model.failed":
+        retry = data.get("retry_in_s")
+        then = "no retry" if retry is None else f"retry in {retry:.1f}s"
+        return f"{_clip(str(data['error']), 110)} (attempt {data['attempt']}, {then})"
     if kind == "context.compacted":
         by = f"{data['role']}: {data['provider']}:{data['model']}"
         return f"turns 1-{data['upto_turn']} summarised ({by}): {_clip(data['summary'], 40)!r}"
@@ -243,5 +258,6 @@ def record_dict(record: Run) -> dict[str, object]:
 _SPECIAL: dict[str, Callable[[dict[str, Any]], str]] = {
     "world.snapshotted": _world_summary,
     "memory.recalled": _recalled,
+    "tool.completed": _tool_completed,
 }
 """Events said by a function of their data rather than a template."""

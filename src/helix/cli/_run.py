@@ -10,6 +10,7 @@ from helix.errors import BlueprintError, RunStateError
 
 from ._common import print_json_line, run
 from ._door import Door, with_door
+from ._paused import WAIT_HELP
 
 if TYPE_CHECKING:
     from ._project import Project
@@ -58,9 +59,14 @@ def run_command(
             help="Nobody answers this run: a call that needs approval is denied at once.",
         ),
     ] = False,
+    wait: Annotated[bool, typer.Option("--wait", help=WAIT_HELP)] = False,
     json: Annotated[bool, typer.Option("--json", help="Print events as JSON Lines.")] = False,
 ) -> None:
-    """Run an agent on OBJECTIVE, in the foreground, shown live."""
+    """Run an agent on OBJECTIVE, in the foreground, shown live.
+
+    Exit 0 when it completed, 1 when it failed, 5 when it paused (why, and the resume
+    command, are printed), 130 after Ctrl-C.
+    """
     from helix.runtime import Blueprint
 
     async def main(door: Door) -> int:
@@ -87,7 +93,7 @@ def run_command(
             else:
                 typer.echo(created.id)
             return 0
-        return await door.watch(created.id, json=json, after=-1)
+        return await door.watch(created.id, json=json, after=-1, wait=wait)
 
     raise typer.Exit(run(lambda: with_door(main)))
 
@@ -120,21 +126,40 @@ def resume(
     budget_tokens: Annotated[
         int | None, typer.Option("--budget-tokens", min=0, help="Raise the token cap to this.")
     ] = None,
+    max_turns: Annotated[
+        int | None, typer.Option("--max-turns", min=1, help="Raise the turn cap to this.")
+    ] = None,
+    max_seconds: Annotated[
+        float | None,
+        typer.Option(
+            "--max-seconds", min=0, help="Raise the time cap (seconds since creation) to this."
+        ),
+    ] = None,
+    wait: Annotated[bool, typer.Option("--wait", help=WAIT_HELP)] = False,
     json: Annotated[bool, typer.Option("--json", help="Print events as JSON Lines.")] = False,
 ) -> None:
-    """Resume a paused or interrupted run; drive it here unless another process does."""
+    """Resume a paused or interrupted run; drive it here unless another process does.
+
+    Exit codes as helix run's: 5 when it pauses again (unless --wait).
+    """
     ref = run_id
+    options = {
+        "budget cap": ("--budget USD", budget), "token cap": ("--budget-tokens N", budget_tokens),
+        "turn limit": ("--max-turns N", max_turns), "time limit": ("--max-seconds S", max_seconds),
+    }  # fmt: skip
 
     async def main(door: Door) -> int:
         shown = await door.api.get(ref)  # a prefix or `last`: this run, from here on
         run_id, head = shown.id, shown.head
         try:
-            await door.api.resume(run_id, budget_usd=budget, budget_tokens=budget_tokens)
+            await door.api.resume(
+                run_id, budget_usd=budget, budget_tokens=budget_tokens, max_turns=max_turns,
+                max_seconds=max_seconds,
+            )  # fmt: skip
         except RunStateError as error:
-            if budget is None and "budget cap" in str(error):
-                raise RunStateError(f"{error} (helix resume RUN --budget USD)") from None
-            if budget_tokens is None and "token cap" in str(error):
-                raise RunStateError(f"{error} (helix resume RUN --budget-tokens N)") from None
+            for cap, (flag, given) in options.items():
+                if given is None and f"paused at its {cap}" in str(error):
+                    raise RunStateError(f"{error} (helix resume RUN {flag})") from None
             raise
         if await door.driven_elsewhere(run_id):
             typer.echo("resumed: another process is driving it")
@@ -143,7 +168,7 @@ def resume(
             from ._graph_follow import follow_graph
 
             return await follow_graph(door, run_id, json=json, after=head)
-        return await door.watch(run_id, json=json, after=head)
+        return await door.watch(run_id, json=json, after=head, wait=wait)
 
     raise typer.Exit(run(lambda: with_door(main)))
 

@@ -10,6 +10,7 @@ from ._common import fail, print_json_line, run
 from ._control import RunArg
 from ._door import Door, with_door
 from ._listing import ago, fork_mark, short_ids, status_text
+from ._paused import WAIT_HELP
 
 if TYPE_CHECKING:  # the kernel's event models load when a command runs, not at --help
     from helix.api import Run
@@ -174,6 +175,7 @@ def fork(
     detach: Annotated[
         bool, typer.Option("--detach", help="Only create the fork; do not run it.")
     ] = False,
+    wait: Annotated[bool, typer.Option("--wait", help=WAIT_HELP)] = False,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Fork a run at a turn boundary, with its own copy of the world there, and run it."""
@@ -193,6 +195,6 @@ def fork(
             parent = forked.parent.run_id if forked.parent is not None else run_id
             typer.echo(f"fork {forked.id} of {parent} at turn {turn}")
         after = forked.parent.seq if forked.parent is not None else -1
-        return await door.watch(forked.id, json=json, after=after)
+        return await door.watch(forked.id, json=json, after=after, wait=wait)
 
     raise typer.Exit(run(lambda: with_door(main)))

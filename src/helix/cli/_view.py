@@ -37,8 +37,11 @@ class RunView:
         depth: int = 0,
         after: int = -1,
         live: bool = True,
+        waits: bool = False,
     ) -> None:
         self.screen = screen
+        self.waits = waits
+        """Whether the watch waits at a pause for a resume from elsewhere (a spinner says so)."""
         self.api = api
         self.run_id = run_id
         self.depth = depth
@@ -136,7 +139,7 @@ class RunView:
     def _show_note(self, kind: str, block: Note) -> None:
         if kind in ("run.completed", "run.failed", "run.cancelled", "run.paused"):
             self.screen.idle()
-        if kind == "run.paused" and self.depth == 0 and self.live:
+        if kind == "run.paused" and self.depth == 0 and self.live and self.waits:
             self._spin(f"paused: helix resume in another terminal, or {self.screen.leave_hint}")
         if not (kind == "run.completed" and repeats(self.transcript, block)):
             self.print(note(block))

@@ -47,8 +47,11 @@ class Watch:
         ask: bool,
         console: Console | None = None,
         stdin: TextIO | None = None,
+        wait: bool = False,
     ) -> None:
         self.api = api
+        self.wait = wait
+        """At the run's pause, wait for a resume from elsewhere (else stop there: exit 5)."""
         self.stdin = stdin
         """Where answers are read (default: this process's stdin)."""
         self.run_id = run_id
@@ -79,16 +82,27 @@ class Watch:
         return self._screen
 
     def until(self, state: SessionState) -> bool:
-        """For the drive here: stop once the person left and the run is paused."""
-        return self.leaving and state.status == "paused"
+        """For the drive here: stop at a pause, unless asked to wait (and the person stays)."""
+        return state.status == "paused" and (self.leaving or not self.wait)
 
     # -- showing ----------------------------------------------------------------------------
 
     async def follow(self) -> str | None:
-        """Show the run until it ends; the type of its last event (``None``: cut off)."""
+        """Show the run until it ends (or pauses, unless ``wait``); the type of its last event.
+
+        ``None``: cut off. At a pause, why and how to resume it are said (stderr with JSON).
+        """
         final = await self._show(self.run_id, self.after, 0)
+        then = None
+        if final == "run.paused":
+            from ._paused import pause_lines
+
+            then = await pause_lines(self.api, self.run_id)
+            if self.json:
+                for line in then:
+                    print(line, file=sys.stderr)
         if final is not None and not self.json and self.top is not None:
-            await self._summary()
+            await self._summary(then)
         return final
 
     async def _show(self, run_id: str, after: int, depth: int) -> str | None:
@@ -98,7 +112,7 @@ class Watch:
                 return await self._json(events, run_id, depth)
             from ._view import RunView
 
-            view = RunView(self.screen, self.api, run_id, depth=depth, after=after)
+            view = RunView(self.screen, self.api, run_id, depth=depth, after=after, waits=self.wait)
             self.views.append(view)
             self.top = self.top or view
             try:
@@ -114,7 +128,7 @@ class Watch:
             sys.stdout.flush()
             if self.ask and event.type == "approval.requested":
                 await self._decide_plainly(run_id, event)
-            if stops_following(event, depth):
+            if stops_following(event, depth, at_pause=not self.wait):
                 return str(event.type)
         return None
 
@@ -159,7 +173,8 @@ class Watch:
                         asking = None
                     if event.type == "agent.spawned":
                         await self._child(str(event.data["child_run_id"]), view.depth + 1)
-                    if stops_following(event, view.depth):
+                    at_pause = not self.wait and event.seq > view.after  # not the one resumed
+                    if stops_following(event, view.depth, at_pause=at_pause):
                         return str(event.type)
                 waiting = [c for c in waiting if _waits(c)]
                 if asking is None and waiting and queue.empty():  # nothing more to print first
@@ -247,7 +262,7 @@ class Watch:
             return  # never created (the parent's process died): nothing to show
         await self._show(child_id, 0, depth)
 
-    async def _summary(self) -> None:
+    async def _summary(self, then: list[str] | None) -> None:
         from ._blocks import summary
 
         assert self.top is not None
@@ -255,7 +270,7 @@ class Watch:
             record = await self.api.get(self.run_id)
         except HelixError:
             record = None
-        self.screen.print(summary(self.top.transcript, record))
+        self.screen.print(summary(self.top.transcript, record, then=then))
 
     # -- driving, and leaving ---------------------------------------------------------------
 
@@ -263,7 +278,7 @@ class Watch:
         """Show the run while ``driving`` (or another driver) drives it; the exit code.
 
         0 when it completed; 1 when it failed or was cancelled, or a question went
-        unanswered; 130 when the person left with Ctrl-C.
+        unanswered; 5 when it paused (unless ``wait``); 130 when the person left with Ctrl-C.
         """
         from ._leave import watch_driving
 

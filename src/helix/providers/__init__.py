@@ -24,6 +24,7 @@ from ._provider import LOCAL_KEY as LOCAL_KEY
 from ._provider import PROVIDERS as PROVIDERS
 from ._provider import Connection as Connection
 from ._provider import ProviderSpec as ProviderSpec
+from ._provider import Quirks as Quirks
 from ._registry import ROLE_ALIASES as ROLE_ALIASES
 from ._registry import ROLES as ROLES
 from ._registry import ModelOpener as ModelOpener
@@ -49,6 +50,9 @@ from ._scenario import ScenarioUsage as ScenarioUsage
 from ._scenario import estimate_tokens as estimate_tokens
 from ._scripted import ScriptedModel as ScriptedModel
 from ._scripts import ScriptAccess as ScriptAccess
+from ._sizing import Suggestion as Suggestion
+from ._sizing import suggest_model as suggest_model
+from ._sizing import why_none_fits as why_none_fits
 from ._types import AssistantMessage as AssistantMessage
 from ._types import ChatMessage as ChatMessage
 from ._types import ModelRequest as ModelRequest
@@ -60,6 +64,7 @@ from ._types import TextDelta as TextDelta
 from ._types import TokenUsage as TokenUsage
 from ._types import ToolCall as ToolCall
 from ._types import ToolCallDelta as ToolCallDelta
+from ._types import ToolChoice as ToolChoice
 from ._types import ToolResult as ToolResult
 from ._types import ToolSpec as ToolSpec
 from ._types import UserMessage as UserMessage
@@ -85,6 +90,7 @@ __all__ = [
     "Price",
     "PriceBook",
     "ProviderSpec",
+    "Quirks",
     "Recommendation",
     "RetryPolicy",
     "RetryingModel",
@@ -99,10 +105,12 @@ __all__ = [
     "StopReason",
     "StreamDelta",
     "StreamEnd",
+    "Suggestion",
     "TextDelta",
     "TokenUsage",
     "ToolCall",
     "ToolCallDelta",
+    "ToolChoice",
     "ToolResult",
     "ToolSpec",
     "UserMessage",
@@ -121,6 +129,8 @@ __all__ = [
     "register_provider",
     "responded_event",
     "role_name",
+    "suggest_model",
     "unregister_provider",
     "why_no_pick",
+    "why_none_fits",
 ]

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         MessageParam,
         RawMessageStreamEvent,
         TextBlockParam,
+        ToolChoiceParam,
         ToolResultBlockParam,
         ToolUseBlockParam,
     )
@@ -126,6 +127,8 @@ class AnthropicAdapter(ModelAdapter):
                 {"name": t.name, "description": t.description, "input_schema": t.parameters}
                 for t in request.tools
             ]
+            if request.tool_choice != "auto":  # the API's own default
+                payload["tool_choice"] = _tool_choice(request.tool_choice)
         # ``request.temperature`` is not sent: the API version this SDK speaks (2026-10-21)
         # answers 400 to any sampling parameter, at any value, for every model.
         if request.stop:
@@ -134,6 +137,15 @@ class AnthropicAdapter(ModelAdapter):
 
     def _failures(self) -> SdkFailures:
         return SdkFailures(self._errors, self._connection)
+
+
+def _tool_choice(choice: str) -> ToolChoiceParam:
+    """``required`` is Anthropic's ``any``; a tool's name is ``{"type": "tool", ...}``."""
+    if choice == "required":
+        return {"type": "any"}
+    if choice == "none":
+        return {"type": "none"}
+    return {"type": "tool", "name": choice}
 
 
 def _messages(request: ModelRequest) -> list[MessageParam]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+import os
 import time
 from collections.abc import Mapping
 from types import ModuleType, TracebackType
@@ -18,13 +19,17 @@ from helix.errors import (
 
 from ._provider import Connection
 
+NO_DETAIL = "no detail from the server"
+"""What an error says when the server's answer said nothing."""
+
 
 def status_error(
     connection: Connection, status: int, message: str, headers: Mapping[str, str]
 ) -> ModelCallError:
     """Build the error for an HTTP status answer (the caller raises it)."""
     provider = connection.provider
-    text = redact(f"{provider} answered {status}: {message}", [connection.api_key])
+    said = message.strip() or NO_DETAIL
+    text = redact(f"{provider} answered {status}: {said}", [connection.api_key])
     if status == 429:
         return ModelRateLimitedError(
             text, provider=provider, status=status, retry_after=retry_after(headers)
@@ -47,11 +52,29 @@ def status_error(
 def connection_error(connection: Connection, error: BaseException) -> ModelUnavailableError:
     """Build the error for a timeout or a connection that could not be made."""
     where = connection.base_url or "its default address"
-    detail = redact(str(error) or type(error).__name__, [connection.api_key])
+    said = str(error).strip() or type(error).__name__
+    cause = _root_cause(error)  # the SDK's "Connection error." hides why
+    if cause and cause not in said:
+        said = f"{said} ({cause})"
+    detail = redact(said, [connection.api_key])
     return ModelUnavailableError(
         f"{connection.provider} at {where} could not be reached: {detail}",
         provider=connection.provider,
     )
+
+
+def _root_cause(error: BaseException) -> str:
+    """What the deepest error behind ``error`` says (``connection refused``), or ""."""
+    root: BaseException | None = None
+    seen: set[int] = set()
+    cause = error.__cause__ or error.__context__
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        root = cause
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(root, OSError) and root.errno:
+        return os.strerror(root.errno).lower()
+    return "" if root is None else str(root).strip()
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:
@@ -119,9 +142,9 @@ class SdkFailures:
             raise connection_error(self._connection, error) from None
         if not isinstance(error, self._sdk.APIError):
             return
-        detail = _detail(getattr(error, "body", None))
-        message = detail.get("message")
-        text = message if isinstance(message, str) else str(getattr(error, "message", error))
+        body = getattr(error, "body", None)
+        detail = _detail(body)
+        text = _said(body) if body is not None else str(getattr(error, "message", "") or error)
         response = getattr(error, "response", None)
         status = response.status_code if response is not None else 0
         if status < 400:
@@ -134,3 +157,31 @@ def _detail(body: object) -> dict[str, object]:
     """Pick the error object out of ``{"error": {...}}`` (or take the body itself)."""
     inner = body.get("error", body) if isinstance(body, dict) else None
     return inner if isinstance(inner, dict) else {}
+
+
+def _said(body: object) -> str:
+    """The server's own words in its error body ("" if it said none).
+
+    ``{"error": {"message": …}}`` (OpenAI's, Anthropic's), ``{"error": "…"}``, FastAPI's
+    ``{"detail": …}`` (a text, or a validation error's list of ``{loc, msg}``, as
+    llama-cpp-python's server sends), or a body that is not JSON, as it came.
+    """
+    if isinstance(body, str):
+        return body.strip()
+    if not isinstance(body, dict):
+        return ""
+    inner = body.get("error", body)
+    if isinstance(inner, str):
+        return inner
+    message = inner.get("message") if isinstance(inner, dict) else None
+    if isinstance(message, str) and message.strip():
+        return message
+    said = body.get("detail")
+    if isinstance(said, str):
+        return said
+    if isinstance(said, list):
+        problems = [p for p in said if isinstance(p, dict) and p.get("msg")]
+        return "; ".join(
+            ".".join(str(part) for part in p.get("loc") or ()) + f": {p['msg']}" for p in problems
+        )
+    return ""

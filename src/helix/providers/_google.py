@@ -168,7 +168,10 @@ class GoogleAdapter(ModelAdapter):
 
     def _config(self, request: ModelRequest) -> Any:
         """The request's settings; a run repeats them every turn, so keep the last."""
-        key = (request.system, request.max_tokens, request.temperature, request.stop)
+        key = (
+            request.system, request.max_tokens, request.temperature, request.stop,
+            request.tool_choice,
+        )  # fmt: skip
         if (
             self._last_config is not None
             and self._last_config[0] == key
@@ -182,9 +185,20 @@ class GoogleAdapter(ModelAdapter):
             stop_sequences=list(request.stop) or None,
             automatic_function_calling=self._no_auto_calls,
             tools=self._tools(request.tools) if request.tools else None,
+            tool_config=self._tool_config(request) if request.tools else None,
         )
         self._last_config = (key, request.tools, config)
         return config
+
+    def _tool_config(self, request: ModelRequest) -> Any:
+        """``tool_choice`` as Gemini's calling mode (``auto`` is its default: none sent)."""
+        choice = request.tool_choice
+        if choice == "auto":
+            return None
+        mode = {"required": "ANY", "none": "NONE"}.get(choice, "ANY")
+        named = None if choice in ("required", "none") else [choice]
+        calling = self._types.FunctionCallingConfig(mode=mode, allowed_function_names=named)
+        return self._types.ToolConfig(function_calling_config=calling)
 
     def _tools(self, tools: tuple[ToolSpec, ...]) -> list[Any]:
         """Gemini's tool list; a run passes the same tools every turn, so keep the last."""

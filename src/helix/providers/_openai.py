@@ -2,8 +2,10 @@
 
 Chat Completions is the dialect every OpenAI-compatible server speaks (Ollama,
 llama.cpp's server, vLLM, LM Studio, OpenRouter, Groq, …), so this one adapter serves
-all the presets. The SDK's own retries are off: ``RetryingModel`` retries, records each
-failed attempt, and honours ``Retry-After`` the same way for every provider.
+all the presets; where a preset's server parts from OpenAI's API, its ``Quirks``
+(``_provider.py``) shape the request. The SDK's own retries are off: ``RetryingModel``
+retries, records each failed attempt, and honours ``Retry-After`` the same way for every
+provider.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ._types import (
     TokenUsage,
     ToolCall,
     ToolCallDelta,
+    ToolChoice,
     ToolResult,
 )
 
@@ -122,7 +125,7 @@ class OpenAIChatAdapter(ModelAdapter):
             messages.append({"role": "system", "content": request.system})
         for message in request.messages:
             if isinstance(message, AssistantMessage):
-                entry: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+                entry: dict[str, Any] = {"role": "assistant", "content": self._content(message)}
                 if message.tool_calls:
                     entry["tool_calls"] = [
                         {
@@ -156,14 +159,31 @@ class OpenAIChatAdapter(ModelAdapter):
                 }
                 for t in request.tools
             ]
+            payload["tool_choice"] = _tool_choice(request.tool_choice)
         if request.temperature is not None:
             payload["temperature"] = request.temperature
         if request.stop:
             payload["stop"] = list(request.stop)
         return payload
 
+    def _content(self, message: AssistantMessage) -> str | None:
+        """The text; with none, null beside tool calls (``""`` where the server wants it).
+
+        An empty reply without calls is ``""``: OpenAI wants content unless calls are there.
+        """
+        if message.text or not message.tool_calls:
+            return message.text
+        return None if self._connection.quirks.null_content_with_tool_calls else ""
+
     def _failures(self) -> SdkFailures:
         return SdkFailures(self._errors, self._connection)
+
+
+def _tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
+    """``auto``, ``required`` and ``none`` as they are; a tool's name as OpenAI names one."""
+    if choice in ("auto", "required", "none"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
 
 
 def _usage(usage: Any) -> TokenUsage:

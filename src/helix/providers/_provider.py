@@ -19,6 +19,22 @@ LOCAL_KEY = "not-needed"
 
 
 @dataclass(frozen=True, slots=True)
+class Quirks:
+    """Where an OpenAI-compatible server parts from OpenAI's own API, declared per preset.
+
+    The one place a preset's known departures live: the adapter reads these fields, never
+    a provider's name. Every preset is sent ``tool_choice`` whenever tools are offered
+    (llama-cpp-python's server takes a missing one as ``"none"`` and drops the tools), so
+    that needs no field here. docs/models.md ("Server quirks") lists each preset's.
+    """
+
+    null_content_with_tool_calls: bool = True
+    """The server takes ``"content": null`` in an assistant message beside its
+    ``tool_calls`` (OpenAI's own form). ``False``: ``""`` is sent instead
+    (llama-cpp-python's server answers 500, "Input should be a valid string", to null)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Connection:
     """A provider resolved against the environment: an address and a key."""
 
@@ -29,6 +45,8 @@ class Connection:
     api_key: str
     key_env: str | None
     """The variable the key came from (named in errors), if any."""
+    quirks: Quirks = Quirks()
+    """How the server parts from OpenAI's API (its preset's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +61,8 @@ class ProviderSpec:
     key_required: bool = True
     local: bool = False
     """A server on the user's own machine or network (Ollama, llama.cpp, …)."""
+    quirks: Quirks = Quirks()
+    """Its server's known departures from OpenAI's API (OpenAI-compatible presets)."""
 
     def connect(self, env: Mapping[str, str]) -> Connection:
         """Resolve the address and key from ``env``; ``MissingKeyError`` if a key is needed."""
@@ -55,7 +75,8 @@ class ProviderSpec:
             if self.key_required:
                 raise MissingKeyError(self.name, self.key_env or "an API key")
             key = LOCAL_KEY
-        return Connection(self.name, self.family, base_url, key, self.key_env if key else None)
+        key_env = self.key_env if key else None
+        return Connection(self.name, self.family, base_url, key, key_env, self.quirks)
 
 
 def _ollama_url(host: str) -> str:
@@ -73,6 +94,7 @@ def _spec(
     *,
     local: bool = False,
     base_url_env: str | None = None,
+    quirks: Quirks = Quirks(),
 ) -> ProviderSpec:
     return ProviderSpec(
         name=name,
@@ -82,7 +104,12 @@ def _spec(
         key_env=key_env,
         key_required=not local,
         local=local,
+        quirks=quirks,
     )
+
+
+LLAMACPP_QUIRKS = Quirks(null_content_with_tool_calls=False)
+"""llama-cpp-python's server (``--chat_format chatml-function-calling``) wants a string."""
 
 
 PROVIDERS: dict[str, ProviderSpec] = {
@@ -93,7 +120,8 @@ PROVIDERS: dict[str, ProviderSpec] = {
     "google": ProviderSpec("google", "google", None, "GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY"),
     "ollama": _spec("ollama", "http://localhost:11434/v1", None, local=True,
                     base_url_env="OLLAMA_HOST"),
-    "llamacpp": _spec("llamacpp", "http://localhost:8080/v1", "LLAMACPP_API_KEY", local=True),
+    "llamacpp": _spec("llamacpp", "http://localhost:8080/v1", "LLAMACPP_API_KEY", local=True,
+                      quirks=LLAMACPP_QUIRKS),
     "vllm": _spec("vllm", "http://localhost:8000/v1", "VLLM_API_KEY", local=True),
     "lmstudio": _spec("lmstudio", "http://localhost:1234/v1", None, local=True),
     "openrouter": _spec("openrouter", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),

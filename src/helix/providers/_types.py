@@ -54,6 +54,14 @@ class ToolResult:
 
 ChatMessage = UserMessage | AssistantMessage | ToolResult
 
+ToolChoice = str
+"""Whether the model may, must or must not call a tool: ``"auto"`` (it decides),
+``"required"`` (it must call one), ``"none"`` (it must not), or the name of one of the
+offered tools (it must call that one)."""
+
+TOOL_CHOICES = ("auto", "required", "none")
+"""The ``ToolChoice`` words; anything else names a tool."""
+
 
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
@@ -65,6 +73,22 @@ class ModelRequest:
     max_tokens: int = 4096
     temperature: float | None = None
     stop: tuple[str, ...] = ()
+    tool_choice: ToolChoice = "auto"
+    """``"auto"``, ``"required"``, ``"none"`` or an offered tool's name (``ToolChoice``);
+    sent only when tools are offered. ``ValueError`` for a name not offered, or for
+    ``"required"`` with no tools."""
+
+    def __post_init__(self) -> None:
+        choice = self.tool_choice
+        names = [t.name for t in self.tools]
+        if choice == "required" and not names:
+            raise ValueError("tool_choice 'required' needs tools to choose from; none offered")
+        if choice not in TOOL_CHOICES and choice not in names:
+            offered = ", ".join(names) or "no tools"
+            raise ValueError(
+                f"tool_choice must be auto, required, none or an offered tool's name;"
+                f" {choice!r} is none of these (offered: {offered})"
+            )
 
 
 StopReason = Literal["end", "tool_calls", "max_tokens", "stop_sequence", "content_filter", "other"]

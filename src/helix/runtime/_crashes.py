@@ -41,4 +41,5 @@ def unwrap(error: BaseException) -> BaseException:
 def describe(error: BaseException) -> str:
     """``Type: message`` of the error itself, not of the task groups it passed through."""
     error = unwrap(error)
-    return f"{type(error).__name__}: {error}"
+    said = str(error).strip()
+    return f"{type(error).__name__}: {said}" if said else f"{type(error).__name__} (no message)"

@@ -266,9 +266,11 @@ def child_report(final: SessionState) -> str:
     if final.status == "failed":
         return final.error or "(no error given)"
     if final.status == "paused":
+        raise_it = {"max_turns": " --max-turns N", "max_seconds": " --max-seconds S"}
+        flags = raise_it.get(final.pause_reason or "", "")
         return (
             f"the child run paused ({final.pause_reason or 'no reason given'}); a person can"
-            f" resume it (helix resume {final.run_id}), or do the sub-task another way"
+            f" resume it (helix resume {final.run_id}{flags}), or do the sub-task another way"
         )
     return f"the child run ended {final.status}"
 

@@ -106,16 +106,18 @@ async def resume(
     state: State,
     body: Annotated[ResumeBody | None, Body()] = None,
 ) -> Run:
-    """Resume a paused or interrupted run (with a new USD cap, if given) and drive it.
+    """Resume a paused or interrupted run (with new caps, if given) and drive it.
 
     A run paused at its own USD cap resumes only with a ``budget_usd``, at its own token
-    cap only with a ``budget_tokens`` (409 without); at a cumulative budget, as it is.
+    cap only with a ``budget_tokens``, at its turn or time limit only with a higher
+    ``max_turns`` or a ``max_seconds`` (409 without); at a cumulative budget, as it is.
     """
     run_id = (await caller.run(state.store, run_id, act="resume runs")).id
     body = body or ResumeBody()
     return await local_api(state, caller).resume(
-        run_id, budget_usd=body.budget_usd, budget_tokens=body.budget_tokens
-    )
+        run_id, budget_usd=body.budget_usd, budget_tokens=body.budget_tokens,
+        max_turns=body.max_turns, max_seconds=body.max_seconds,
+    )  # fmt: skip
 
 
 @router.post("/runs/{run_id}/cancel", response_model=Run)

@@ -146,6 +146,12 @@ class ResumeArgs(_Args):
     budget_usd: float | None = Field(
         default=None, ge=0, le=1e9, description="A new cap on the run's model spend, in USD."
     )
+    max_turns: int | None = Field(
+        default=None, ge=1, le=10_000_000, description="A new cap on the run's turns."
+    )
+    max_seconds: float | None = Field(
+        default=None, gt=0, le=1e9, description="A new cap on the run's seconds since creation."
+    )
 
 
 class ForkArgs(_Args):

@@ -173,7 +173,10 @@ async def _pause(api: HelixApi, a: RunArgs, _: McpServePolicy) -> dict[str, Any]
 
 
 async def _resume(api: HelixApi, a: ResumeArgs, _: McpServePolicy) -> dict[str, Any]:
-    return _run(await api.resume(a.run_id, budget_usd=a.budget_usd))
+    resumed = await api.resume(
+        a.run_id, budget_usd=a.budget_usd, max_turns=a.max_turns, max_seconds=a.max_seconds
+    )
+    return _run(resumed)
 
 
 async def _cancel(api: HelixApi, a: RunArgs, _: McpServePolicy) -> dict[str, Any]:
