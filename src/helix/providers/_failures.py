@@ -20,11 +20,21 @@ from ._provider import Connection
 
 
 def status_error(
-    connection: Connection, status: int, message: str, headers: Mapping[str, str]
+    connection: Connection,
+    status: int,
+    message: str,
+    headers: Mapping[str, str],
+    *,
+    said: bool = True,
 ) -> ModelCallError:
-    """Build the error for an HTTP status answer (the caller raises it)."""
+    """Build the error for an HTTP status answer (the caller raises it).
+
+    ``said``: ``message`` is the provider's own, from its error body (kept as the
+    error's ``complaint``), not words the SDK made up for a body without one.
+    """
     provider = connection.provider
     text = redact(f"{provider} answered {status}: {message}", [connection.api_key])
+    complaint = (redact(message, [connection.api_key]).strip() or None) if said else None
     if status == 429:
         return ModelRateLimitedError(
             text, provider=provider, status=status, retry_after=retry_after(headers)
@@ -39,9 +49,13 @@ def status_error(
         return ModelAuthError(f"{text} ({hint})", provider=provider, status=status)
     if status >= 500 or status == 408:
         return ModelUnavailableError(
-            text, provider=provider, status=status, retry_after=retry_after(headers)
+            text,
+            provider=provider,
+            status=status,
+            retry_after=retry_after(headers),
+            complaint=complaint,
         )
-    return ModelRequestError(text, provider=provider, status=status)
+    return ModelRequestError(text, provider=provider, status=status, complaint=complaint)
 
 
 def connection_error(connection: Connection, error: BaseException) -> ModelUnavailableError:
@@ -127,7 +141,8 @@ class SdkFailures:
         if status < 400:
             status = _STATUS_OF_TYPE.get(str(detail.get("type")), 500)
         headers = dict(response.headers) if response is not None else {}
-        raise status_error(self._connection, status, text, headers) from None
+        said = isinstance(message, str)
+        raise status_error(self._connection, status, text, headers, said=said) from None
 
 
 def _detail(body: object) -> dict[str, object]:

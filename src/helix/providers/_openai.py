@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ._adapter import ModelAdapter
-from ._assemble import parse_args
+from ._assemble import tool_call
 from ._failures import SdkFailures
 from ._provider import Connection
 from ._sdk import require
@@ -27,7 +27,6 @@ from ._types import (
     StreamEnd,
     TextDelta,
     TokenUsage,
-    ToolCall,
     ToolCallDelta,
     ToolResult,
 )
@@ -65,12 +64,9 @@ class OpenAIChatAdapter(ModelAdapter):
             completion = await self._client.chat.completions.create(**self._payload(request))
         choice = completion.choices[0]
         message = choice.message
+        stop = _STOP.get(choice.finish_reason, "other")
         calls = tuple(
-            ToolCall(
-                c.id,
-                c.function.name,
-                parse_args(c.function.arguments, self.provider, c.function.name),
-            )
+            tool_call(c.id, c.function.name, c.function.arguments or "", stop)
             for c in message.tool_calls or ()
             if c.type == "function"
         )
@@ -78,7 +74,7 @@ class OpenAIChatAdapter(ModelAdapter):
             text=message.content or "",
             tool_calls=calls,
             usage=_usage(completion.usage),
-            stop_reason=_STOP.get(choice.finish_reason, "other"),
+            stop_reason=stop,
             model=completion.model or self.model,
             latency_ms=(time.perf_counter() - started) * 1000,
         )
