@@ -118,6 +118,8 @@ class OpenAIChatAdapter(ModelAdapter):
             messages.append({"role": "system", "content": request.system})
         for message in request.messages:
             if isinstance(message, AssistantMessage):
+                if not message.text and not message.tool_calls:
+                    continue  # the API refuses an assistant turn with neither (an empty reply)
                 entry: dict[str, Any] = {"role": "assistant", "content": message.text or None}
                 if message.tool_calls:
                     entry["tool_calls"] = [
