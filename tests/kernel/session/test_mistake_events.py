@@ -7,11 +7,13 @@ from pydantic import ValidationError
 
 from helix.kernel.events import (
     DEFAULT_REGISTRY,
+    ForkPoint,
     ModelRejected,
     ModelResponded,
     NewEvent,
     Payload,
     RunCreated,
+    RunForked,
     RunPaused,
     RunResumed,
     ToolCall,
@@ -54,12 +56,16 @@ def test_older_events_validate_as_they_are() -> None:
 
 
 async def _fold(*events: Payload, turn: int = 1) -> SessionState:
+    return await _fold_events(*(NewEvent(e, turn=turn) for e in events))
+
+
+async def _fold_events(*events: NewEvent) -> SessionState:
     store = MemoryEventStore()
     created = RunCreated(
         objective="x", blueprint="b", model="scripted:x", world="/w", parent=None, budget=None
     )
     await store.create_run(created, run_id="run_a")
-    await store.append("run_a", [NewEvent(e, turn=turn) for e in events], expected_seq=1)
+    await store.append("run_a", list(events), expected_seq=1)
     return await replay_run(store, "run_a")
 
 
@@ -111,10 +117,22 @@ async def test_a_turn_without_a_mistake_and_a_resume_after_a_pause_start_the_cou
         TurnStarted(turn=2), _reply(text="fine"), TurnEnded(turn=2),
     )  # fmt: skip
     assert (good.mistakes, good.mistake_turn, good.last_mistake) == (0, None, None)
-    paused = [_reply(), _rejected(2), TurnEnded(turn=1), RunPaused(reason="model_errors")]
-    held = await _fold(TurnStarted(turn=1), *paused)
+    two = [
+        NewEvent(TurnStarted(turn=1), turn=1), NewEvent(_reply(), turn=1),
+        NewEvent(_rejected(1, "c1"), turn=1), NewEvent(_rejected(1, "c2"), turn=1),
+        NewEvent(TurnEnded(turn=1), turn=1),
+        NewEvent(TurnStarted(turn=2), turn=2), NewEvent(_reply(), turn=2),
+        NewEvent(_rejected(2), turn=2), NewEvent(TurnEnded(turn=2), turn=2),
+    ]  # fmt: skip
+    held = await _fold_events(*two, NewEvent(RunPaused(reason="model_errors"), turn=2))
     assert (held.status, held.pause_reason, held.mistakes) == ("paused", "model_errors", 2)
-    resumed = await _fold(TurnStarted(turn=1), *paused, RunResumed(by="user:ann"))
+    assert held.last_mistake == "what was wrong"
+    resumed = await _fold_events(
+        *two, NewEvent(RunPaused(reason="model_errors")), NewEvent(RunResumed(by="user:ann"))
+    )
     assert (resumed.mistakes, resumed.status) == (0, "running")
-    restarted = await _fold(TurnStarted(turn=1), _reply(), _rejected(2), RunResumed())
+    restarted = await _fold_events(*two, NewEvent(RunResumed()))
     assert restarted.mistakes == 2  # a driver's restart is no person's decision to go on
+    fork = RunForked(parent=ForkPoint(run_id="run_a", seq=9), turn=2, model="openai:other")
+    forked = await _fold_events(*two, NewEvent(fork))
+    assert forked.mistakes == 0  # a fork, on another model maybe, starts its own count

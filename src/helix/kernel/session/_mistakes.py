@@ -12,13 +12,16 @@ from ._state import Message, SessionState
 def model_rejected(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     """Count the mistake; a reply rejected as a whole is answered with what the model is told.
 
-    The event says how many replies in a row went wrong (the runtime counted them from
-    this fold). A rejected call's result is its ``tool.completed``; for a whole reply
-    (``call_id`` null), ``message`` follows it as a user message (the empty reply stays
-    in the conversation: adapters leave out an assistant turn with nothing in it, which
-    providers refuse), and the reply neither asked for tools nor ends the run.
+    The first rejection of a turn counts one more reply in a row gone wrong (the
+    event's ``mistakes`` says the same: the runtime counts from this fold; the fold
+    counts for itself, so copies of a turn in a fork cannot skew it). A rejected call's
+    result is its ``tool.completed``; for a whole reply (``call_id`` null), ``message``
+    follows it as a user message (the empty reply stays in the conversation: adapters
+    leave out an assistant turn with nothing in it, which providers refuse), and the
+    reply neither asked for tools nor ends the run.
     """
-    state.mistakes = data["mistakes"]
+    if state.mistake_turn is None or state.mistake_turn != event.turn:
+        state.mistakes += 1
     state.mistake_turn = event.turn
     state.last_mistake = data["detail"]
     if data.get("call_id") is not None:

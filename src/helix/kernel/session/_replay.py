@@ -159,6 +159,7 @@ def _run_forked(state: SessionState, event: Event, data: dict[str, Any]) -> None
     if data.get("budget") is not None:
         state.budget = Budget.model_validate(data["budget"])
     state.summary = state.error = None
+    forget(state)  # a fork (another model, another message) starts its own count
 
 
 def _run_paused(state: SessionState, event: Event, data: dict[str, Any]) -> None:
