@@ -62,7 +62,7 @@ def _sent(server: MockModelServer, index: int) -> list[dict[str, Any]]:
     return messages
 
 
-MISTAKES = {
+MISTAKES: dict[str, tuple[dict[str, Any], str, str]] = {
     "not-json": (
         {"tool_calls": [{"name": "write_file", "raw_args": '{"path": "notes.txt", "cont'}]},
         "malformed_arguments",
