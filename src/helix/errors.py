@@ -246,7 +246,8 @@ class ModelCallError(HelixError):
     """A model call failed.
 
     ``retryable`` says whether trying again may help; ``retry_after`` is the delay the
-    provider asked for, in seconds, when it gave one. Messages never hold secrets.
+    provider asked for, in seconds, when it gave one; ``complaint`` is the provider's
+    own message in an HTTP error's body, when it gave one. Messages never hold secrets.
     """
 
     code = "model_call_failed"
@@ -259,6 +260,7 @@ class ModelCallError(HelixError):
         provider: str,
         status: int | None = None,
         retry_after: float | None = None,
+        complaint: str | None = None,
     ) -> None:
         if not message.strip():  # a log line must say something: the kind, the status
             status_text = f" (HTTP {status})" if status else ""
@@ -267,6 +269,7 @@ class ModelCallError(HelixError):
         self.provider = provider
         self.status = status
         self.retry_after = retry_after
+        self.complaint = complaint
 
 
 class ModelRateLimitedError(ModelCallError):

@@ -205,7 +205,13 @@ def test_schema_events_is_json_schema(home: Path) -> None:
     schema = json.loads(result.stdout)
     assert schema["discriminator"]["propertyName"] == "type"
     mapping = schema["discriminator"]["mapping"]
-    for event_type in ("run.created", "tool.completed", "gate.decided", "turn.ended"):
+    for event_type in (
+        "run.created",
+        "tool.completed",
+        "gate.decided",
+        "turn.ended",
+        "model.rejected",
+    ):
         assert event_type in mapping
 
 

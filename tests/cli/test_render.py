@@ -80,3 +80,32 @@ def test_a_failed_tool_call_shows_its_reason() -> None:
     assert summarize(silent) == "c2 error: 'no output'"
     fine = _event("tool.completed", {"call_id": "c3", "ok": True, "output": ""})
     assert summarize(fine) == "c3 ok: ''"
+
+
+def test_a_models_mistake_a_malformed_call_and_a_pause_with_its_detail_read_in_one_line() -> None:
+    rejected = {
+        "reason": "unknown_tool", "detail": "unknown tool 'wrtie'", "call_id": "c1",
+        "message": None, "mistakes": 2, "limit": 5,
+    }  # fmt: skip
+    assert summarize(_event("model.rejected", rejected)) == (
+        "the model called a tool the run does not have: unknown tool 'wrtie'"
+        " (told the model; 2 of 5)"
+    )
+    unlimited = {**rejected, "reason": "empty_reply", "detail": "nothing", "limit": None}
+    assert summarize(_event("model.rejected", unlimited)) == (
+        "the model's reply was empty: nothing (told the model; 2 in a row)"
+    )
+    malformed = {
+        "call_id": "c1", "name": "write_file", "args": {}, "raw_args": '{"path": ',
+        "malformed": "not JSON",
+    }  # fmt: skip
+    assert summarize(_event("tool.requested", malformed)) == (
+        'write_file {"path": (malformed: not JSON)'
+    )
+    fine = {"call_id": "c1", "name": "read_file", "args": {"path": "a"}}
+    assert summarize(_event("tool.requested", fine)) == "read_file {'path': 'a'}"
+    paused = {"reason": "model_errors", "detail": "the model's last reply went wrong"}
+    assert summarize(_event("run.paused", paused)) == (
+        "model_errors: the model's last reply went wrong"
+    )
+    assert summarize(_event("run.paused", {"reason": "user"})) == "user"

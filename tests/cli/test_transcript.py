@@ -235,3 +235,34 @@ def test_arguments_summarise_on_one_line() -> None:
     assert len(long) <= 100
     assert long.endswith("…'")
     assert len(summarize_args({"command": "y" * 500})) == 100
+
+
+async def test_the_models_mistakes_read_as_notes_with_their_count(tmp_path: Path) -> None:
+    cut = {"name": "write_file", "raw_args": '{"path": "a.txt", "con'}
+    scenario = Scenario.of(
+        {"text": "Writing.", "tool_calls": [cut]},
+        {"text": ""},
+        {"tool_calls": [{"name": "write_file", "args": {"path": "a.txt", "content": "hi\n"}}]},
+        {"text": "Done."},
+    )
+    engine, run_id = await _run(tmp_path, scenario)
+    transcript, _events = await _fold(engine, run_id)
+
+    assert transcript.status == "completed"
+    calls = [b for b in transcript.blocks if isinstance(b, Call)]
+    assert [(c.state, c.summary) for c in calls] == [
+        ("denied", '{"path": "a.txt", "con'),  # the text the model sent, not {}
+        ("ok", "path=a.txt content='hi'"),
+    ]
+    assert calls[0].reasons[-1].startswith("arguments: malformed arguments: the arguments of")
+    notes = [b for b in transcript.blocks if isinstance(b, Note) and b.kind == "rejected"]
+    assert [n.tone for n in notes] == ["warn", "warn"]
+    assert notes[0].text.startswith(
+        "the model's reply was malformed: the arguments of 'write_file' are not JSON ("
+    )
+    assert notes[0].text.endswith(': {"path": "a.txt", "con (told the model; 1 of 5)')
+    assert notes[1].text == (
+        "the model's reply was empty: no text and no tool call (stop reason: end)"
+        " (told the model; 2 of 5)"
+    )
+    assert transcript.blocks.index(notes[0]) == transcript.blocks.index(calls[0]) + 1

@@ -37,6 +37,8 @@ GGUF = Path(
 )
 ALIAS = "gemma"
 """The name the server gives its model (``llamacpp:gemma``)."""
+ANSWER_GRAMMAR = 'root ::= "I found " [a-z]+ "."'
+"""A GBNF grammar (llama-cpp-python's ``grammar`` field) for the steered final answer."""
 START_S = 180.0
 """A safety net for a server's start on a busy machine, never a performance limit."""
 
@@ -100,7 +102,9 @@ class Steering:
     """A proxy in front of the server: records Helix's requests, may set ``tool_choice``.
 
     ``choices`` is consumed one per chat request: a tool's name forces that tool, ``"none"``
-    forbids tools, ``None`` passes Helix's own choice on.
+    makes it a plain chat turn answered in words (the tools are taken out of the body and
+    ``ANSWER_GRAMMAR`` holds the tiny model to a short sentence: told "none" under its tool
+    grammar, it often says nothing), ``None`` passes Helix's own choice on.
     """
 
     upstream: str
@@ -115,8 +119,10 @@ class Steering:
         with self.lock:
             self.sent.append(json.loads(json.dumps(body)))
             choice = self.choices.pop(0) if self.choices else None
-        if choice == "none":
-            body["tool_choice"] = "none"
+        if choice == "none":  # a plain chat turn in words: no tools, a grammar for the words
+            body.pop("tools", None)
+            body.pop("tool_choice", None)
+            body["grammar"] = ANSWER_GRAMMAR
         elif choice is not None:
             body["tool_choice"] = {"type": "function", "function": {"name": choice}}
         return body

@@ -112,9 +112,8 @@ def test_a_run_calls_a_tool_then_answers_on_the_real_server(
     assert events[-1]["type"] == "run.completed", [e["type"] for e in events]
     (called,) = _of(events, "tool.requested")
     assert called["data"]["name"] == "list_files"
-    (done,) = _of(events, "tool.completed")
-    assert done["data"]["ok"] is True
-    assert "notes.txt" in done["data"]["output"]
+    (done,) = _of(events, "tool.completed")  # what the tiny model asked for is its own affair
+    assert events[-1]["data"]["summary"].startswith("I found ")
     assert steering.statuses == [200, 200]
 
     first, second = steering.sent
@@ -126,6 +125,7 @@ def test_a_run_calls_a_tool_then_answers_on_the_real_server(
     assert replied[-1]["tool_calls"][0]["function"]["name"] == "list_files"
     (result_message,) = [m for m in second["messages"] if m["role"] == "tool"]
     assert result_message["tool_call_id"] == replied[-1]["tool_calls"][0]["id"]
+    assert result_message["content"] == done["data"]["output"]
 
 
 async def test_a_streamed_tool_call_and_its_answer_assemble(steered: tuple[Steering, str]) -> None:
@@ -157,7 +157,7 @@ async def test_a_streamed_tool_call_and_its_answer_assemble(steered: tuple[Steer
         )
         answered = await collect(model.stream(follow), model.provider)
         assert answered.tool_calls == ()
-        assert answered.text.strip()
+        assert answered.text.startswith("I found ")
     finally:
         await model.aclose()
     assert steering.statuses == [200, 200]

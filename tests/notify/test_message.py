@@ -82,6 +82,12 @@ def test_a_waiting_card_says_how_to_choose() -> None:
         ("run.completed", {"summary": "Built."}, "Run completed", "Run run_a completed: Built."),
         ("run.failed", {"error": "boom"}, "Run failed", "Run run_a failed: boom"),
         ("run.paused", {"reason": "budget"}, "Budget reached", "paused at its budget cap"),
+        (
+            "run.paused",
+            {"reason": "model_errors", "detail": "the model's last 5 replies went wrong"},
+            "Model keeps getting it wrong",
+            "paused: the model's last 5 replies went wrong\nTo go on: helix resume run_a",
+        ),
     ],
 )
 def test_the_ends_worth_telling(type_: str, data: dict[str, Any], title: str, says: str) -> None:

@@ -27,7 +27,15 @@ def test_responses_and_failures_become_events() -> None:
     event = responded_event(response, 0.002)
     assert event.model_dump() == {
         "text": "hi",
-        "tool_calls": [{"id": "c1", "name": "read_file", "args": {"path": "a"}}],
+        "tool_calls": [
+            {
+                "id": "c1",
+                "name": "read_file",
+                "args": {"path": "a"},
+                "malformed": None,
+                "raw_args": None,
+            }
+        ],
         "usage": {"input_tokens": 100, "output_tokens": 10, "cached_tokens": 40},
         "cost_usd": 0.002,
         "latency_ms": 12.5,

@@ -44,6 +44,8 @@ def declared_schema(declaration: dict[str, Any]) -> Any:
 
 
 class TestGoogleConformance(ModelAdapterConformance):
+    arguments_as_text = False  # Gemini's arguments are a structured value
+
     @pytest.fixture
     def make_adapter(self) -> MakeAdapter:
         return google

@@ -169,3 +169,19 @@ async def test_unknown_runs_and_bad_policies(tmp_path: Path) -> None:
         )
     with pytest.raises(PolicyError, match="a policy is a mapping"):
         CandidatePolicy.from_text("- a\n- b\n")
+
+
+async def test_a_malformed_call_is_denied_again_under_any_policy(tmp_path: Path) -> None:
+    scenario = Scenario.of(
+        {"text": "list", "tool_calls": [{"name": "list_files", "raw_args": '{"path": '}]},
+        {"text": "done"},
+    )
+    engine = _engine(tmp_path, scenario)
+    record = await engine.create("look", blueprint=Blueprint(model=MODEL), world=_world(tmp_path))
+    assert (await engine.drive(record.id)).status == "completed"
+
+    # list_files takes no required argument: judged on {} it would be allowed
+    open_policy = CandidatePolicy.parse({"policy": {"tools": ["list_files"]}}, source="test")
+    report = await replay_policy(engine.store, record.id, open_policy, tools=engine.tools)
+    assert report.calls == 1
+    assert report.differences == []

@@ -354,6 +354,49 @@ def test_the_fold_of_events_into_blocks(live: LiveServer, browser: Browser) -> N
     assert folded["ending"] == "the model refused: " + "why " * 50
 
 
+def test_the_models_mistakes_fold_into_notes_with_their_count(
+    live: LiveServer, browser: Browser
+) -> None:
+    raw = '{"path": "a.txt", "con'
+    requested = {"call_id": "c1", "name": "write_file", "args": {}, "raw_args": raw,
+                 "malformed": "not JSON"}  # fmt: skip
+    denied = {"call_id": "c1", "gate": "arguments", "verdict": "deny",
+              "reason": "malformed arguments: not JSON"}  # fmt: skip
+    rejected = {"reason": "malformed_arguments", "detail": "not JSON", "call_id": "c1",
+                "message": None, "mistakes": 4, "limit": 5}  # fmt: skip
+    empty = {**rejected, "reason": "empty_reply", "detail": "no text", "call_id": None,
+             "mistakes": 5}  # fmt: skip
+    paused = {"reason": "model_errors", "detail": "the model's last 5 replies went wrong"}
+    events = [
+        {"type": "tool.requested", "data": requested},
+        {"type": "gate.decided", "data": denied},
+        {"type": "tool.completed", "data": {"call_id": "c1", "ok": False, "output": "denied"}},
+        {"type": "model.rejected", "data": rejected},
+        {"type": "model.rejected", "data": empty},
+        {"type": "run.paused", "data": paused},
+    ]
+    page = browser.new_page()
+    page.goto(live.url + "/")
+    folded = page.evaluate(FOLD, events)
+    assert [(b["kind"], b.get("text") or b.get("state")) for b in folded["blocks"]] == [
+        ("call", "denied"),
+        ("note", "the model's reply was malformed: not JSON (told the model; 4 of 5)"),
+        ("note", "the model's reply was empty: no text (told the model; 5 of 5)"),
+        ("note", "paused (model_errors: the model's last 5 replies went wrong)"),
+    ]
+    summary = page.evaluate(
+        """async (events) => {
+          const { Transcript } = await import("/transcript.js");
+          const transcript = new Transcript();
+          events.forEach((event, seq) => transcript.add({ seq, turn: 1, ...event }));
+          return transcript.blocks[0].summary;
+        }""",
+        events,
+    )
+    assert summary == raw  # the text the model sent, not the empty arguments
+    assert folded["status"] == "paused"
+
+
 def test_a_placed_command_shows_the_node_it_ran_on(
     live: LiveServer, admin: Admin, browser: Browser
 ) -> None:

@@ -71,3 +71,38 @@ def test_closing_with_a_drain_bound_does_not_wait_for_a_dead_collector() -> None
     sink = OtlpSink(settings, delay_ms=10)
     sink.export([OtelSpan(1, 2, None, "s", 1_000, end_ns=2_000)])
     sink.close(drain_s=0.5)
+
+
+def test_a_models_mistake_is_an_event_on_its_turn_and_a_pause_says_why() -> None:
+    rejected = {"reason": "empty_reply", "detail": "no text and no tool call", "call_id": None,
+                "message": "say something", "mistakes": 2, "limit": 2}  # fmt: skip
+    log = _log(
+        ("run.created", {"objective": "x", "model": "openai:gpt-4.1", "world": "/w"}),
+        ("turn.started", {"turn": 1}),
+        ("model.requested", {"provider": "openai", "model": "gpt-4.1"}),
+        (
+            "model.responded",
+            {
+                "text": "",
+                "tool_calls": [],
+                "latency_ms": 1.0,
+                "cost_usd": 0.0,
+                "usage": {"input_tokens": 3, "output_tokens": 0},
+            },
+        ),
+        ("model.rejected", rejected),
+        ("turn.ended", {"turn": 1}),
+        ("run.paused", {"reason": "model_errors", "detail": "the model's last 2 replies"}),
+        ("run.cancelled", {"by": "user:ann"}),
+    )
+    fold = SpanFold()
+    closed = {s.name: s for e in log for s in fold.apply(e)}
+    turn, run = closed["turn 1"], closed["invoke_agent helix"]
+    assert [(e.name, e.attributes) for e in turn.events] == [
+        ("model.rejected", {"helix.reason": "empty_reply", "helix.mistakes": 2})
+    ]  # its detail may quote arguments: only with gate reasons on
+    paused = next(e for e in run.events if e.name == "run.paused")
+    assert paused.attributes == {"helix.reason": "model_errors"}
+    told = SpanFold(gate_reasons=True)
+    (event,) = next(s for e in log for s in told.apply(e) if s.name == "turn 1").events
+    assert event.attributes["helix.detail"] == "no text and no tool call"

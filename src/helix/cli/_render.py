@@ -20,13 +20,11 @@ def _clip(text: str, width: int = 70) -> str:
 _SUMMARIES: dict[str, str] = {
     "run.created": "{objective!r} with {model}",
     "run.forked": "from {parent[run_id]} at seq {parent[seq]} (turn {turn})",
-    "run.paused": "{reason}",
     "run.completed": "{summary}",
     "run.failed": "{error}",
     "run.cancelled": "by {by}",
     "turn.started": "turn {turn}",
     "turn.ended": "turn {turn}",
-    "tool.requested": "{name} {args}",
     "gate.decided": "{gate}: {verdict} ({reason})",
     "approval.requested": "{name} {args} (request {request_id})",
     "approval.decided": "{decision} by {by}",
@@ -141,10 +139,27 @@ def _model_summary(kind: str, data: dict[str, Any]) -> str | None:
         retry = data.get("retry_in_s")
         then = "no retry" if retry is None else f"retry in {retry:.1f}s"
         return f"{_clip(str(data['error']), 110)} (attempt {data['attempt']}, {then})"
+    if kind == "model.rejected":
+        from ._run_notes import rejected_words
+
+        return _clip(rejected_words(data), 160)
     if kind == "context.compacted":
         by = f"{data['role']}: {data['provider']}:{data['model']}"
         return f"turns 1-{data['upto_turn']} summarised ({by}): {_clip(data['summary'], 40)!r}"
     return None
+
+
+def _paused(data: dict[str, Any]) -> str:
+    detail = data.get("detail")
+    return _clip(f"{data['reason']}: {detail}" if detail else str(data["reason"]), 160)
+
+
+def _requested(data: dict[str, Any]) -> str:
+    """A call and its arguments; a malformed one's text as the model sent it."""
+    raw = data.get("raw_args")
+    if raw is None:
+        return _clip(f"{data['name']} {data['args']}")
+    return _clip(f"{data['name']} {raw} (malformed: {data.get('malformed')})", 160)
 
 
 def _recalled(data: dict[str, Any]) -> str:
@@ -256,6 +271,8 @@ def record_dict(record: Run) -> dict[str, object]:
 
 
 _SPECIAL: dict[str, Callable[[dict[str, Any]], str]] = {
+    "run.paused": _paused,
+    "tool.requested": _requested,
     "world.snapshotted": _world_summary,
     "memory.recalled": _recalled,
     "tool.completed": _tool_completed,

@@ -43,6 +43,32 @@ def budget_words(data: dict[str, Any]) -> str:
     return f"{whose}: {amount}"
 
 
+_WENT_WRONG = {
+    "malformed_arguments": "the model's reply was malformed",
+    "unknown_tool": "the model called a tool the run does not have",
+    "invalid_arguments": "the model's arguments do not fit the tool",
+    "empty_reply": "the model's reply was empty",
+}
+
+
+def rejected_words(data: dict[str, Any]) -> str:
+    """What a ``model.rejected`` says: what went wrong, that the model was told, the count.
+
+    ``the model's reply was malformed: the arguments of 'write_file' are not JSON (…)
+    (told the model; 1 of 5)``; without a limit, ``(told the model; 3 in a row)``.
+    """
+    went = _WENT_WRONG.get(str(data.get("reason")), "the model's reply went wrong")
+    limit = data.get("limit")
+    count = f"{data['mistakes']} of {limit}" if limit else f"{data['mistakes']} in a row"
+    return f"{went}: {data['detail']} (told the model; {count})"
+
+
+def paused_words(data: dict[str, Any]) -> str:
+    """``paused (user)``; with its detail when it has one: ``paused (model_errors: …)``."""
+    detail = data.get("detail")
+    return f"paused ({data['reason']}: {detail})" if detail else f"paused ({data['reason']})"
+
+
 def _sampled(data: dict[str, Any]) -> Note:
     usage, cost = data["usage"], data.get("cost_usd")
     spent = f"${cost:.4f}" if cost is not None else "price unknown"
@@ -111,7 +137,7 @@ _LOST = {"expired": "its driver stopped renewing", "holder_gone": "its driver's 
 
 NOTES: dict[str, Callable[[dict[str, Any]], Note]] = {
     "run.resumed": _resumed,
-    "run.paused": lambda d: Note("paused", f"paused ({d['reason']})", "warn"),
+    "run.paused": lambda d: Note("paused", paused_words(d), "warn"),
     "run.completed": lambda d: Note("completed", str(d["summary"]), "good"),
     "run.failed": lambda d: Note("failed", str(d["error"]), "bad"),
     "run.cancelled": lambda d: Note("cancelled", f"cancelled by {d['by']}", "bad"),

@@ -132,6 +132,8 @@ async def paused_why(door: Door, one: Run) -> str | None:
     async for event in door.api.events(one.id, after=max(-1, one.events - 40)):
         if event.type == "run.paused":
             reason = str(event.data["reason"])
+            if event.data.get("detail"):
+                reason += f": {event.data['detail']}"
         elif event.type == "budget.exceeded":
             exceeded = event.data
         elif event.type == "run.resumed":

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from helix.kernel.events import STATUS_AFTER
 
-from ._run_notes import NOTES
+from ._run_notes import NOTES, rejected_words
 from ._run_notes import Note as Note
 from ._run_notes import Tone as Tone
 
@@ -157,6 +157,11 @@ def summarize_args(args: dict[str, Any], width: int = SUMMARY_WIDTH) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
+def _one_line(text: str, width: int = SUMMARY_WIDTH) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
 _CONTROLS = {
     **{code: chr(0x2400 + code) for code in range(32) if code not in (9, 10)},
     0x7F: "\u2421",
@@ -282,6 +287,8 @@ class Transcript:
             then = f"; again in {retry:g}s" if retry is not None else ""
             text = f"the model call failed (attempt {data['attempt']}): {data['error']}{then}"
             return self._append(Note("model", text, "warn", turn))
+        if kind == "model.rejected":
+            return self._append(Note("rejected", rejected_words(data), "warn", turn))
         usage = data.get("usage") or {}
         self.input_tokens += int(usage.get("input_tokens", 0))
         self.output_tokens += int(usage.get("output_tokens", 0))
@@ -292,7 +299,9 @@ class Transcript:
     def _call_event(self, kind: str, turn: int | None, data: dict[str, Any]) -> Block | None:
         if kind == "tool.requested":
             args = dict(data["args"])
-            call = Call(str(data["call_id"]), turn, str(data["name"]), args, summarize_args(args))
+            raw = data.get("raw_args")  # a malformed call: the text the model sent
+            summary = summarize_args(args) if raw is None else _one_line(str(raw))
+            call = Call(str(data["call_id"]), turn, str(data["name"]), args, summary)
             self._calls[call.call_id] = call
             return self._append(call)
         if kind == "approval.decided":

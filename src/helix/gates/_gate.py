@@ -40,6 +40,9 @@ class GateCall:
     parsed: BaseModel | None = None
     """The arguments already validated against ``tool``'s schema (the caller validated
     them once, and runs the tool with them); ``None``: the arguments gate validates."""
+    malformed: str | None = None
+    """Why the model's arguments could not be read (not JSON, not an object): ``args``
+    is then empty, and the arguments gate denies the call with this reason."""
 
 
 @dataclass(frozen=True, slots=True)

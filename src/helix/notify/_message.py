@@ -2,8 +2,8 @@
 
 Sent for an approval asked (with what to run to answer it, and, given ``Links``,
 signed Allow and Deny links; a tool source's question with Answer and Decline links),
-a run completed or failed, and a run paused at its budget. Every other event calls
-for none.
+a run completed or failed, and a run paused at its budget or because its model got
+too many replies wrong in a row. Every other event calls for none.
 """
 
 from __future__ import annotations
@@ -127,6 +127,9 @@ def notice(event: Event, links: Links | None = None) -> Notice | None:
         return Notice("Run failed", f"Run {run_id} failed: {data.get('error')}{where}")
     if event.type == "run.paused" and data.get("reason") == "budget":
         return Notice("Budget reached", f"Run {run_id} paused at its budget cap.{where}")
+    if event.type == "run.paused" and data.get("reason") == "model_errors":
+        text = f"Run {run_id} paused: {data.get('detail')}\nTo go on: helix resume {run_id}"
+        return Notice("Model keeps getting it wrong", f"{text}{where}")
     return None
 
 

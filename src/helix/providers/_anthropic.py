@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ._adapter import ModelAdapter
+from ._assemble import object_call
 from ._failures import SdkFailures
 from ._provider import Connection
 from ._sdk import require
@@ -26,7 +27,6 @@ from ._types import (
     StreamEnd,
     TextDelta,
     TokenUsage,
-    ToolCall,
     ToolCallDelta,
     ToolResult,
 )
@@ -78,7 +78,7 @@ class AnthropicAdapter(ModelAdapter):
             message = await self._client.messages.create(**self._payload(request))
         text = "".join(block.text for block in message.content if block.type == "text")
         calls = tuple(
-            ToolCall(block.id, block.name, dict(block.input))
+            object_call(block.id, block.name, block.input)
             for block in message.content
             if block.type == "tool_use"
         )

@@ -7,8 +7,6 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from helix.errors import ModelRequestError
-
 from ._types import (
     ModelResponse,
     StopReason,
@@ -52,11 +50,10 @@ class Assembler:
     def response(self, latency_ms: float) -> ModelResponse:
         """Return the assembled response (the stream must have ended)."""
         end = self.end or StreamEnd(TokenUsage(), "other", "")
-        calls = tuple(
-            ToolCall(c.id, c.name, parse_args(c.args_json, self.provider, c.name))
-            for _, c in sorted(self.calls.items())
-        )
         stop: StopReason = end.stop_reason
+        calls = tuple(
+            tool_call(c.id, c.name, c.args_json, stop) for _, c in sorted(self.calls.items())
+        )
         return ModelResponse("".join(self.text), calls, end.usage, stop, end.model, latency_ms)
 
 
@@ -69,22 +66,52 @@ async def collect(stream: AsyncIterator[StreamDelta], provider: str) -> ModelRes
     return assembler.response((time.perf_counter() - started) * 1000)
 
 
-def parse_args(text: str, provider: str, tool: str) -> dict[str, object]:
-    """Parse a tool call's JSON arguments; an empty string means no arguments."""
+_EXCERPT = 200
+"""Characters of malformed arguments quoted back to the model (the log keeps them all)."""
+
+
+def parse_args(text: str, tool: str) -> tuple[dict[str, object], str | None]:
+    """A tool call's JSON arguments, and what is wrong with them (``None``: nothing).
+
+    An empty string means no arguments. Text that is not JSON, or JSON that is not an
+    object, gives no arguments and the reason, for the model to read: a malformed
+    call is the model's mistake to correct, not a failure of the request.
+    """
     if not text.strip():
-        return {}
+        return {}, None
     try:
         args = json.loads(text)
     except json.JSONDecodeError as error:
-        raise ModelRequestError(
-            f"{provider} returned malformed arguments for tool {tool!r}: {error}",
-            provider=provider,
-        ) from None
+        excerpt = text if len(text) <= _EXCERPT else text[:_EXCERPT] + "…"
+        return {}, f"the arguments of {tool!r} are not JSON ({error}): {excerpt}"
     if not isinstance(args, dict):
-        raise ModelRequestError(
-            f"{provider} returned non-object arguments for tool {tool!r}", provider=provider
-        )
-    return args
+        kind = {list: "an array", str: "a string", bool: "a boolean"}.get(type(args), "a number")
+        if args is None:
+            kind = "null"
+        return {}, f"the arguments of {tool!r} are {kind}, not a JSON object"
+    return args, None
+
+
+def tool_call(call_id: str, name: str, text: str, stop: StopReason) -> ToolCall:
+    """The call the model sent as ``text``; malformed (see ``ToolCall``) if it does not parse.
+
+    A reply cut off at its token limit (``stop`` ``max_tokens``) says so, the usual
+    cause of arguments that end too soon.
+    """
+    args, malformed = parse_args(text, name)
+    if malformed is None:
+        return ToolCall(call_id, name, args)
+    if stop == "max_tokens":
+        malformed += " (the reply was cut off at its max_tokens limit: send less in one call)"
+    return ToolCall(call_id, name, {}, malformed=malformed, raw_args=text)
+
+
+def object_call(call_id: str, name: str, args: object) -> ToolCall:
+    """A call whose arguments came already decoded (Anthropic's ``input``, Gemini's ``args``)."""
+    if isinstance(args, dict):
+        return ToolCall(call_id, name, dict(args))
+    text = args if isinstance(args, str) else json.dumps(args)
+    return tool_call(call_id, name, text, "tool_calls")
 
 
 def deltas_of(response: ModelResponse) -> list[StreamDelta]:
@@ -93,6 +120,7 @@ def deltas_of(response: ModelResponse) -> list[StreamDelta]:
     if response.text:
         deltas.append(TextDelta(response.text))
     for index, call in enumerate(response.tool_calls):
-        deltas.append(ToolCallDelta(index, call.id, call.name, json.dumps(call.args)))
+        text = call.raw_args if call.raw_args is not None else json.dumps(call.args)
+        deltas.append(ToolCallDelta(index, call.id, call.name, text))
     deltas.append(StreamEnd(response.usage, response.stop_reason, response.model))
     return deltas

@@ -24,7 +24,10 @@ def responded(
     usage = response.usage
     return ModelResponded(
         text=response.text,
-        tool_calls=[ToolCall(id=c.id, name=c.name, args=c.args) for c in response.tool_calls],
+        tool_calls=[
+            ToolCall(id=c.id, name=c.name, args=c.args, malformed=c.malformed, raw_args=c.raw_args)
+            for c in response.tool_calls
+        ],
         usage=Usage(
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,

@@ -24,12 +24,22 @@ NO_DETAIL = "no detail from the server"
 
 
 def status_error(
-    connection: Connection, status: int, message: str, headers: Mapping[str, str]
+    connection: Connection,
+    status: int,
+    message: str,
+    headers: Mapping[str, str],
+    *,
+    said: bool = True,
 ) -> ModelCallError:
-    """Build the error for an HTTP status answer (the caller raises it)."""
+    """Build the error for an HTTP status answer (the caller raises it).
+
+    ``said``: ``message`` is the provider's own, from its error body (kept as the
+    error's ``complaint``), not words the SDK made up for a body without one.
+    """
     provider = connection.provider
-    said = message.strip() or NO_DETAIL
-    text = redact(f"{provider} answered {status}: {said}", [connection.api_key])
+    words = message.strip() or NO_DETAIL
+    text = redact(f"{provider} answered {status}: {words}", [connection.api_key])
+    complaint = (redact(message, [connection.api_key]).strip() or None) if said else None
     if status == 429:
         return ModelRateLimitedError(
             text, provider=provider, status=status, retry_after=retry_after(headers)
@@ -44,9 +54,13 @@ def status_error(
         return ModelAuthError(f"{text} ({hint})", provider=provider, status=status)
     if status >= 500 or status == 408:
         return ModelUnavailableError(
-            text, provider=provider, status=status, retry_after=retry_after(headers)
+            text,
+            provider=provider,
+            status=status,
+            retry_after=retry_after(headers),
+            complaint=complaint,
         )
-    return ModelRequestError(text, provider=provider, status=status)
+    return ModelRequestError(text, provider=provider, status=status, complaint=complaint)
 
 
 def connection_error(connection: Connection, error: BaseException) -> ModelUnavailableError:
@@ -150,7 +164,8 @@ class SdkFailures:
         if status < 400:
             status = _STATUS_OF_TYPE.get(str(detail.get("type")), 500)
         headers = dict(response.headers) if response is not None else {}
-        raise status_error(self._connection, status, text, headers) from None
+        said = body is not None and bool(text)  # the server's words, not the SDK's stand-in
+        raise status_error(self._connection, status, text, headers, said=said) from None
 
 
 def _detail(body: object) -> dict[str, object]:

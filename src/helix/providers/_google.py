@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ._adapter import ModelAdapter
+from ._assemble import object_call
 from ._failures import connection_error, status_error
 from ._provider import Connection
 from ._sdk import require
@@ -148,7 +149,7 @@ class GoogleAdapter(ModelAdapter):
                 call_id = function.id or f"call_{token}_{first + len(calls)}"
                 if part.thought_signature:
                     self._remember(call_id, part.thought_signature)
-                calls.append(ToolCall(call_id, function.name or "", dict(function.args or {})))
+                calls.append(object_call(call_id, function.name or "", function.args or {}))
             elif part.text and not part.thought:
                 texts.append(part.text)
         reason = candidate.finish_reason
@@ -255,7 +256,10 @@ class GoogleAdapter(ModelAdapter):
             response = getattr(error, "response", None)
             headers = getattr(response, "headers", None) or {}
             message = error.message or str(error)
-            raise status_error(self._connection, error.code or 0, message, dict(headers)) from None
+            said = bool(error.message)
+            raise status_error(
+                self._connection, error.code or 0, message, dict(headers), said=said
+            ) from None
         except _transport_errors() as error:  # refused, reset, timed out
             raise connection_error(self._connection, error) from None
 

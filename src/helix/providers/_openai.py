@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ._adapter import ModelAdapter
-from ._assemble import parse_args
+from ._assemble import tool_call
 from ._failures import SdkFailures
 from ._provider import Connection
 from ._sdk import require
@@ -29,7 +29,6 @@ from ._types import (
     StreamEnd,
     TextDelta,
     TokenUsage,
-    ToolCall,
     ToolCallDelta,
     ToolChoice,
     ToolResult,
@@ -68,12 +67,9 @@ class OpenAIChatAdapter(ModelAdapter):
             completion = await self._client.chat.completions.create(**self._payload(request))
         choice = completion.choices[0]
         message = choice.message
+        stop = _STOP.get(choice.finish_reason, "other")
         calls = tuple(
-            ToolCall(
-                c.id,
-                c.function.name,
-                parse_args(c.function.arguments, self.provider, c.function.name),
-            )
+            tool_call(c.id, c.function.name, c.function.arguments or "", stop)
             for c in message.tool_calls or ()
             if c.type == "function"
         )
@@ -81,7 +77,7 @@ class OpenAIChatAdapter(ModelAdapter):
             text=message.content or "",
             tool_calls=calls,
             usage=_usage(completion.usage),
-            stop_reason=_STOP.get(choice.finish_reason, "other"),
+            stop_reason=stop,
             model=completion.model or self.model,
             latency_ms=(time.perf_counter() - started) * 1000,
         )
@@ -125,6 +121,8 @@ class OpenAIChatAdapter(ModelAdapter):
             messages.append({"role": "system", "content": request.system})
         for message in request.messages:
             if isinstance(message, AssistantMessage):
+                if not message.text and not message.tool_calls:
+                    continue  # the API refuses an assistant turn with neither (an empty reply)
                 entry: dict[str, Any] = {"role": "assistant", "content": self._content(message)}
                 if message.tool_calls:
                     entry["tool_calls"] = [

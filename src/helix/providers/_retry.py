@@ -4,6 +4,12 @@ Only failures that may pass (429, 5xx, timeouts, refused connections) are retrie
 a 400, 401 or 403 fails at once. Each failed attempt is reported to ``on_failure``, which
 is how the run engine records ``model.failed``. A stream is retried only if it failed
 before its first delta: after that, the caller has already seen part of the answer.
+
+A server error that repeats itself word for word is taken for what it most likely is,
+the request's own fault (a schema the server cannot digest, say), not an outage: when
+two attempts in a row fail with the same 5xx status and the same complaint in the error
+body, there is no third (``repeated``). Overload and gateway statuses (502, 503, 504,
+529) say the same words every time while they last, so they are retried as before.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
-from helix.errors import ModelCallError
+from helix.errors import ModelCallError, ModelRequestError
 
 from ._adapter import ModelAdapter
 from ._types import ModelRequest, ModelResponse, StreamDelta
@@ -52,6 +58,31 @@ class ModelFailure:
 FailureHook = Callable[[ModelFailure], Awaitable[None]]
 Sleep = Callable[[float], Awaitable[None]]
 
+PASSING_STATUSES = frozenset({502, 503, 504, 529})
+"""Server errors that say the same words every time and still pass: overload, gateways."""
+
+
+def repeated(previous: ModelCallError | None, error: ModelCallError) -> ModelRequestError | None:
+    """The error to fail with when ``error`` repeats ``previous``'s server complaint, else ``None``.
+
+    Same 5xx status (not one of ``PASSING_STATUSES``), same non-empty complaint from the
+    server's error body: the request itself is most likely what the server cannot take.
+    """
+    status, complaint = error.status, error.complaint
+    if previous is None or status is None or complaint is None:
+        return None
+    if status < 500 or status in PASSING_STATUSES:
+        return None
+    if previous.status != status or previous.complaint != complaint:
+        return None
+    return ModelRequestError(
+        f"{error.provider} answered {status} twice with the same complaint, so the request"
+        f" itself is most likely at fault and was not sent again: {complaint}",
+        provider=error.provider,
+        status=status,
+        complaint=complaint,
+    )
+
 
 class RetryingModel(ModelAdapter):
     """Wraps an adapter with retries; the same interface, the same answers."""
@@ -77,16 +108,19 @@ class RetryingModel(ModelAdapter):
     async def request(self, request: ModelRequest) -> ModelResponse:
         """Send the request, retrying what may pass."""
         attempt = 1
+        previous: ModelCallError | None = None
         while True:
             try:
                 return await self.inner.request(request)
             except ModelCallError as error:
-                await self._after_failure(error, attempt)
+                await self._after_failure(error, attempt, previous)
+                previous = error
             attempt += 1
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta]:
         """Stream the request, retrying what fails before the first delta."""
         attempt = 1
+        previous: ModelCallError | None = None
         while True:
             started = False
             try:
@@ -98,11 +132,18 @@ class RetryingModel(ModelAdapter):
                 if started:
                     await self._report(error, attempt, None)
                     raise
-                await self._after_failure(error, attempt)
+                await self._after_failure(error, attempt, previous)
+                previous = error
             attempt += 1
 
-    async def _after_failure(self, error: ModelCallError, attempt: int) -> None:
-        """Report the failure; wait before the next attempt, or re-raise if there is none."""
+    async def _after_failure(
+        self, error: ModelCallError, attempt: int, previous: ModelCallError | None
+    ) -> None:
+        """Report the failure; wait before the next attempt, or raise if there is none."""
+        same = repeated(previous, error)
+        if same is not None:
+            await self._report(same, attempt, None)
+            raise same from error
         if not error.retryable or attempt >= self.policy.max_attempts:
             await self._report(error, attempt, None)
             raise error

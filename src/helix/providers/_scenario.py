@@ -7,15 +7,18 @@ A scenario file (JSON, YAML or TOML) is a list of steps; each step is one model 
       - text: "Let me look."
         tool_calls: [{name: read_file, args: {path: README.md}}]
       - error: {status: 429, headers: {Retry-After: "1"}}
+      - tool_calls: [{name: write_file, raw_args: '{"path": '}]   # arguments that do not parse
+      - text: ""                                                  # an empty reply
       - text: "Done."
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from helix._util import FileProblem, first_problem, parse_structured, read_structured
 from helix.errors import ScenarioError
@@ -32,6 +35,19 @@ class ScenarioToolCall(_Strict):
     args: dict[str, Any] = Field(default_factory=dict[str, Any])
     id: str | None = None
     """The call's id; made up (``call_<step>_<n>``) when not given."""
+    raw_args: str | None = None
+    """The arguments as text, sent exactly so instead of ``args``: to play a model whose
+    call does not parse (``'{"path": '``, ``'[1, 2]'``)."""
+
+    @model_validator(mode="after")
+    def _one_kind_of_arguments(self) -> ScenarioToolCall:
+        if self.raw_args is not None and self.args:
+            raise ValueError("give args or raw_args, not both")
+        return self
+
+    def arguments_text(self) -> str:
+        """The arguments as the wire carries them: ``raw_args``, else ``args`` as JSON."""
+        return self.raw_args if self.raw_args is not None else json.dumps(self.args)
 
 
 class ScenarioUsage(_Strict):

@@ -9,16 +9,16 @@ would have caused (a 429 step raises ``ModelRateLimitedError``), once each.
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 from helix.errors import ModelRequestError
 
 from ._adapter import ModelAdapter
+from ._assemble import tool_call
 from ._failures import status_error
 from ._provider import Connection
 from ._scenario import Scenario, ScenarioStep, estimate_tokens
-from ._types import AssistantMessage, ModelRequest, ModelResponse, TokenUsage, ToolCall
+from ._types import AssistantMessage, ModelRequest, ModelResponse, TokenUsage
 
 
 class ScriptedModel(ModelAdapter):
@@ -43,7 +43,7 @@ class ScriptedModel(ModelAdapter):
         if step.delay_s:
             await asyncio.sleep(step.delay_s)
         calls = tuple(
-            ToolCall(c.id or f"call_{index}_{n}", c.name, c.args)
+            tool_call(c.id or f"call_{index}_{n}", c.name, c.arguments_text(), "tool_calls")
             for n, c in enumerate(step.tool_calls)
         )
         if step.usage is not None:
@@ -54,7 +54,7 @@ class ScriptedModel(ModelAdapter):
             prompt = "".join(
                 getattr(m, "text", "") or getattr(m, "output", "") for m in request.messages
             )
-            produced = step.text + "".join(json.dumps(c.args) for c in calls)
+            produced = step.text + "".join(c.arguments_text() for c in step.tool_calls)
             usage = TokenUsage(estimate_tokens(prompt), estimate_tokens(produced))
         return ModelResponse(
             text=step.text,

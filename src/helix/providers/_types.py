@@ -17,11 +17,21 @@ class ToolSpec:
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """A call the model asked for, with its arguments parsed."""
+    """A call the model asked for, with its arguments parsed.
+
+    A call whose arguments did not parse (not JSON, or JSON that is not an object) is
+    still a call: ``args`` is empty, ``malformed`` says what is wrong and ``raw_args``
+    keeps the text the model sent. The run tells the model, as it does for arguments
+    its schema refuses (docs/engine.md, "When the model gets it wrong").
+    """
 
     id: str
     name: str
     args: dict[str, Any]
+    malformed: str | None = None
+    """Why the arguments could not be read; ``None``: they were."""
+    raw_args: str | None = None
+    """The arguments' text as the model sent it, for a malformed call only."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ policy: {deny_tools: [http_fetch]}
 prices: {"acme:house-model": {input: 0.5, output: 1.5}}   # USD per million tokens
 placement: {labels: {gpu: "yes"}, resources: {GPU: 1}}  # commands on such a node (a cluster)
 strategy: {kind: tree_of_thoughts, branches: 3, judge: {command: "pytest -q"}}  # docs/strategies.md
+model_errors: {pause_after: 5}   # pause after 5 replies in a row the model got wrong
 mcp:                                    # MCP servers whose tools the run offers (docs/mcp.md)
   - {name: time, command: python3, args: [-m, mcp_server_time], tools: [get_current_time]}
   - {name: tracker, url: "https://mcp.example.com/mcp", headers: {Authorization: TRACKER_AUTH}}
@@ -115,6 +116,19 @@ class ContextSettings(_Strict):
     """What the summary model is asked, after the turns it summarises."""
 
 
+class ModelErrorSettings(_Strict):
+    """How many wrong replies in a row a run takes from its model before it pauses.
+
+    A reply goes wrong when a call's arguments do not parse, it calls a tool the run
+    does not have, its arguments do not fit the tool's schema, or it holds no text and
+    no call; the model is told each time (docs/engine.md, "When the model gets it wrong").
+    """
+
+    pause_after: int | None = Field(default=5, ge=1)
+    """Pause the run (``run.paused``, reason ``model_errors``) once this many replies in a
+    row went wrong; ``helix resume`` goes on and starts the count again. ``None``: never."""
+
+
 class ModelPrice(_Strict):
     """A model's price in USD per million tokens, for models the price list lacks."""
 
@@ -167,6 +181,8 @@ class Blueprint(_Strict):
     strategy: Strategy | None = None
     """How the run reasons: ``chain_of_thought``, ``plan_then_act`` or
     ``tree_of_thoughts`` (docs/strategies.md); ``None``: the plain loop."""
+    model_errors: ModelErrorSettings = Field(default_factory=ModelErrorSettings)
+    """When the model's wrong replies pause the run (after 5 in a row, by default)."""
 
     @field_validator("roles")
     @classmethod

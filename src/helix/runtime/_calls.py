@@ -17,6 +17,7 @@ from helix.errors import InvalidToolArgumentsError
 from helix.gates import BudgetState, GateCall, GateContext
 from helix.kernel.events import (
     GateDecided,
+    MistakeKind,
     NewEvent,
     RunPaused,
     ToolCompleted,
@@ -31,6 +32,7 @@ from helix.tools import ToolDef
 from ._asking import DEADLINE_PASSED, answered_in_time, ask, settled, system_decision
 from ._clock import Clock
 from ._execution import CallExecutor
+from ._mistakes import fault_of, rejected_call
 from ._session import LiveSession, halted
 from ._setup import RunSetup
 
@@ -113,13 +115,13 @@ class CallRunner:
             tool = self._tool(call.name)
             if group and (tool is None or not tool.concurrent):
                 break
-            verdict, gate_events = await self._gate(call, tool, turn)
+            verdict, gate_events, fault = await self._gate(call, tool, turn)
             if verdict != "allow" or tool is None:
                 if group:
                     break  # run the allowed group first; this call is gated again after
                 if verdict == "deny":
                     self.executor.parsed.pop(call.id, None)  # it will never run
-                return self._refusal(call, verdict, gate_events, turn), []
+                return self._refusal(call, verdict, gate_events, turn, fault), []
             batch += gate_events
             batch.append(NewEvent(self._started(call.id, tool), turn=turn))
             group.append((call, tool))
@@ -129,7 +131,8 @@ class CallRunner:
 
     async def _gate(
         self, call: CallRequest, tool: ToolDef | None, turn: int
-    ) -> tuple[str, list[NewEvent]]:
+    ) -> tuple[str, list[NewEvent], MistakeKind | None]:
+        """The pipeline's verdict on ``call``, its events, and the model's mistake in it."""
         setup = self.setup
         budget = self.state.budget
         spent = self.state.spent_usd
@@ -147,12 +150,17 @@ class CallRunner:
             ),
             attended=setup.attended,
         )
-        outcome = await setup.pipeline.evaluate(
-            GateCall(call.id, call.name, call.args, tool, self._parse(call, tool)), context
+        parsed = self._parse(call, tool)
+        gated = GateCall(call.id, call.name, call.args, tool, parsed, call.malformed)
+        outcome = await setup.pipeline.evaluate(gated, context)
+        requested = ToolRequested(
+            call_id=call.id,
+            name=call.name,
+            args=call.args,
+            malformed=call.malformed,
+            raw_args=call.raw_args,
         )
-        events = [
-            NewEvent(ToolRequested(call_id=call.id, name=call.name, args=call.args), "agent", turn)
-        ]
+        events = [NewEvent(requested, "agent", turn)]
         events += [
             NewEvent(
                 GateDecided(call_id=call.id, gate=gate, verdict=d.verdict, reason=d.reason),
@@ -160,12 +168,21 @@ class CallRunner:
             )
             for gate, d in outcome.decisions
         ]
-        return outcome.verdict, events
+        return outcome.verdict, events, fault_of(call, tool, parsed is not None)
 
     def _refusal(
-        self, call: CallRequest, verdict: str, gate_events: list[NewEvent], turn: int
+        self,
+        call: CallRequest,
+        verdict: str,
+        gate_events: list[NewEvent],
+        turn: int,
+        fault: MistakeKind | None = None,
     ) -> list[NewEvent]:
-        """The events that settle a call the gates did not simply allow."""
+        """The events that settle a call the gates did not simply allow.
+
+        A call denied for the model's mistake (``fault``) is followed by its
+        ``model.rejected``, which counts it (runtime/_mistakes.py).
+        """
         if verdict == "deny":
             deny = next(
                 e.payload for e in reversed(gate_events) if isinstance(e.payload, GateDecided)
@@ -173,7 +190,11 @@ class CallRunner:
             assert isinstance(deny, GateDecided)
             reason = f"denied by the {deny.gate} gate: {deny.reason}"
             result = ToolCompleted(call_id=call.id, ok=False, output=reason, duration_ms=0)
-            return [*gate_events, NewEvent(result, turn=turn)]
+            events = [*gate_events, NewEvent(result, turn=turn)]
+            if fault is not None:
+                blueprint = self.setup.blueprint
+                events.append(rejected_call(self.state, blueprint, call, fault, deny.reason, turn))
+            return events
         if not self.setup.attended and not self.setup.auto_approve:
             note = "needs a person's approval, and nobody attends this run"
             refused = ToolCompleted(
@@ -219,8 +240,8 @@ class CallRunner:
         Validated once: the arguments gate rules on the result, and the tool runs with
         it. Invalid arguments are left to that gate, which says what is wrong.
         """
-        if tool is None:
-            return None
+        if tool is None or call.malformed is not None:
+            return None  # a malformed call's empty arguments are not what the model meant
         try:
             parsed = tool.validate(call.args)
         except InvalidToolArgumentsError:

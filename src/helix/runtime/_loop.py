@@ -42,6 +42,7 @@ from helix.providers import (
 from ._calls import CallRunner, elapsed_s
 from ._clock import scheduling_point
 from ._context import Compactor
+from ._mistakes import mistakes_pause, rejected_reply
 from ._request import RequestBuilder, planning, projected_cost, tool_specs
 from ._roles import RoleModels
 from ._session import LiveSession, halted
@@ -210,6 +211,8 @@ class RunLoop:
             replies = [m.text for m in state.messages if m.role == "assistant"]
             summary = RunCompleted(summary=replies[-1] if replies else "")
             await session.append([*before, NewEvent(summary, turn=state.turn)])
+        elif (paused := mistakes_pause(state, self.setup.blueprint)) is not None:
+            await session.append([*before, NewEvent(paused, turn=state.turn)])
         elif (reason := self._limit_reached(state)) is not None:
             await session.append([*before, NewEvent(RunPaused(reason=reason), turn=state.turn)])
         elif before and self._stops_between_turns:
@@ -304,7 +307,9 @@ class RunLoop:
         said = responded_event(response, cost, role=role, answered_by=answered)
         reply = NewEvent(said, actor="agent", turn=turn)
         # The first calls' gates and start go in the reply's append: one commit, not two.
-        asked = [CallRequest(c.id, c.name, c.args) for c in response.tool_calls]
+        asked = [
+            CallRequest(c.id, c.name, c.args, c.malformed, c.raw_args) for c in response.tool_calls
+        ]
         first, group = await calls.plan(asked, turn) if asked else ([], [])
         if first and await session.append([reply, *first], unless=halted):
             if len(group) == len(asked):  # the turn's last calls: record them with its end
@@ -312,7 +317,10 @@ class RunLoop:
             elif group:
                 await calls.run_started(group, turn)
             return
-        await session.append([reply])
+        # An empty reply is the model's mistake: it is told, and the run goes on.
+        await session.append(
+            [reply, *rejected_reply(session.state, self.setup.blueprint, response, turn)]
+        )
 
     def _role(self, state: SessionState) -> str:
         """The role of the next turn's call: ``planner`` for a plan's first, else the run's."""

@@ -154,7 +154,10 @@ async def replay_policy(
             data = event.data
             calls.add(_Call(
                 event.seq, event.turn, event.run_id, data["call_id"], data["name"], data["args"],
-                await judge.decide(data["call_id"], data["name"], data["args"], state, event.ts),
+                await judge.decide(
+                    data["call_id"], data["name"], data["args"], state, event.ts,
+                    malformed=data.get("malformed"),
+                ),
                 data["name"] in tools,
             ))  # fmt: skip
         else:
@@ -222,9 +225,20 @@ class _Judge:
         )
 
     async def decide(
-        self, call_id: str, name: str, args: dict[str, Any], state: SessionState, ts: str
+        self,
+        call_id: str,
+        name: str,
+        args: dict[str, Any],
+        state: SessionState,
+        ts: str,
+        *,
+        malformed: str | None = None,
     ) -> tuple[Verdict, str | None, str]:
-        """The candidate's verdict on one call, the gate that ruled, and why."""
+        """The candidate's verdict on one call, the gate that ruled, and why.
+
+        ``malformed``: why the call's arguments did not parse (its ``tool.requested``
+        says so), which the arguments gate denies under any policy.
+        """
         tool = self.tools.get(name) if name in self.tools else None
         caps = self.candidate.budget
         budget = state.budget
@@ -245,7 +259,7 @@ class _Judge:
                 elapsed_s=max(0.0, elapsed),
             ),
         )
-        call = GateCall(call_id=call_id, name=name, args=args, tool=tool)
+        call = GateCall(call_id=call_id, name=name, args=args, tool=tool, malformed=malformed)
         outcome = await self.pipeline.evaluate(call, context)
         ruling = [(gate, d) for gate, d in outcome.decisions if d.verdict == outcome.verdict]
         gate = ruling[0][0] if outcome.verdict != "allow" and ruling else None

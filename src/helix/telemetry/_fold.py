@@ -173,6 +173,12 @@ class SpanFold:
         if kind == "turn.ended" and run.turn is not None:
             turn, run.turn = run.turn, None
             return [turn.end(event.ts)]
+        if kind == "model.rejected":  # the model's mistake, told to it: on its turn
+            # Its detail may quote the call's arguments: kept off unless reasons are on.
+            detail = clip(redact(data["detail"])) if self.gate_reasons else None
+            attrs = {"helix.reason": data["reason"], "helix.mistakes": data["mistakes"]}
+            (run.turn or run.span).event(kind, event.ts, {**attrs, "helix.detail": detail})
+            return []
         if kind == "model.requested":
             run.model = self._chat(run, event, data["provider"], data["model"])
             return []

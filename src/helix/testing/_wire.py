@@ -19,7 +19,8 @@ class Reply:
 
     model: str
     text: str
-    calls: list[tuple[str, str, dict[str, Any]]]
+    calls: list[tuple[str, str, str]]
+    """``(id, name, arguments)``: the arguments as JSON text, or a step's ``raw_args``."""
     input_tokens: int
     output_tokens: int
     cached_tokens: int | None
@@ -27,13 +28,16 @@ class Reply:
 
 def resolve(step: ScenarioStep, index: int, model: str, request_body: bytes) -> Reply:
     """Turn a step into the reply to one request."""
-    calls = [(c.id or f"call_{index}_{n}", c.name, c.args) for n, c in enumerate(step.tool_calls)]
+    calls = [
+        (c.id or f"call_{index}_{n}", c.name, c.arguments_text())
+        for n, c in enumerate(step.tool_calls)
+    ]
     if step.usage is not None:
         usage = step.usage
         return Reply(
             model, step.text, calls, usage.input_tokens, usage.output_tokens, usage.cached_tokens
         )
-    produced = step.text + "".join(json.dumps(args) for _, _, args in calls)
+    produced = step.text + "".join(args for _, _, args in calls)
     return Reply(
         model,
         step.text,
@@ -42,6 +46,14 @@ def resolve(step: ScenarioStep, index: int, model: str, request_body: bytes) -> 
         estimate_tokens(produced),
         None,
     )
+
+
+def _decoded(text: str) -> Any:
+    """Arguments for a dialect that sends them as JSON values: decoded, else the text."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
 
 
 def _pieces(text: str, size: int = 8) -> list[str]:
@@ -76,7 +88,7 @@ def openai_body(reply: Reply) -> dict[str, Any]:
             {
                 "id": cid,
                 "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args)},
+                "function": {"name": name, "arguments": args},
             }
             for cid, name, args in reply.calls
         ]
@@ -117,7 +129,7 @@ def openai_stream(reply: Reply, include_usage: bool) -> list[bytes]:
         start = {"index": index, "id": cid, "type": "function",
                  "function": {"name": name, "arguments": ""}}  # fmt: skip
         out.append(chunk({"tool_calls": [start]}))
-        for piece in _pieces(json.dumps(args)):
+        for piece in _pieces(args):
             fragment = {"index": index, "function": {"arguments": piece}}
             out.append(chunk({"tool_calls": [fragment]}))
     out.append(chunk({}, "tool_calls" if reply.calls else "stop"))
@@ -164,7 +176,7 @@ def anthropic_body(reply: Reply) -> dict[str, Any]:
     if reply.text:
         content.append({"type": "text", "text": reply.text})
     content += [
-        {"type": "tool_use", "id": cid, "name": name, "input": args}
+        {"type": "tool_use", "id": cid, "name": name, "input": _decoded(args)}
         for cid, name, args in reply.calls
     ]
     return {
@@ -200,7 +212,7 @@ def anthropic_stream(reply: Reply) -> list[bytes]:
         use = {"type": "tool_use", "id": cid, "name": name, "input": {}}
         block = {"type": "content_block_start", "index": at, "content_block": use}
         out.append(sse(block, "content_block_start"))
-        for piece in _pieces(json.dumps(args)):
+        for piece in _pieces(args):
             delta = {"type": "content_block_delta", "index": at,
                      "delta": {"type": "input_json_delta", "partial_json": piece}}  # fmt: skip
             out.append(sse(delta, "content_block_delta"))
@@ -255,7 +267,7 @@ def gemini_body(reply: Reply, text: str | None = None, calls: bool = True) -> di
         parts.append({"text": shown})
     if calls:
         parts += [
-            {"functionCall": {"id": cid, "name": name, "args": args}}
+            {"functionCall": {"id": cid, "name": name, "args": _decoded(args)}}
             for cid, name, args in reply.calls
         ]
     return {

@@ -54,7 +54,10 @@ _EVERY_FIELD = {
         Message("assistant", "ok", tool_calls=(CallRequest("c1", "read", {"p": [1, 2.5]}),)),
         Message("tool", "out", call_id="c1", ok=False, name="read"),
     ],
-    "pending_calls": {"c2": CallRequest("c2", "write", {"n": None, "x": {"y": True}})},
+    "pending_calls": {
+        "c2": CallRequest("c2", "write", {"n": None, "x": {"y": True}}),
+        "c11": CallRequest("c11", "write", {}, malformed="not JSON", raw_args='{"p": '),
+    },
     "running_calls": {"c3", "c4"},
     "interrupted_calls": {"c5"},
     "pending_approvals": {
@@ -85,6 +88,9 @@ _EVERY_FIELD = {
     "over_cap": "tokens",
     "turn_has_reply": True,
     "last_reply_had_calls": False,
+    "mistakes": 3,
+    "mistake_turn": 4,
+    "last_mistake": "unknown tool 'wrtie'",
     "approval_calls": {"c2": "r1"},
     "approved_calls": {"c7"},
     "denied_calls": {"c8": "denied by ann"},

@@ -10,7 +10,7 @@ from helix.gates._gate import Decision, GateCall, GateContext
 
 
 class ArgumentsGate:
-    """Refuses calls of unknown tools and arguments the tool's schema rejects.
+    """Refuses unknown tools, arguments that did not parse, arguments the schema rejects.
 
     The reason goes back to the model, so it says what exists or what is wrong.
     """
@@ -25,6 +25,8 @@ class ArgumentsGate:
         """Decide on ``call``."""
         if call.tool is None:
             return Decision("deny", self._unknown(call.name, ctx))
+        if call.malformed is not None:
+            return Decision("deny", f"malformed arguments: {call.malformed}")
         if call.parsed is not None:
             return Decision("allow", "arguments match the tool's schema")
         try:

@@ -43,7 +43,9 @@ from ._memory import MemoryArtifactSaved as MemoryArtifactSaved
 from ._memory import MemoryRecalled as MemoryRecalled
 from ._memory import MemoryRemembered as MemoryRemembered
 from ._memory import MemoryScope as MemoryScope
+from ._model import MistakeKind as MistakeKind
 from ._model import ModelFailed as ModelFailed
+from ._model import ModelRejected as ModelRejected
 from ._model import ModelRequested as ModelRequested
 from ._model import ModelResponded as ModelResponded
 from ._model import ToolCall as ToolCall
@@ -142,7 +144,9 @@ __all__ = [
     "MemoryRecalled",
     "MemoryRemembered",
     "MemoryScope",
+    "MistakeKind",
     "ModelFailed",
+    "ModelRejected",
     "ModelRequested",
     "ModelResponded",
     "NewEvent",

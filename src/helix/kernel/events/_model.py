@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -17,6 +17,12 @@ class ToolCall(BaseModel):
     id: str
     name: str
     args: dict[str, JsonValue]
+    malformed: str | None = None
+    """Why the arguments could not be read (not JSON, or not an object), Helix's
+    addition: ``args`` is then empty and ``raw_args`` holds the text the model sent;
+    ``None`` (and absent, in older logs): they were read."""
+    raw_args: str | None = None
+    """The arguments' text as the model sent it, for a malformed call only."""
 
 
 class Usage(BaseModel):
@@ -73,3 +79,34 @@ class ModelFailed(Payload):
     attempt: int = Field(ge=1)
     retry_in_s: float | None = Field(ge=0)
     """Seconds until the next attempt, or ``None`` when no retry follows."""
+
+
+MistakeKind = Literal["malformed_arguments", "unknown_tool", "invalid_arguments", "empty_reply"]
+"""What went wrong in a model's reply: a call whose arguments do not parse, a call of a
+tool the run does not have, arguments the tool's schema refuses, or a reply with no
+text and no call."""
+
+
+class ModelRejected(Payload):
+    """A model's reply went wrong, and the model is told so (Helix's addition).
+
+    One per call rejected for the model's mistake (after its ``tool.completed``, whose
+    output is what the model reads), or one for a reply that is wrong as a whole (an
+    empty one: after its ``model.responded``), in which case ``message`` is what the
+    model is told, as a user message, on its next call. ``mistakes`` counts the
+    consecutive replies that went wrong, this one included; at ``limit`` the run
+    pauses between turns (``run.paused``, reason ``model_errors``).
+    """
+
+    TYPE: ClassVar[str] = "model.rejected"
+
+    reason: MistakeKind
+    detail: str
+    """What was wrong, in words (the gate's reason for a call)."""
+    call_id: str | None = None
+    """The call rejected; ``None``: the reply as a whole."""
+    message: str | None = None
+    """For a reply rejected as a whole: what the model is told on its next call."""
+    mistakes: int = Field(ge=1)
+    limit: int | None = Field(default=None, ge=1)
+    """The blueprint's ``model_errors.pause_after``; ``None``: the run never pauses for it."""

@@ -125,7 +125,10 @@ class RunPaused(Payload):
     TYPE: ClassVar[str] = "run.paused"
 
     reason: str
-    """Why: ``user``, ``budget``, ``supervisor``, …"""
+    """Why: ``user``, ``budget``, ``supervisor``, ``model_errors``, …"""
+    detail: str | None = None
+    """More on why, in words (Helix's addition): for ``model_errors``, how many replies
+    in a row went wrong and the last mistake; ``None`` for most reasons."""
 
 
 class RunCompleted(Payload):

@@ -18,6 +18,11 @@ class ToolRequested(Payload):
     call_id: str
     name: str
     args: dict[str, JsonValue]
+    malformed: str | None = None
+    """Why the call's arguments could not be read (Helix's addition; ``args`` is then
+    empty): the arguments gate denies such a call, and the model reads why."""
+    raw_args: str | None = None
+    """The arguments' text as the model sent it, for a malformed call only."""
 
 
 class ToolStarted(Payload):

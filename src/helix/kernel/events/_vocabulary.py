@@ -33,7 +33,7 @@ from ._mcp import (
     McpToolsChanged,
 )
 from ._memory import MEMORY_PAYLOADS
-from ._model import ModelFailed, ModelRequested, ModelResponded
+from ._model import ModelFailed, ModelRejected, ModelRequested, ModelResponded
 from ._payload import Payload
 from ._plugin import PluginFailed, PluginLoaded, PluginReloaded
 from ._registry import EventRegistry
@@ -75,6 +75,7 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
     ModelRequested,
     ModelResponded,
     ModelFailed,
+    ModelRejected,
     ToolRequested,
     GateDecided,
     ApprovalRequested,

@@ -13,6 +13,7 @@ from helix.errors import ForkError
 from helix.kernel.events import STATUS_AFTER, Budget, Event, ForkPoint
 from helix.kernel.log import EventStore
 
+from ._mistakes import forget, model_rejected, turn_ended
 from ._snapshot import load_snapshot, save_snapshot
 from ._state import (
     CallRequest,
@@ -158,6 +159,7 @@ def _run_forked(state: SessionState, event: Event, data: dict[str, Any]) -> None
     if data.get("budget") is not None:
         state.budget = Budget.model_validate(data["budget"])
     state.summary = state.error = None
+    forget(state)  # a fork (another model, another message) starts its own count
 
 
 def _run_paused(state: SessionState, event: Event, data: dict[str, Any]) -> None:
@@ -170,6 +172,8 @@ def _budget_exceeded(state: SessionState, event: Event, data: dict[str, Any]) ->
 
 
 def _run_resumed(state: SessionState, event: Event, data: dict[str, Any]) -> None:
+    if state.pause_reason is not None:  # a person let a paused run go on: mistakes forgiven
+        forget(state)
     state.pause_reason = None
     state.over_budget = state.over_cap = None
     if data.get("budget") is not None:
@@ -194,6 +198,7 @@ def _turn_started(state: SessionState, event: Event, data: dict[str, Any]) -> No
 def _turn_ended(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     state.in_turn = False
     state.turn_message_ends[data["turn"]] = len(state.messages)
+    turn_ended(state, data["turn"])
 
 
 def _model_requested(state: SessionState, event: Event, data: dict[str, Any]) -> None:
@@ -207,7 +212,10 @@ def _model_requested(state: SessionState, event: Event, data: dict[str, Any]) ->
 
 def _model_responded(state: SessionState, event: Event, data: dict[str, Any]) -> None:
     state.awaiting_model = False
-    calls = tuple(CallRequest(c["id"], c["name"], c["args"]) for c in data["tool_calls"])
+    calls = tuple(
+        CallRequest(c["id"], c["name"], c["args"], c.get("malformed"), c.get("raw_args"))
+        for c in data["tool_calls"]
+    )
     state.last_reply_had_calls = bool(calls)
     state.turn_has_reply = True
     state.messages.append(Message("assistant", data["text"], tool_calls=calls))
@@ -419,6 +427,7 @@ _HANDLERS: dict[str, _Handler] = {
     "model.requested": _model_requested,
     "model.responded": _model_responded,
     "model.failed": _model_failed,
+    "model.rejected": model_rejected,
     "mcp.sampled": _mcp_sampled,
     "context.compacted": _context_compacted,
     "tool.started": _tool_started,

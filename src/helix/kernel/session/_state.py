@@ -16,6 +16,10 @@ class CallRequest:
     id: str
     name: str
     args: dict[str, Any]
+    malformed: str | None = None
+    """Why its arguments could not be read (``args`` is then empty); ``None``: they were."""
+    raw_args: str | None = None
+    """The arguments' text as the model sent it, for a malformed call only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +213,15 @@ class SessionState:
     turn_has_reply: bool = False
     """Whether the current turn's model call has been answered."""
     last_reply_had_calls: bool | None = None
-    """Whether the last model reply asked for tools (``None`` before any reply)."""
+    """Whether the last model reply asked for tools (``None`` before any reply, and after
+    a reply rejected as a whole: it neither asked for tools nor ends the run)."""
+    mistakes: int = 0
+    """Consecutive model replies that went wrong (``model.rejected``), the latest one
+    included; a turn that ends with none, and a resume after a pause, start it again."""
+    mistake_turn: int | None = None
+    """The turn of the latest ``model.rejected``, while ``mistakes`` counts."""
+    last_mistake: str | None = None
+    """The latest rejection's ``detail``, while ``mistakes`` counts."""
     approval_calls: dict[str, str] = field(default_factory=dict[str, str])
     """call id → approval request id, for calls that asked."""
     approved_calls: set[str] = field(default_factory=set[str])

@@ -1,5 +1,6 @@
 // The raw event log of a run, one row per event, oldest first (for debugging a run).
 import { budgetWords, h, money } from "./lib.js";
+import { rejectedWords } from "./transcript.js";
 
 function describe(event) {
   const d = event.data || {};
@@ -7,11 +8,13 @@ function describe(event) {
     case "run.created": return [`Objective: ${d.objective}`, `Model: ${d.model}`];
     case "model.requested": return [`${d.role || "main"} · ${d.provider}:${d.model}`];
     case "model.responded": return [d.text || "", ...(d.tool_calls || []).map(
-      (c) => `→ ${c.name}(${JSON.stringify(c.args)})`),
+      (c) => `→ ${c.name}(${c.raw_args != null ? c.raw_args : JSON.stringify(c.args)})`),
       `${d.role || "main"}${d.provider ? ` · ${d.provider}:${d.model}` : ""} · ${money(d.cost_usd)} · ${Math.round(d.latency_ms)} ms`];
     case "context.compacted": return [`turns 1–${d.upto_turn} summarised by ${d.role} · ${d.provider}:${d.model}`,
       d.summary, money(d.cost_usd)];
-    case "tool.requested": return [`${d.name} ${JSON.stringify(d.args)}`];
+    case "tool.requested": return d.raw_args != null
+      ? [`${d.name} ${d.raw_args}`, `malformed: ${d.malformed}`] : [`${d.name} ${JSON.stringify(d.args)}`];
+    case "model.rejected": return [rejectedWords(d)];
     case "gate.decided": return [`${d.gate}: ${d.verdict} — ${d.reason || ""}`];
     case "tool.completed": return [`${d.ok ? "ok" : "failed"} · ${Math.round(d.duration_ms)} ms`, d.output || ""];
     case "approval.requested": return d.question ? [`${d.question.source} asks:`, d.question.message]
@@ -24,7 +27,7 @@ function describe(event) {
     case "steer.received": return [d.message];
     case "run.completed": return [d.summary || ""];
     case "run.failed": return [d.error];
-    case "run.paused": return [`reason: ${d.reason}`];
+    case "run.paused": return [`reason: ${d.reason}`, d.detail || ""];
     case "run.cancelled": return [`by ${d.by}`];
     case "run.resumed": return [d.by ? `by ${d.by}` : "after a restart"];
     case "model.failed": return [`attempt ${d.attempt}: ${d.error}` + (d.retry_in_s != null ? `; again in ${d.retry_in_s}s` : "")];

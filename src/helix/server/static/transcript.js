@@ -24,10 +24,22 @@ function budgetWords(d) {
   return `${d.scope === "run" ? "the run's own cap" : `${d.scope}'s ${d.period} budget`}: ${amount}`;
 }
 
+// What a model.rejected says: what went wrong, that the model was told, and the count.
+const WENT_WRONG = {
+  malformed_arguments: "the model's reply was malformed",
+  unknown_tool: "the model called a tool the run does not have",
+  invalid_arguments: "the model's arguments do not fit the tool",
+  empty_reply: "the model's reply was empty",
+};
+export function rejectedWords(d) {
+  const count = d.limit ? `${d.mistakes} of ${d.limit}` : `${d.mistakes} in a row`;
+  return `${WENT_WRONG[d.reason] || "the model's reply went wrong"}: ${d.detail} (told the model; ${count})`;
+}
+
 // How each run-level event reads; types not here make no block.
 const NOTES = {
   "run.resumed": (d) => ["resumed", d.by ? `resumed by ${d.by}` : "resumed after a restart", "info"],
-  "run.paused": (d) => ["paused", `paused (${d.reason})`, "warn"],
+  "run.paused": (d) => ["paused", d.detail ? `paused (${d.reason}: ${d.detail})` : `paused (${d.reason})`, "warn"],
   "run.completed": (d) => ["completed", String(d.summary || ""), "good"],
   "run.failed": (d) => ["failed", String(d.error), "bad"],
   "run.cancelled": (d) => ["cancelled", `cancelled by ${d.by}`, "bad"],
@@ -103,6 +115,12 @@ export function summarizeArgs(args, width = 100) {
     return entries.length === 1 ? text : `${key}=${text}`;
   });
   const line = parts.join(" ");
+  return line.length <= width ? line : `${line.slice(0, width - 1)}…`;
+}
+
+// A malformed call's text as the model sent it, on one line.
+function oneLine(text, width = 100) {
+  const line = text.split(/\s+/).join(" ").trim();
   return line.length <= width ? line : `${line.slice(0, width - 1)}…`;
 }
 
@@ -191,6 +209,9 @@ export class Transcript {
       return this.append({ kind: "note", type, label: "model", tone: "warn", turn,
         text: `the model call failed (attempt ${d.attempt}): ${d.error}${again}` });
     }
+    if (type === "model.rejected") {
+      return this.append({ kind: "note", type, label: "rejected", tone: "warn", turn, text: rejectedWords(d) });
+    }
     const text = String(d.text || "");
     return text.trim() ? this.append({ kind: "said", who: "agent", turn, text }) : null;
   }
@@ -198,7 +219,7 @@ export class Transcript {
   callEvent(type, turn, d) {
     if (type === "tool.requested") {
       const call = { kind: "call", callId: d.call_id, turn, name: d.name, args: d.args || {},
-        summary: summarizeArgs(d.args), verdict: null, gates: [], reasons: [], requestId: null,
+        summary: d.raw_args != null ? oneLine(String(d.raw_args)) : summarizeArgs(d.args), verdict: null, gates: [], reasons: [], requestId: null,
         decision: null, decidedBy: null, auto: false, state: "requested", output: "",
         exitCode: null, files: [], sandbox: null, node: null, durationMs: null, egress: "", childRunId: null,
         question: null, asked: [] };

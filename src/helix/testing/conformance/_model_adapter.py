@@ -13,7 +13,12 @@ from typing import Any
 
 import pytest
 
-from helix.errors import ModelAuthError, ModelRateLimitedError, ModelUnavailableError
+from helix.errors import (
+    ModelAuthError,
+    ModelRateLimitedError,
+    ModelRequestError,
+    ModelUnavailableError,
+)
 from helix.providers import (
     LOCAL_KEY,
     AssistantMessage,
@@ -77,6 +82,10 @@ class _Sleeps:
 
 class ModelAdapterConformance:
     """What every adapter does the same way. Subclass and provide ``make_adapter``."""
+
+    arguments_as_text: bool = True
+    """The dialect carries a call's arguments as text, which may not parse (Gemini's are
+    structured values, which cannot be malformed: it sets this to ``False``)."""
 
     @pytest.fixture
     def server(self) -> Iterator[MockModelServer]:
@@ -154,6 +163,50 @@ class ModelAdapterConformance:
         (sent,) = server.requests
         self.check_payload(sent.body, request)
 
+    async def test_malformed_arguments_are_a_call_that_says_so(
+        self, make_adapter: MakeAdapter, server: MockModelServer
+    ) -> None:
+        if not self.arguments_as_text:
+            pytest.skip("this dialect's arguments are structured values, never malformed")
+        step = {
+            "text": "Reading.",
+            "tool_calls": [
+                {"name": "read_file", "raw_args": '{"path": ', "id": "c1"},
+                {"name": "read_file", "raw_args": "[1, 2]", "id": "c2"},
+                {"name": "read_file", "args": {"path": "a.txt"}, "id": "c3"},
+            ],
+        }
+        server.play(Scenario.of(step, step))
+        adapter = make_adapter(server.url, KEY)
+        try:
+            whole = await adapter.request(simple_request())
+            streamed = await collect(adapter.stream(simple_request()), adapter.provider)
+        finally:
+            await adapter.aclose()
+        for response in (whole, streamed):
+            cut, listed, fine = response.tool_calls
+            assert (cut.args, cut.raw_args) == ({}, '{"path": ')
+            assert cut.malformed is not None
+            assert "'read_file' are not JSON" in cut.malformed
+            assert listed.args == {}
+            assert (
+                listed.malformed == "the arguments of 'read_file' are an array, not a JSON object"
+            )
+            assert (fine.args, fine.malformed, fine.raw_args) == ({"path": "a.txt"}, None, None)
+
+    async def test_an_empty_reply_is_a_reply(
+        self, make_adapter: MakeAdapter, server: MockModelServer
+    ) -> None:
+        server.play(Scenario.of({"text": ""}, {"text": ""}))
+        adapter = make_adapter(server.url, KEY)
+        try:
+            whole = await adapter.request(simple_request())
+            streamed = await collect(adapter.stream(simple_request()), adapter.provider)
+        finally:
+            await adapter.aclose()
+        for response in (whole, streamed):
+            assert (response.text, response.tool_calls) == ("", ())
+
     # -- streaming --------------------------------------------------------------------
 
     async def test_streaming_assembles_the_same_response(
@@ -218,7 +271,7 @@ class ModelAdapterConformance:
     async def test_server_errors_exhaust_retries(
         self, make_adapter: MakeAdapter, server: MockModelServer
     ) -> None:
-        server.play(Scenario.of({"error": {"status": 500, "message": "boom"}}, repeat=True))
+        server.play(Scenario.of({"error": {"status": 503, "message": "overloaded"}}, repeat=True))
         sleeps, failures = _Sleeps(), list[ModelFailure]()
 
         async def record(failure: ModelFailure) -> None:
@@ -229,13 +282,53 @@ class ModelAdapterConformance:
             make_adapter(server.url, KEY), policy, on_failure=record, sleep=sleeps
         )
         try:
-            with pytest.raises(ModelUnavailableError, match="500"):
+            with pytest.raises(ModelUnavailableError, match="503"):
                 await model.request(simple_request())
         finally:
             await model.aclose()
         assert len(server.requests) == 3
         assert sleeps.delays == [0.1, 0.2]
         assert [f.retry_in_s for f in failures] == [0.1, 0.2, None]
+
+    async def test_the_same_server_complaint_twice_is_not_sent_a_third_time(
+        self, make_adapter: MakeAdapter, server: MockModelServer
+    ) -> None:
+        said = "Invalid schema for function 'read_file': 'path' is not of type 'object'"
+        server.play(Scenario.of({"error": {"status": 500, "message": said}}, repeat=True))
+        sleeps, failures = _Sleeps(), list[ModelFailure]()
+
+        async def record(failure: ModelFailure) -> None:
+            failures.append(failure)
+
+        policy = RetryPolicy(max_attempts=4, base_delay_s=0.1, jitter=0)
+        model = RetryingModel(
+            make_adapter(server.url, KEY), policy, on_failure=record, sleep=sleeps
+        )
+        try:
+            with pytest.raises(ModelRequestError, match="500 twice") as caught:
+                await model.request(simple_request())
+        finally:
+            await model.aclose()
+        assert len(server.requests) == 2
+        assert sleeps.delays == [0.1]
+        assert [(f.attempt, f.retry_in_s) for f in failures] == [(1, 0.1), (2, None)]
+        assert str(caught.value).endswith(said)
+        assert failures[-1].error is caught.value
+
+    async def test_different_server_complaints_are_retried(
+        self, make_adapter: MakeAdapter, server: MockModelServer
+    ) -> None:
+        errors = [{"error": {"status": 500, "message": f"hiccup {n}"}} for n in range(2)]
+        server.play(Scenario.of(*errors, {"text": "Fine now."}))
+        model = RetryingModel(
+            make_adapter(server.url, KEY), RetryPolicy(base_delay_s=0.1, jitter=0), sleep=_Sleeps()
+        )
+        try:
+            response = await model.request(simple_request())
+        finally:
+            await model.aclose()
+        assert response.text == "Fine now."
+        assert len(server.requests) == 3
 
     async def test_bad_key_fails_fast_naming_the_variable(
         self, make_adapter: MakeAdapter, server: MockModelServer
