@@ -131,3 +131,17 @@ def test_logs_show_a_failed_tool_calls_reason(helix: Helix) -> None:
     (completed,) = [line for line in lines if " tool.completed " in line]
     assert " error: " in completed
     assert "missing.txt" in completed.split(" error: ", 1)[1]
+
+
+def test_a_run_paused_by_its_models_mistakes_says_what_went_wrong(helix: Helix) -> None:
+    helix.play({"text": ""}, {"text": ""}, {"text": "Back on track."})
+    blueprint = helix.tmp / "strict.yaml"
+    blueprint.write_text("model_errors: {pause_after: 2}\n")
+    code, out, err = _run(helix, "--blueprint", str(blueprint))
+    assert code == 5, err
+    run_id = helix.show("last")["id"]
+    assert "paused: the model's last 2 replies in a row went wrong" in out
+    assert f"resume it: helix resume {run_id}\n" in out
+    resumed = helix("resume", run_id)
+    assert resumed.returncode == 0, resumed.stderr
+    assert types(helix.logs(run_id))[-1] == "run.completed"

@@ -69,11 +69,15 @@ def test_helix_models_lists_the_servers_model(tmp_path: Path, llama: LlamaServer
     assert f"llamacpp:{ALIAS}" in result.stdout
 
 
-def test_a_plain_run_completes_with_usage_and_no_cost(tmp_path: Path, llama: LlamaServer) -> None:
+def test_a_plain_run_completes_with_usage_and_no_cost(
+    tmp_path: Path, steered: tuple[Steering, str]
+) -> None:
+    steering, url = steered
+    steering.choices = ["none"]  # left to itself, the tiny model often says nothing
     world = _world(tmp_path)
     result = _helix(
-        tmp_path / "home", llama.url,
-        "run", "Say hello in three words.", "--model", MODEL, "--dir", str(world), "--json",
+        tmp_path / "home", url,
+        "run", "Say what you see.", "--model", MODEL, "--dir", str(world), "--json",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     events = _events(result)
@@ -82,6 +86,8 @@ def test_a_plain_run_completes_with_usage_and_no_cost(tmp_path: Path, llama: Lla
     assert answer["data"]["usage"]["output_tokens"] > 0
     assert answer["data"]["cost_usd"] == 0
     assert events[-1]["type"] == "run.completed"
+    assert events[-1]["data"]["summary"].startswith("I found ")
+    assert steering.sent[0]["tool_choice"] == "auto"  # the run's tools were offered
 
 
 def _blueprint(tmp_path: Path) -> Path:

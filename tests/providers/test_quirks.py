@@ -93,19 +93,22 @@ async def test_llamacpp_never_gets_null_content_over_a_whole_history() -> None:
             UserMessage("go"),
             AssistantMessage("", (CALL,)),
             ToolResult("call_1", "read_file", "x"),
-            AssistantMessage(""),  # an empty reply a steering message followed
+            AssistantMessage(""),  # an empty reply the run told the model about
             UserMessage("go on"),
         ),
         tools=(READ_FILE,),
     )
     body = await sent_body("llamacpp:m", request)
-    assert [m.get("content") for m in body["messages"]] == ["go", "", "x", "", "go on"]
+    assert [m.get("content") for m in body["messages"]] == ["go", "", "x", "go on"]
 
 
-async def test_an_empty_reply_without_calls_is_sent_as_empty_text_to_openai_too() -> None:
+async def test_an_empty_reply_without_calls_is_left_out_of_the_request() -> None:
     request = ModelRequest(messages=(UserMessage("go"), AssistantMessage(""), UserMessage("on")))
     body = await sent_body("openai:m", request)
-    assert body["messages"][1] == {"role": "assistant", "content": ""}
+    assert body["messages"] == [
+        {"role": "user", "content": "go"},
+        {"role": "user", "content": "on"},
+    ]
     assert "tool_choice" not in body
     assert "tools" not in body
 

@@ -30,6 +30,7 @@ async def pause_lines(api: HelixApi, run_id: str) -> list[str]:
     state = replay(kernel)
     exceeded: dict[str, Any] | None = None
     by = "someone"
+    detail: str | None = None
     for event in kernel:
         if event.type == "budget.exceeded":
             exceeded = event.data
@@ -37,7 +38,8 @@ async def pause_lines(api: HelixApi, run_id: str) -> list[str]:
             exceeded = None
         elif event.type == "run.paused":
             by = event.actor
-    why, flags = _why(state, exceeded, by)
+            detail = event.data.get("detail") or None
+    why, flags = _why(state, exceeded, by, detail)
     if why is None:  # a budget elsewhere: raised there, then the run goes on as it is
         return [
             f"paused: it reached a budget: {_budget(exceeded)}",
@@ -49,9 +51,13 @@ async def pause_lines(api: HelixApi, run_id: str) -> list[str]:
     return [*lines, f"resume it: helix resume {run_id}{flags}"]
 
 
-def _why(state: SessionState, exceeded: dict[str, Any] | None, by: str) -> tuple[str | None, str]:
+def _why(
+    state: SessionState, exceeded: dict[str, Any] | None, by: str, detail: str | None
+) -> tuple[str | None, str]:
     """The reason in words and the flags a resume needs (``None``: a shared budget's)."""
     reason = state.pause_reason or "unknown"
+    if reason == "model_errors":  # its detail says how many replies, and the latest
+        return detail or "the model's replies kept going wrong", ""
     budget = state.budget
     if reason == "max_turns" and budget is not None and budget.max_turns is not None:
         turns = budget.max_turns
@@ -73,7 +79,8 @@ def _why(state: SessionState, exceeded: dict[str, Any] | None, by: str) -> tuple
         return f"paused by {by}", ""
     if reason.startswith("task_failed"):
         return f"a task failed ({reason.partition(': ')[2] or 'no detail given'})", ""
-    return {"imported": "it was imported"}.get(reason, reason), ""
+    words = {"imported": "it was imported"}.get(reason, reason)
+    return (f"{words} ({detail})" if detail else words), ""
 
 
 def _budget(exceeded: dict[str, Any] | None) -> str:

@@ -165,10 +165,7 @@ class OpenAIChatAdapter(ModelAdapter):
         return payload
 
     def _content(self, message: AssistantMessage) -> str | None:
-        """The text; with none, null beside tool calls (``""`` where the server wants it).
-
-        An empty reply without calls is ``""``: OpenAI wants content unless calls are there.
-        """
+        """The text; with none, null beside tool calls (``""`` where the server wants it)."""
         if message.text or not message.tool_calls:
             return message.text
         return None if self._connection.quirks.null_content_with_tool_calls else ""
