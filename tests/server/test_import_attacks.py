@@ -245,7 +245,7 @@ def test_an_imported_run_is_paused_and_never_auto_approves(
         log = _export(mallory, "stolen")
         assert log[0]["data"]["settings"]["auto_approve"] is False
         assert log[-1]["type"] == "run.paused"
-        assert log[-1]["data"] == {"reason": "imported"}
+        assert log[-1]["data"] == {"reason": "imported", "detail": None}
         assert log[-1]["actor"] == "user:mallory"
 
         # Resumed by a person, it asks for approval like any run that may not auto-approve.
