@@ -75,8 +75,7 @@ async def _forwarded(
         if telling and not isinstance(delta, StreamEnd):
             try:
                 await sink(ModelDelta(run_id, turn, delta))
-            except Exception:  # the view's fault: the reply and the run go on without it
-                _log.warning("a delta sink failed; run %s streams no more of this reply", run_id,
-                             exc_info=True)  # fmt: skip
+            except Exception as error:  # the view's fault: the reply and the run go on
+                _log.warning("a delta sink failed (%r): run %s streams no more", error, run_id)
                 telling = False
         yield delta
