@@ -186,3 +186,23 @@ async def test_a_cancel_while_the_reply_streams_ends_the_run_as_during_a_request
     types = [e.type for e in await engine.store.read(run.id)]
     assert "model.responded" not in types
     assert types[-1] == "run.cancelled"
+
+
+async def test_a_fallback_chain_streams_from_the_model_that_answers(
+    tmp_path: Path, helix_home: Path, server: MockModelServer
+) -> None:
+    server.play(
+        Scenario.of({"error": {"status": 400, "message": "no such model"}}, {"text": WORDS})
+    )
+    sink = Sink()
+    engine = _engine(helix_home, server, sink)
+    chain = Blueprint.parse({"model": [MODEL, "openai:other-model"]}, source="chain.yaml")
+    run = await engine.create("say it", blueprint=chain, world=tmp_path)
+
+    assert (await engine.drive(run.id)).status == "completed"
+
+    (said,) = _responded(await engine.store.read(run.id))
+    assert said["model"] == "other-model"
+    assert said["text"] == sink.text(1) == WORDS
+    assert [r.body["model"] for r in server.requests] == ["mock-model", "other-model"]
+    assert all(r.stream for r in server.requests)
