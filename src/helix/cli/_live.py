@@ -106,9 +106,11 @@ async def drive_while_showing(
     from ._watch import Watch
 
     watch = Watch(api, run_id, json=json, after=after, ask=ask, wait=wait)
-    sink = None if engine is None or driving is None else watch.deltas()
+    if driving is None:
+        return await watch.run(None)
+    sink = None if engine is None else watch.deltas()
     if engine is None or sink is None:
-        return await watch.run(None if driving is None else driving(watch.until))
+        return await watch.run(driving(watch.until))
     before, engine.deltas = engine.deltas, sink
     try:
         return await watch.run(driving(watch.until))

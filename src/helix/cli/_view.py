@@ -157,7 +157,8 @@ class RunView:
             return []  # the reply's words are on the screen already
         if kind == "model.requested":
             self._spin(f"thinking (turn {transcript.turn})")
-            self._asking, early, self._early = event.turn, self._early, []
+            early = [d for d in self._early if d.turn == event.turn]
+            self._asking, self._early = event.turn, []
             for delta in early:
                 self.stream(delta)
         elif kind == "tool.started" and isinstance(block, Call):
