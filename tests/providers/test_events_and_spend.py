@@ -36,7 +36,12 @@ def test_responses_and_failures_become_events() -> None:
                 "raw_args": None,
             }
         ],
-        "usage": {"input_tokens": 100, "output_tokens": 10, "cached_tokens": 40},
+        "usage": {
+            "input_tokens": 100,
+            "output_tokens": 10,
+            "cached_tokens": 40,
+            "estimated": False,
+        },
         "cost_usd": 0.002,
         "latency_ms": 12.5,
         "role": None,

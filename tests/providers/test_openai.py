@@ -110,3 +110,36 @@ async def test_an_error_inside_a_stream_is_a_model_error() -> None:
                     pass
         finally:
             await adapter.aclose()
+
+
+@pytest.mark.parametrize("reported", [True, False])
+async def test_collect_estimates_usage_a_stream_left_out(reported: bool) -> None:
+    from helix.providers import ToolSpec, collect
+
+    reply = {"text": "All done here.", "tool_calls": [{"name": "note", "args": {"x": "yz"}}]}
+    request = ModelRequest(
+        messages=(UserMessage("Write the note, please."),),
+        system="You are terse.",
+        tools=(ToolSpec("note", "Writes a note."),),
+    )
+    with MockModelServer(Scenario.of(reply, reply), stream_usage=reported) as server:
+        env = {"OPENAI_API_KEY": "k" * 12, "OPENAI_BASE_URL": server.openai_base_url}
+        adapter = open_model("openai:gpt-4.1", env=env)
+        try:
+            estimated = await collect(adapter.stream(request), "openai", request=request)
+            bare = await collect(adapter.stream(request), "openai")
+        finally:
+            await adapter.aclose()
+    assert estimated.text == bare.text == "All done here."
+    assert [(c.name, c.args) for c in estimated.tool_calls] == [("note", {"x": "yz"})]
+    usage = estimated.usage
+    if reported:  # the server's counts, as they are
+        assert usage == bare.usage
+        assert not usage.estimated
+        assert usage.input_tokens > 0
+        return
+    assert bare.usage.input_tokens == bare.usage.output_tokens == 0  # no request: no guess
+    assert usage.estimated
+    assert usage.output_tokens == len('All done here.{"x": "yz"}') // 4
+    words = "You are terse.Write the note, please.noteWrites a note."
+    assert usage.input_tokens > len(words) // 4  # the tool's schema counts too

@@ -127,7 +127,9 @@ class Door:
         ask = asking(json)
         driving: Driving | None = None
         local = self.local
+        engine = None
         if local is not None and run_id in self.here:
+            engine = local.engine
             self.here.remove(run_id)
 
             async def drive(until: Callable[[SessionState], bool]) -> None:
@@ -137,7 +139,7 @@ class Door:
 
             driving = drive
         return await drive_while_showing(
-            self.api, run_id, driving, json=json, after=after, ask=ask, wait=wait
+            self.api, run_id, driving, json=json, after=after, ask=ask, wait=wait, engine=engine
         )
 
     @staticmethod

@@ -94,17 +94,28 @@ async def drive_while_showing(
     after: int,
     ask: bool,
     wait: bool = False,
+    engine: Engine | None = None,
 ) -> int:
     """Show the run while ``driving`` (or None: another driver) drives it; the exit code.
 
     0 when it completed; 1 when it failed, was cancelled, or a question went unanswered
     (the input ended); 5 when it paused (``wait``: wait there for a resume instead); 130
-    when the person pressed Ctrl-C (a run driven here is paused).
+    when the person pressed Ctrl-C (a run driven here is paused). ``engine``: the one
+    driving it here, whose replies then stream to the view (on a terminal, not JSON).
     """
     from ._watch import Watch
 
     watch = Watch(api, run_id, json=json, after=after, ask=ask, wait=wait)
-    return await watch.run(None if driving is None else driving(watch.until))
+    if driving is None:
+        return await watch.run(None)
+    sink = None if engine is None else watch.deltas()
+    if engine is None or sink is None:
+        return await watch.run(driving(watch.until))
+    before, engine.deltas = engine.deltas, sink
+    try:
+        return await watch.run(driving(watch.until))
+    finally:
+        engine.deltas = before
 
 
 def asking(json: bool) -> bool:

@@ -23,6 +23,9 @@ from ._transcript import Block, Call, Note, Said, Shown, Transcript
 
 if TYPE_CHECKING:
     from helix.api import HelixApi, Point, RunEvent
+    from helix.runtime import ModelDelta
+
+    from ._streamed import StreamedText
 
 
 class RunView:
@@ -55,6 +58,12 @@ class RunView:
         """Calls shown as a question already (their block does not say why again)."""
         self.turn_ends: set[int] | None = None
         """Replaying: the turns that end in what is replayed (their world is known)."""
+        self._streamed: StreamedText | None = None
+        """The reply whose words are being printed as they arrive (``stream``)."""
+        self._asking: int | None = None
+        """The turn whose ``model.requested`` was shown last, until its reply is."""
+        self._early: list[ModelDelta] = []
+        """Pieces that came before the view showed their call (printed once it has)."""
 
     @property
     def console(self) -> Console:
@@ -106,13 +115,52 @@ class RunView:
             await self._flush()
         self.screen.idle()
 
+    def stream(self, delta: ModelDelta) -> None:
+        """Print a piece of a reply's text as it arrives (once the view has begun)."""
+        from helix.providers import TextDelta
+
+        from ._streamed import StreamedText
+
+        piece = delta.delta
+        if not isinstance(piece, TextDelta) or not piece.text:
+            return
+        if self._asking != delta.turn:  # what comes before it is not all on the screen yet
+            self._early.append(delta)
+            return
+        streamed = self._streamed
+        if streamed is None or streamed.turn != delta.turn:
+            if streamed is not None:
+                streamed.stop()
+            self.screen.idle()
+            self.print(Text(""))
+            streamed = self._streamed = StreamedText(self.console, self.depth, delta.turn)
+        streamed.add(piece.text)
+
+    def _streamed_whole(self, event: RunEvent) -> bool:
+        """End the reply being streamed; whether ``event`` (its ``model.responded``) is shown."""
+        if event.type == "model.responded":
+            self._asking, self._early = None, []
+        streamed, self._streamed = self._streamed, None
+        if streamed is None:
+            return False
+        if event.type != "model.responded" or event.turn != streamed.turn:
+            streamed.stop()
+            return False
+        return streamed.finish(str(event.data.get("text") or ""))
+
     # -- what each event shows ------------------------------------------------------------
 
     async def _show(self, event: RunEvent, block: Block | None) -> list[Call | Shown]:
         kind = event.type
         transcript = self.transcript
+        if kind != "model.requested" and self._streamed_whole(event):
+            return []  # the reply's words are on the screen already
         if kind == "model.requested":
             self._spin(f"thinking (turn {transcript.turn})")
+            early = [d for d in self._early if d.turn == event.turn]
+            self._asking, self._early = event.turn, []
+            for delta in early:
+                self.stream(delta)
         elif kind == "tool.started" and isinstance(block, Call):
             self._spin(f"running {block.name}")
         elif kind in ("tool.completed", "tool.interrupted") and isinstance(block, Call):
@@ -155,7 +203,7 @@ class RunView:
             self.print(choice_made(block))
 
     def _spin(self, label: str) -> None:
-        if self.live:
+        if self.live and self._streamed is None:  # not over words being printed
             self.screen.spin(label, self.transcript.cost_usd)
 
     async def _flush(self) -> None:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from helix.api import HelixApi, RunEvent
     from helix.kernel.session import SessionState
+    from helix.runtime import DeltaSink, ModelDelta
 
     from ._prompt import Reply
     from ._screen import Screen
@@ -84,6 +85,24 @@ class Watch:
     def until(self, state: SessionState) -> bool:
         """For the drive here: stop at a pause, unless asked to wait (and the person stays)."""
         return state.status == "paused" and (self.leaving or not self.wait)
+
+    def deltas(self) -> DeltaSink | None:
+        """Where the replies of runs driven here stream: their views, on a terminal only.
+
+        ``None`` (no streaming) with ``--json`` (events only) or captured output.
+        """
+        if self.json:
+            return None
+        if self._console is None:  # as the screen's will (made later: it is told who drives)
+            from rich.console import Console
+
+            self._console = Console(highlight=False)
+        return self._delta if self._console.is_terminal else None
+
+    async def _delta(self, delta: ModelDelta) -> None:
+        for view in self.views:
+            if view.run_id == delta.run_id:
+                view.stream(delta)
 
     # -- showing ----------------------------------------------------------------------------
 

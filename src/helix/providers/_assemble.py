@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from ._scenario import estimate_tokens
 from ._types import (
+    AssistantMessage,
+    ModelRequest,
     ModelResponse,
     StopReason,
     StreamDelta,
@@ -16,6 +19,7 @@ from ._types import (
     TokenUsage,
     ToolCall,
     ToolCallDelta,
+    ToolResult,
 )
 
 
@@ -57,13 +61,59 @@ class Assembler:
         return ModelResponse("".join(self.text), calls, end.usage, stop, end.model, latency_ms)
 
 
-async def collect(stream: AsyncIterator[StreamDelta], provider: str) -> ModelResponse:
-    """Consume a stream of deltas and return the response it adds up to."""
+async def collect(
+    stream: AsyncIterator[StreamDelta], provider: str, *, request: ModelRequest | None = None
+) -> ModelResponse:
+    """Consume a stream of deltas and return the response it adds up to.
+
+    Given the ``request`` it answers, a stream that reported no usage (0 tokens in and
+    out: its server ignored ``stream_options.include_usage``) gets an estimate, marked
+    ``estimated`` (``estimated_usage``), never a silent zero.
+    """
     started = time.perf_counter()
     assembler = Assembler(provider)
     async for delta in stream:
         assembler.add(delta)
-    return assembler.response((time.perf_counter() - started) * 1000)
+    response = assembler.response((time.perf_counter() - started) * 1000)
+    return response if request is None else estimated_usage(request, response)
+
+
+def estimated_usage(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    """``response`` as it is if it reports usage; else with usage estimated and marked so.
+
+    Input: the request's system prompt, messages (texts, calls' arguments, results) and
+    tool specs; output: the reply's text and calls' arguments; four characters a token
+    (``estimate_tokens``). A reply that reports any token is left alone.
+    """
+    usage = response.usage
+    if usage.input_tokens or usage.output_tokens:
+        return response
+    produced = response.text + "".join(_args_text(c) for c in response.tool_calls)
+    guess = TokenUsage(
+        estimate_tokens(_request_text(request)),
+        estimate_tokens(produced),
+        usage.cached_tokens,
+        estimated=True,
+    )
+    return replace(response, usage=guess)
+
+
+def _request_text(request: ModelRequest) -> str:
+    parts = [request.system or ""]
+    for message in request.messages:
+        if isinstance(message, ToolResult):
+            parts.append(message.output)
+        else:
+            parts.append(message.text)
+        if isinstance(message, AssistantMessage):
+            parts.extend(_args_text(c) for c in message.tool_calls)
+    for spec in request.tools:
+        parts.append(spec.name + spec.description + json.dumps(spec.parameters))
+    return "".join(parts)
+
+
+def _args_text(call: ToolCall) -> str:
+    return call.raw_args if call.raw_args is not None else json.dumps(call.args)
 
 
 _EXCERPT = 200

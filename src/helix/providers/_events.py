@@ -32,6 +32,7 @@ def responded(
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             cached_tokens=usage.cached_tokens,
+            estimated=usage.estimated,
         ),
         cost_usd=cost_usd,
         latency_ms=response.latency_ms,

@@ -112,6 +112,9 @@ class TokenUsage:
     output_tokens: int = 0
     cached_tokens: int | None = None
     """Input tokens served from the provider's cache, when it reports them."""
+    estimated: bool = False
+    """The counts are Helix's estimate, not the provider's: a stream that ended without
+    usage (its server ignored ``stream_options.include_usage``; see ``collect``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,6 +60,8 @@ from ._strategies import CommandJudge as CommandJudge
 from ._strategies import PlanThenAct as PlanThenAct
 from ._strategies import RunJudge as RunJudge
 from ._strategies import TreeOfThoughts as TreeOfThoughts
+from ._streaming import DeltaSink as DeltaSink
+from ._streaming import ModelDelta as ModelDelta
 from ._supervisor import ChildSpec as ChildSpec
 from ._supervisor import Supervisor as Supervisor
 from ._supervisor import open_supervisor as open_supervisor
@@ -87,6 +89,7 @@ __all__ = [
     "ChildSpec",
     "Clock",
     "CommandJudge",
+    "DeltaSink",
     "Engine",
     "EngineOpener",
     "Executor",
@@ -99,6 +102,7 @@ __all__ = [
     "KeepOutcome",
     "LocalExecutor",
     "MemoryDoors",
+    "ModelDelta",
     "ModelPrice",
     "NodeInfo",
     "NodeState",

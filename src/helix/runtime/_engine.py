@@ -59,6 +59,7 @@ from ._run_world import choose_world
 from ._session import append_checked, finished
 from ._setup import RunSetup
 from ._spending import Spending
+from ._streaming import DeltaSink
 from ._supervisor import ChildSpec, open_supervisor
 from ._tree import TreeOfThoughtsLoop, loop_for
 from ._until import Until, UntilFailed
@@ -104,6 +105,7 @@ class Engine:
         workflows: WorkflowEditors | None = None,
         spending: Spending | None = None,
         memory: MemoryDoors | None = None,
+        deltas: DeltaSink | None = None,
     ) -> None:
         """Hold what every run driven here shares.
 
@@ -125,6 +127,9 @@ class Engine:
         the cumulative budgets every run's model calls are reserved against (docs/budgets.md).
         (``helix.workflows``); with it, the engine offers that tool too. ``memory``
         gives each run its memory (``helix.memory``); with it, the memory tools too.
+        ``deltas``: where a live view takes the pieces of replies as they arrive; with
+        it, runs' model calls stream (docs/engine.md, "Streaming"; ``self.deltas``
+        may be set between drives).
         """
         self.snapshots = snapshots
         self.store = store
@@ -154,6 +159,8 @@ class Engine:
         self._placer = placer
         self._workflows = workflows
         self.spending = spending
+        self.deltas = deltas
+        """Where the replies of runs set up from now on stream (``None``: they do not)."""
         if workflows is not None and "edit_workflow" not in self.tools:
             self.tools.register(edit_workflow)
         self._memory = memory
@@ -325,6 +332,7 @@ class Engine:
             scripts=self.scripts,
             clock=self.clock,
             spending=self.spending,
+            deltas=self.deltas,
             role=settings.role or "main",
             actor=actor,
         )

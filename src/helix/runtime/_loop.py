@@ -50,6 +50,7 @@ from ._setup import RunSetup
 from ._sources import RunSources
 from ._spending import Hold, reserve_call, run_cap_events
 from ._strategies import PlanThenAct
+from ._streaming import DeltaSink, streamed_reply
 from ._until import Until, holds
 from ._world import TurnSnapshots
 
@@ -295,7 +296,8 @@ class RunLoop:
                 await session.append(before)
             return
         request = self._requests.build(session.state)
-        response = await _ask_unless_cancelled(session, model, request)
+        streaming = None if self.setup.deltas is None else (self.setup.deltas, turn)
+        response = await _ask_unless_cancelled(session, model, request, streaming)
         if response is None:
             return  # cancelled while the model worked: its reply is not waited for
         if isinstance(response, ModelCallError):
@@ -389,12 +391,21 @@ class RunLoop:
 
 
 async def _ask_unless_cancelled(
-    session: LiveSession, model: ModelAdapter, request: ModelRequest
+    session: LiveSession,
+    model: ModelAdapter,
+    request: ModelRequest,
+    streaming: tuple[DeltaSink, int] | None = None,
 ) -> ModelResponse | ModelCallError | None:
-    """The model's reply (or its error); ``None`` if the run ended first (a cancel)."""
+    """The model's reply (or its error); ``None`` if the run ended first (a cancel).
+
+    ``streaming``: the sink and turn the reply's pieces are streamed to (else a request).
+    """
 
     async def ask() -> ModelResponse | ModelCallError:
         try:
+            if streaming is not None:
+                sink, turn = streaming
+                return await streamed_reply(model, request, sink, session.run_id, turn)
             return await model.request(request)
         except ModelCallError as error:
             return error

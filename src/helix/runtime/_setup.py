@@ -22,6 +22,7 @@ from ._faults import Faults
 if TYPE_CHECKING:
     from ._engine import Engine
     from ._spending import Spending
+    from ._streaming import DeltaSink
 
 
 @dataclass
@@ -69,6 +70,9 @@ class RunSetup:
     """The run's memory (``remember``, ``recall``…: ``Engine(memory=…)``); ``None``: none."""
     actor: str = "system"
     """Who started the run (its ``run.created`` actor): ``user:NAME`` is its person."""
+    deltas: DeltaSink | None = None
+    """Where the pieces of the run's replies go as they arrive (``Engine.deltas``); with
+    one, the run's calls stream (``runtime/_streaming.py``); ``None``: plain requests."""
     lease: Lease | None = None
     """The driver's lease on the run: every append of its loop is made with it, so the
     store refuses them once another driver took the run (``None``: no driver's)."""

@@ -60,6 +60,7 @@ class MockModelServer:
         expected_key: str | None = None,
         local_models: list[dict[str, Any]] | None = None,
         port: int = 0,
+        stream_usage: bool = True,
     ) -> None:
         """Create the server (``start`` or a ``with`` block runs it).
 
@@ -69,10 +70,13 @@ class MockModelServer:
             local_models: Entries served by ``/api/tags`` (Ollama's ``models`` list) and,
                 by name, ``/v1/models``.
             port: The port to listen on; 0 picks a free one.
+            stream_usage: ``False``: an OpenAI stream never ends with usage, even when
+                asked (``stream_options.include_usage``), as llama-cpp-python's server.
         """
         self.scenario = scenario or Scenario(steps=[])
         self.expected_key = expected_key
         self.local_models = local_models or []
+        self.stream_usage = stream_usage
         self.requests: list[RecordedRequest] = []
         self._cursor = 0
         self._lock = threading.Lock()
@@ -260,7 +264,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, whole)
             return
         if api == "openai":
-            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            asked = bool((body.get("stream_options") or {}).get("include_usage"))
+            include_usage = asked and mock.stream_usage
             events = _wire.openai_stream(reply, include_usage)
         elif api == "anthropic":
             events = _wire.anthropic_stream(reply)

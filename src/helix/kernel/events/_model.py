@@ -34,6 +34,9 @@ class Usage(BaseModel):
     output_tokens: int = Field(ge=0)
     cached_tokens: int | None = Field(default=None, ge=0)
     """Input tokens served from the provider's cache, when it reports them."""
+    estimated: bool = False
+    """The counts are Helix's estimate (a streamed reply whose server reported no usage),
+    not the provider's (Helix's addition; absent in older logs: ``False``)."""
 
 
 class ModelRequested(Payload):
