@@ -14,6 +14,7 @@ import pytest
 from helix.providers import (
     AssistantMessage,
     ModelRequest,
+    TextDelta,
     ToolResult,
     ToolSpec,
     UserMessage,
@@ -186,3 +187,47 @@ def test_a_killed_server_fails_the_run_cleanly(tmp_path: Path, llama: LlamaServe
     assert all("could not be reached" in f["data"]["error"] for f in failures)
     (failed,) = _of(events, "run.failed")
     assert "could not be reached" in failed["data"]["error"]
+
+
+async def test_a_streamed_run_calls_a_tool_then_answers_on_the_real_server(
+    tmp_path: Path, helix_home: Path, steered: tuple[Steering, str]
+) -> None:
+    from helix.kernel.log import MemoryEventStore
+    from helix.runtime import Blueprint, Engine, ModelDelta
+    from helix.sandbox import ProcessSandbox
+
+    steering, url = steered
+    steering.choices = ["list_files", "none"]
+    pieces: list[ModelDelta] = []
+
+    async def sink(delta: ModelDelta) -> None:
+        pieces.append(delta)
+
+    engine = Engine(
+        MemoryEventStore(),
+        home=helix_home,
+        sandbox=ProcessSandbox(),
+        env={"LLAMACPP_BASE_URL": url},
+        deltas=sink,
+    )
+    blueprint = Blueprint.parse(
+        {"model": MODEL, "tools": ["list_files"], "max_tokens": 96}, source="llama.yaml"
+    )
+    run = await engine.create("List the files, then say what you found.", blueprint=blueprint,
+                              world=_world(tmp_path))  # fmt: skip
+    state = await engine.drive(run.id)
+
+    assert state.status == "completed"
+    log = await engine.store.read(run.id)
+    answers = [e.data for e in log if e.type == "model.responded"]
+    assert len(answers) == 2
+    assert answers[0]["tool_calls"][0]["name"] == "list_files"
+    assert len([e for e in log if e.type == "tool.completed"]) == 1
+    said = "".join(p.delta.text for p in pieces if p.turn == 2 and isinstance(p.delta, TextDelta))
+    assert said == answers[1]["text"]
+    assert said.startswith("I found ")
+    assert all(body["stream"] is True for body in steering.sent)
+    assert steering.statuses == [200, 200]
+    # llama-cpp-python's server sends no usage in a stream: estimated, and marked so
+    assert all(a["usage"]["estimated"] is True for a in answers)
+    assert all(a["usage"]["input_tokens"] > 0 for a in answers)
