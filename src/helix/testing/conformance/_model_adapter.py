@@ -80,6 +80,13 @@ class _Sleeps:
         self.delays.append(delay)
 
 
+class _Failures(list[ModelFailure]):
+    """Keeps each failed attempt ``RetryingModel`` reports (its ``on_failure`` hook)."""
+
+    async def __call__(self, failure: ModelFailure) -> None:
+        self.append(failure)
+
+
 class ModelAdapterConformance:
     """What every adapter does the same way. Subclass and provide ``make_adapter``."""
 
@@ -251,12 +258,8 @@ class ModelAdapterConformance:
                 {"text": "Finally."},
             )
         )
-        sleeps, failures = _Sleeps(), list[ModelFailure]()
-
-        async def record(failure: ModelFailure) -> None:
-            failures.append(failure)
-
-        model = RetryingModel(make_adapter(server.url, KEY), on_failure=record, sleep=sleeps)
+        sleeps, failures = _Sleeps(), _Failures()
+        model = RetryingModel(make_adapter(server.url, KEY), on_failure=failures, sleep=sleeps)
         try:
             response = await model.request(simple_request())
         finally:
@@ -272,14 +275,10 @@ class ModelAdapterConformance:
         self, make_adapter: MakeAdapter, server: MockModelServer
     ) -> None:
         server.play(Scenario.of({"error": {"status": 503, "message": "overloaded"}}, repeat=True))
-        sleeps, failures = _Sleeps(), list[ModelFailure]()
-
-        async def record(failure: ModelFailure) -> None:
-            failures.append(failure)
-
+        sleeps, failures = _Sleeps(), _Failures()
         policy = RetryPolicy(max_attempts=3, base_delay_s=0.1, jitter=0)
         model = RetryingModel(
-            make_adapter(server.url, KEY), policy, on_failure=record, sleep=sleeps
+            make_adapter(server.url, KEY), policy, on_failure=failures, sleep=sleeps
         )
         try:
             with pytest.raises(ModelUnavailableError, match="503"):
@@ -295,14 +294,10 @@ class ModelAdapterConformance:
     ) -> None:
         said = "Invalid schema for function 'read_file': 'path' is not of type 'object'"
         server.play(Scenario.of({"error": {"status": 500, "message": said}}, repeat=True))
-        sleeps, failures = _Sleeps(), list[ModelFailure]()
-
-        async def record(failure: ModelFailure) -> None:
-            failures.append(failure)
-
+        sleeps, failures = _Sleeps(), _Failures()
         policy = RetryPolicy(max_attempts=4, base_delay_s=0.1, jitter=0)
         model = RetryingModel(
-            make_adapter(server.url, KEY), policy, on_failure=record, sleep=sleeps
+            make_adapter(server.url, KEY), policy, on_failure=failures, sleep=sleeps
         )
         try:
             with pytest.raises(ModelRequestError, match="500 twice") as caught:
