@@ -9,14 +9,14 @@ error result, and the model's next request carries what it was told.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from helix.kernel.events import Event
-from helix.kernel.log import EventStore, MemoryEventStore, SqliteEventStore, open_store
+from helix.kernel.log import EventStore, MemoryEventStore
 from helix.providers import ModelAdapter, Scenario, ScriptedModel
 from helix.runtime import Blueprint, Engine, RunSetup, resume
 from helix.runtime._mistakes import EMPTY_REPLY_MESSAGE
@@ -180,22 +180,6 @@ async def test_mistakes_that_are_not_in_a_row_never_pause_the_run(
     log = await engine.store.read(run.id)
     assert [e.data["mistakes"] for e in _of(log, "model.rejected")] == [1, 1]
     assert not _of(log, "run.paused")
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def postgres(request: pytest.FixtureRequest) -> str | None:
-    """The PostgreSQL database's URL, or ``None`` for a SQLite file."""
-    return request.getfixturevalue("postgres_url") if request.param == "postgres" else None
-
-
-@pytest.fixture
-async def store(postgres: str | None, tmp_path: Path) -> AsyncIterator[EventStore]:
-    if postgres is not None:
-        opened: EventStore = await open_store(postgres)
-    else:
-        opened = SqliteEventStore(tmp_path / "events.db")
-    yield opened
-    await opened.close()
 
 
 async def test_mistakes_in_a_row_pause_the_run_and_a_resume_starts_the_count_again(

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from helix.errors import BlueprintError
 from helix.kernel.events import Event
-from helix.kernel.log import EventStore, SqliteEventStore, open_store
+from helix.kernel.log import EventStore
 from helix.runtime import Blueprint, Engine, ModelPrice, cancel, fork_with_world
 from helix.sandbox import ProcessSandbox
 
@@ -51,22 +50,6 @@ def _blueprint(models: list[str], **strategy: object) -> Blueprint:
         },
         source="tot.yaml",
     )
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def postgres(request: pytest.FixtureRequest) -> str | None:
-    """The PostgreSQL database's URL, or ``None`` for a SQLite file."""
-    return request.getfixturevalue("postgres_url") if request.param == "postgres" else None
-
-
-@pytest.fixture
-async def store(postgres: str | None, tmp_path: Path) -> AsyncIterator[EventStore]:
-    if postgres is not None:
-        opened: EventStore = await open_store(postgres)
-    else:
-        opened = SqliteEventStore(tmp_path / "events.db")
-    yield opened
-    await opened.close()
 
 
 @pytest.fixture
