@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import threading
 import time
@@ -29,6 +28,8 @@ from typing import Any
 
 import httpx
 import pytest
+
+from helix._util import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = Path(os.environ.get("HELIX_TEST_LLAMA_PYTHON", ROOT / ".venv-llama" / "bin" / "python"))
@@ -49,12 +50,6 @@ def _missing() -> str | None:
     if not GGUF.exists():
         return f"the test model is not at {GGUF} (make llama)"
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class LlamaServer:

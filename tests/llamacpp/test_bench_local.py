@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ALIAS, LlamaServer, free_port
+from helix._util import free_port
+
+from .conftest import ALIAS, LlamaServer
 
 pytestmark = pytest.mark.xdist_group("llama")
 

@@ -51,10 +51,8 @@ Call = Callable[[], Awaitable[None]]
 
 
 def local_base_url(env: Mapping[str, str]) -> str:
-    """Where the llama.cpp preset looks for its server."""
-    spec = PROVIDERS["llamacpp"]
-    override = env.get(spec.base_url_env) if spec.base_url_env else None
-    return (override or spec.base_url or "").rstrip("/")
+    """Where the llama.cpp preset looks for its server (its own resolution of the address)."""
+    return (PROVIDERS["llamacpp"].connect(env).base_url or "").rstrip("/")
 
 
 async def run_local(
