@@ -23,6 +23,18 @@ RAY_GROUP = "ray"
 """The xdist group of the tests that start Ray (``ray_cluster``, ``ray start``)."""
 ray_tier = pytest.mark.xdist_group(RAY_GROUP)
 """For a test that starts Ray without the ``ray_cluster`` fixture."""
+GVISOR_GROUP = "gvisor"
+"""The xdist group of the gVisor tier's tests: one worker, so their sandboxes (each a
+Sentry, a gofer and ptrace stubs) do not crowd the machine's cores at once."""
+gvisor_tier = pytest.mark.xdist_group(GVISOR_GROUP)
+
+PODMAN_GROUP = "podman"
+"""The xdist group of the podman tier's tests: one worker imports its image, once."""
+podman_tier = pytest.mark.xdist_group(PODMAN_GROUP)
+
+MICROVM_GROUP = "microvm"
+"""The xdist group of the microvm tier's tests: one worker boots their (slow) guests."""
+microvm_tier = pytest.mark.xdist_group(MICROVM_GROUP)
 
 WORKERS_ENV = "HELIX_TEST_WORKERS"
 """How many xdist workers ``-n auto`` starts; default: twice the CPUs (most tests wait)."""
@@ -115,17 +127,40 @@ def helix_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("home")
 
 
-@pytest.fixture(scope="session")
-def bwrap_available() -> None:
-    """Bubblewrap works on this host; without it, the tests that need it fail in CI."""
-    from helix.sandbox import tier_statuses
+def _require_tier(tier: str) -> None:
+    """Fail (in CI) or skip unless ``tier`` works here; only that tier is probed."""
+    from helix.sandbox import tier_status
 
-    status = next(s for s in tier_statuses() if s.tier == "bwrap")
+    status = tier_status(tier)
     if not status.available:
-        message = f"the bwrap sandbox tier is not available: {status.reason}"
+        message = f"the {tier} sandbox tier is not available: {status.reason}"
         if _in_ci():
             pytest.fail(message)
         pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def bwrap_available() -> None:
+    """Bubblewrap works on this host; without it, the tests that need it fail in CI."""
+    _require_tier("bwrap")
+
+
+@pytest.fixture(scope="session")
+def podman_available() -> None:
+    """Podman and runc run a container here; without them, the tests fail in CI."""
+    _require_tier("podman")
+
+
+@pytest.fixture(scope="session")
+def gvisor_available() -> None:
+    """gVisor's ``runsc`` works on this host; without it, its tests fail in CI."""
+    _require_tier("gvisor")
+
+
+@pytest.fixture(scope="session")
+def microvm_available() -> None:
+    """QEMU and the guest kernel boot a microVM here; without them, the tests fail in CI."""
+    _require_tier("microvm")
 
 
 HELLO = b"hello from the host\n"

@@ -95,7 +95,7 @@ def test_commands_that_drive_nothing_load_no_engine(argv: list[str], tmp_path: P
 TASK_OWNERS = {
     "kernel/log/_sqlite.py": "the store's watcher, cancelled and awaited in close()",
     "kernel/log/_postgres.py": "the store's listener tasks, cancelled and awaited in close()",
-    "sandbox/_process.py": "the spawn and the output reader, awaited in the same call",
+    "sandbox/_supervise.py": "the spawn and the output reader, awaited in the same call",
     "mcp/client/_connection.py": "a server's session task, stopped and awaited in stop(); a"
     " call raced against the server's end, both settled in the same call",
     "_util/_closing.py": "a close shielded from a cancel and awaited to its end in the same call",
@@ -103,6 +103,11 @@ TASK_OWNERS = {
     " call (a lease taken as the caller was cancelled is given back)",
     "mcp/client/_source.py": "list_changed refreshes: awaited by the call that set them off,"
     " cancelled at close",
+    "sandbox/_microvm.py": "QEMU's console reader, cancelled and awaited when its box closes"
+    " or fails to start",
+    "sandbox/_microvm_agent.py": "the guest agent's port reader and its proxied connections,"
+    " cancelled and awaited in close()",
+    "sandbox/_microvm_shares.py": "each 9p share's server, cancelled and awaited in close()",
 }
 
 

@@ -18,8 +18,9 @@ import httpx
 import pytest
 
 from helix import AsyncClient
-from helix.api import RunEvent
+from helix.api import HelixApi, LocalApi, RunEvent
 from helix.providers import Scenario
+from helix.runtime import ReplyHub
 from helix.testing import MockModelServer
 from tests.server.conftest import LiveServer, make_config
 
@@ -41,6 +42,15 @@ class Door:
         if self.url is not None:
             return AsyncClient(self.url, token=self.token)
         return AsyncClient(env=self.env, user="tester")
+
+    def reply_hub(self, api: HelixApi) -> ReplyHub:
+        """Where the runs behind ``api`` (this door's) stream: the server's, or its own."""
+        if self.live is not None:
+            hub: ReplyHub = self.live.app.state.helix.replies
+            return hub
+        assert isinstance(api, LocalApi)
+        assert api.reply_hub is not None
+        return api.reply_hub
 
 
 @pytest.fixture

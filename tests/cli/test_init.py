@@ -21,7 +21,7 @@ import pytest
 
 from helix.providers import Scenario, ScenarioStep
 from helix.runtime import Blueprint
-from helix.sandbox import TIERS, tier_statuses
+from helix.sandbox import AUTOMATIC, TIERS, tier_statuses
 from helix.testing import MockModelServer
 
 _PROVIDER_VARS = (
@@ -93,7 +93,8 @@ def _created(home: Path, cwd: Path, run_id: str) -> dict[str, object]:
 
 
 def _strongest() -> str:
-    return max((s.tier for s in tier_statuses() if s.available), key=TIERS.index)
+    available = (s.tier for s in tier_statuses() if s.available and s.tier in AUTOMATIC)
+    return max(available, key=TIERS.index)
 
 
 # -- the flags path ---------------------------------------------------------------------

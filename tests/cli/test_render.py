@@ -95,6 +95,11 @@ def test_a_models_mistake_a_malformed_call_and_a_pause_with_its_detail_read_in_o
     assert summarize(_event("model.rejected", unlimited)) == (
         "the model's reply was empty: nothing (told the model; 2 in a row)"
     )
+    forced = {**rejected, "reason": "no_tool_call", "detail": "text and no tool call"}
+    assert summarize(_event("model.rejected", forced)) == (
+        "the model did not make the tool call it was asked for: text and no tool call"
+        " (told the model; 2 of 5)"
+    )
     malformed = {
         "call_id": "c1", "name": "write_file", "args": {}, "raw_args": '{"path": ',
         "malformed": "not JSON",
@@ -109,3 +114,31 @@ def test_a_models_mistake_a_malformed_call_and_a_pause_with_its_detail_read_in_o
         "model_errors: the model's last reply went wrong"
     )
     assert summarize(_event("run.paused", {"reason": "user"})) == "user"
+
+
+def test_live_world_events_read_at_a_glance() -> None:
+    from helix.api import BackgroundProcessView, ProcessList
+    from helix.cli._render import process_lines
+
+    started = _event("world.process_started", {"process": "p1", "command": "npm run dev"})
+    assert summarize(started) == "p1: npm run dev"
+    ended = _event("world.process_ended", {"process": "p1", "reason": "stopped", "exit_code": 143})
+    assert summarize(ended) == "p1 stopped (exit code 143)"
+    frozen = {"tier": "gvisor", "processes": ["p1"], "size_bytes": 3 << 20, "seconds": 0.4,
+              "reason": "paused", "image": "a" * 64}  # fmt: skip
+    assert summarize(_event("world.checkpointed", frozen)) == (
+        "gvisor: p1 frozen in 3.0 MiB (0.4s, paused)"
+    )
+    stopped = {"tier": "process", "reason": "paused", "detail": "cannot checkpoint"}
+    assert summarize(_event("world.stopped", stopped)) == (
+        "process paused: cannot checkpoint; killed no process"
+    )
+    view = BackgroundProcessView(
+        process="p1", command="npm run dev", call_id="t1c0", turn=1, running=True,
+        exit_code=None, ended=None,
+    )  # fmt: skip
+    lines = process_lines(ProcessList(run_id="r", processes=[view], image="b" * 64, tier="gvisor"))
+    assert lines == [
+        "processes  p1   frozen   npm run dev  (turn 1)",
+        "world      checkpointed (gvisor, image bbbbbbbbbbbb…)",
+    ]

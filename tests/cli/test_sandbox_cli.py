@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from helix.sandbox import TIERS
+
 
 def helix(
     tmp_path: Path, *args: str, env: dict[str, str] | None = None
@@ -160,8 +162,10 @@ def test_doctor_reports_tiers_store_and_keys_without_values(tmp_path: Path) -> N
     assert "sk-doctor" not in result.stdout
     report = json.loads(result.stdout)
     tiers = {t["tier"]: t for t in report["sandbox"]["tiers"]}
-    assert set(tiers) == {"process", "bwrap", "docker"}
+    assert set(tiers) == set(TIERS)
     assert tiers["process"]["available"] is True
+    assert (tiers["process"]["live"], tiers["process"]["checkpoints"]) == (True, False)
+    assert (tiers["bwrap"]["live"], tiers["gvisor"]["checkpoints"]) == (False, True)
     assert report["sandbox"]["default"] in tiers
     assert report["store"]["ok"] is True
     assert report["model_keys"]["OPENAI_API_KEY"] is True
@@ -169,6 +173,7 @@ def test_doctor_reports_tiers_store_and_keys_without_values(tmp_path: Path) -> N
     text = helix(tmp_path, "doctor", env=env)
     assert text.returncode == 0
     assert "sandbox:" in text.stdout
+    assert "(live + checkpoints)" in text.stdout  # gvisor's line, whether or not it is here
     assert "OPENAI_API_KEY" in text.stdout
     assert "sk-doctor" not in text.stdout
 

@@ -160,6 +160,19 @@ async def test_arguments_allows_valid_calls(world: Path) -> None:
     assert decision.verdict == "allow"
 
 
+async def test_arguments_refuses_other_tools_while_one_is_forced(world: Path) -> None:
+    ctx = make_ctx(world, forced_tool="write_file")
+    other = await ArgumentsGate()(make_call("read_file", path="a.txt"), ctx)
+    assert (other.verdict, other.reason) == (
+        "deny",
+        "you were asked to call 'write_file', not 'read_file': call 'write_file' now",
+    )
+    unknown = await ArgumentsGate(["read_file"])(make_call("nope"), ctx)
+    assert unknown.reason == "unknown tool 'nope'; available: read_file"  # that, first
+    forced = await ArgumentsGate()(make_call("write_file", path="a", content="x"), ctx)
+    assert forced.verdict == "allow"
+
+
 # boundary
 
 

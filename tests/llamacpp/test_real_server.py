@@ -200,8 +200,14 @@ async def test_a_streamed_run_calls_a_tool_then_answers_on_the_real_server(
     steering.choices = ["list_files", "none"]
     pieces: list[ModelDelta] = []
 
-    async def sink(delta: ModelDelta) -> None:
-        pieces.append(delta)
+    class Sink:
+        def watching(self, run_id: str) -> bool:
+            return True
+
+        async def __call__(self, delta: ModelDelta) -> None:
+            pieces.append(delta)
+
+    sink = Sink()
 
     engine = Engine(
         MemoryEventStore(),

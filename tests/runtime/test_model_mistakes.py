@@ -9,7 +9,6 @@ error result, and the model's next request carries what it was told.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,24 +19,14 @@ from helix.kernel.log import EventStore, MemoryEventStore
 from helix.providers import ModelAdapter, Scenario, ScriptedModel
 from helix.runtime import Blueprint, Engine, RunSetup, resume
 from helix.runtime._mistakes import EMPTY_REPLY_MESSAGE
-from helix.sandbox import ProcessSandbox
 from helix.testing import MockModelServer
+
+from .conftest import mock_engine as _engine
 
 MODEL = "openai:mock-model"
 WRITE = {"name": "write_file", "args": {"path": "notes.txt", "content": "hello\n"}}
 """The call the model gets right after its mistake."""
 DONE = {"text": "Wrote notes.txt."}
-
-
-@pytest.fixture
-def server() -> Iterator[MockModelServer]:
-    with MockModelServer() as mock:
-        yield mock
-
-
-def _engine(home: Path, server: MockModelServer, store: EventStore | None = None) -> Engine:
-    env = {"OPENAI_API_KEY": "test-no-key", "OPENAI_BASE_URL": server.openai_base_url}
-    return Engine(store or MemoryEventStore(), home=home, sandbox=ProcessSandbox(), env=env)
 
 
 def _blueprint(pause_after: int | None = 5) -> Blueprint:

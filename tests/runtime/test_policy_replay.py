@@ -185,3 +185,23 @@ async def test_a_malformed_call_is_denied_again_under_any_policy(tmp_path: Path)
     report = await replay_policy(engine.store, record.id, open_policy, tools=engine.tools)
     assert report.calls == 1
     assert report.differences == []
+
+
+async def test_a_call_of_another_tool_than_the_forced_one_is_denied_again(tmp_path: Path) -> None:
+    listing = {"name": "list_files", "args": {}}
+    scenario = Scenario.of(
+        {"text": "", "tool_calls": [listing]},  # denied: list_files is not the tool named
+        {"text": "", "tool_calls": [{"name": "read_file", "args": {"path": "a"}}]},
+        {"text": "", "tool_calls": [listing]},  # allowed: the choice was met
+        {"text": "done"},
+    )
+    engine = _engine(tmp_path, scenario)
+    blueprint = Blueprint(model=MODEL, tool_choice="read_file")
+    record = await engine.create("look", blueprint=blueprint, world=_world(tmp_path))
+    assert (await engine.drive(record.id)).status == "completed"
+
+    tools = {"policy": {"tools": ["list_files", "read_file"]}}
+    same = CandidatePolicy.parse(tools, source="test")
+    report = await replay_policy(engine.store, record.id, same, tools=engine.tools)
+    assert report.calls == 3
+    assert report.differences == []

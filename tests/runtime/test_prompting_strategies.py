@@ -2,31 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from helix.kernel.log import MemoryEventStore
 from helix.providers import Scenario
-from helix.runtime import Blueprint, Engine
-from helix.sandbox import ProcessSandbox
+from helix.runtime import Blueprint
 from helix.testing import MockModelServer
+
+from .conftest import mock_engine as _engine
 
 MODEL = "openai:gpt-4.1"
 SYSTEM = "You are careful."
-
-
-@pytest.fixture
-def server() -> Iterator[MockModelServer]:
-    with MockModelServer() as mock:
-        yield mock
-
-
-def _engine(home: Path, server: MockModelServer) -> Engine:
-    env = {"OPENAI_API_KEY": "test-no-key", "OPENAI_BASE_URL": server.openai_base_url}
-    return Engine(MemoryEventStore(), home=home, sandbox=ProcessSandbox(), env=env)
 
 
 def _system(body: dict[str, Any]) -> str:

@@ -8,7 +8,6 @@ says which role's model served it, and the log says the same (``model.requested.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,26 +18,15 @@ from helix.kernel.events import Event
 from helix.kernel.log import MemoryEventStore
 from helix.kernel.session import SpendQuery, TraceSpan, replay_run, spend, trace
 from helix.providers import Scenario
-from helix.runtime import Blueprint, Engine
-from helix.sandbox import ProcessSandbox
+from helix.runtime import Blueprint
 from helix.testing import MockModelServer
 from helix.tools import builtin_registry
+
+from .conftest import mock_engine as _engine
 
 MAIN = "openai:main-model"
 CHEAP = "openai:cheap-model"
 LISTING = {"name": "list_files", "args": {}}
-
-
-@pytest.fixture
-def server() -> Iterator[MockModelServer]:
-    with MockModelServer() as mock:
-        yield mock
-
-
-def _engine(home: Path, server: MockModelServer, store: MemoryEventStore | None = None) -> Engine:
-    env = {"OPENAI_API_KEY": "test-no-key", "OPENAI_BASE_URL": server.openai_base_url}
-    store = store or MemoryEventStore()
-    return Engine(store, home=home, sandbox=ProcessSandbox(), env=env)
 
 
 def _models(server: MockModelServer) -> list[str]:

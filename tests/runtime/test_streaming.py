@@ -8,35 +8,32 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from helix.kernel.events import Event
-from helix.kernel.log import MemoryEventStore
 from helix.providers import Scenario, TextDelta, ToolCallDelta
-from helix.runtime import Blueprint, DeltaSink, Engine, ModelDelta, cancel
-from helix.sandbox import ProcessSandbox
+from helix.runtime import Blueprint, DeltaSink, Engine, ModelDelta, ReplyRestart, cancel
 from helix.testing import MockModelServer
+
+from .conftest import mock_engine
 
 MODEL = "openai:mock-model"
 WORDS = "The notes are written, and every word of this reply arrives in pieces."
 WRITE = {"name": "write_file", "args": {"path": "notes.txt", "content": "hello\n"}}
 
 
-@pytest.fixture
-def server() -> Iterator[MockModelServer]:
-    with MockModelServer() as mock:
-        yield mock
-
-
 class Sink:
-    """Keeps every piece it is handed."""
+    """Keeps every piece it is handed (of every run, or of the runs it is told to watch)."""
 
-    def __init__(self) -> None:
+    def __init__(self, runs: set[str] | None = None) -> None:
         self.deltas: list[ModelDelta] = []
+        self.runs = runs
+
+    def watching(self, run_id: str) -> bool:
+        return self.runs is None or run_id in self.runs
 
     async def __call__(self, delta: ModelDelta) -> None:
         self.deltas.append(delta)
@@ -48,9 +45,7 @@ class Sink:
 
 
 def _engine(home: Path, server: MockModelServer, deltas: DeltaSink | None) -> Engine:
-    env = {"OPENAI_API_KEY": "test-no-key", "OPENAI_BASE_URL": server.openai_base_url}
-    store = MemoryEventStore()
-    return Engine(store, home=home, sandbox=ProcessSandbox(), env=env, deltas=deltas)
+    return mock_engine(home, server, deltas=deltas)
 
 
 def _blueprint() -> Blueprint:
@@ -126,12 +121,14 @@ async def test_a_sink_that_raises_leaves_the_run_alone(
     tmp_path: Path, helix_home: Path, server: MockModelServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     server.play(Scenario.of({"text": WORDS}))
-    calls: list[ModelDelta] = []
 
-    async def broken(delta: ModelDelta) -> None:
-        calls.append(delta)
-        raise RuntimeError("the view fell over")
+    class Broken(Sink):
+        async def __call__(self, delta: ModelDelta) -> None:
+            self.deltas.append(delta)
+            raise RuntimeError("the view fell over")
 
+    broken = Broken()
+    calls = broken.deltas
     engine = _engine(helix_home, server, broken)
     run = await engine.create("say it", blueprint=_blueprint(), world=tmp_path)
 
@@ -170,11 +167,12 @@ async def test_a_cancel_while_the_reply_streams_ends_the_run_as_during_a_request
     server.play(Scenario.of({"text": WORDS}))
     arrived = asyncio.Event()
 
-    async def stuck(delta: ModelDelta) -> None:  # the first piece arrives; the rest never do
-        arrived.set()
-        await asyncio.Event().wait()
+    class Stuck(Sink):
+        async def __call__(self, delta: ModelDelta) -> None:  # the first piece, then nothing
+            arrived.set()
+            await asyncio.Event().wait()
 
-    engine = _engine(helix_home, server, stuck)
+    engine = _engine(helix_home, server, Stuck())
     run = await engine.create("say it", blueprint=_blueprint(), world=tmp_path)
     drive = asyncio.create_task(engine.drive(run.id))
     await asyncio.wait_for(arrived.wait(), 30)
@@ -206,3 +204,49 @@ async def test_a_fallback_chain_streams_from_the_model_that_answers(
     assert said["text"] == sink.text(1) == WORDS
     assert [r.body["model"] for r in server.requests] == ["mock-model", "other-model"]
     assert all(r.stream for r in server.requests)
+
+
+async def test_a_run_nobody_watches_sends_plain_requests(
+    tmp_path: Path, helix_home: Path, server: MockModelServer
+) -> None:
+    server.play(Scenario.of({"text": WORDS}))
+    sink = Sink(runs={"run_someone_else"})
+    engine = _engine(helix_home, server, sink)
+    run = await engine.create("say it", blueprint=_blueprint(), world=tmp_path)
+
+    assert (await engine.drive(run.id)).status == "completed"
+
+    assert [r.stream for r in server.requests] == [False]
+    assert sink.deltas == []
+    (said,) = _responded(await engine.store.read(run.id))
+    assert said["text"] == WORDS
+
+
+async def test_a_stream_that_breaks_after_a_piece_is_asked_again_whole(
+    tmp_path: Path, helix_home: Path, server: MockModelServer
+) -> None:
+    broken = {"text": "The notes are wri", "error": {"status": 500, "mid_stream": True}}
+    server.play(Scenario.of(broken, {"text": WORDS}))
+    sink = Sink()
+    engine = _engine(helix_home, server, sink)
+    run = await engine.create("say it", blueprint=_blueprint(), world=tmp_path)
+
+    assert (await engine.drive(run.id)).status == "completed"
+
+    pieces = [d.delta for d in sink.deltas]
+    restarts = [p for p in pieces if isinstance(p, ReplyRestart)]
+    assert len(restarts) == 1
+    assert restarts[0].reason
+    before = pieces[: pieces.index(restarts[0])]
+    assert "".join(p.text for p in before if isinstance(p, TextDelta)) == "The notes are wri"
+    assert pieces[-1] == restarts[0]  # the reply asked again is not streamed: it is logged
+    assert [r.stream for r in server.requests] == [True, False]
+    log = await engine.store.read(run.id)
+    (said,) = _responded(log)
+    assert said["text"] == WORDS
+    assert [e.type for e in log if e.type.startswith("model.")] == [
+        "model.requested",
+        "model.failed",  # the broken stream, said; then the request that answered
+        "model.responded",
+    ]
+    assert "run.failed" not in [e.type for e in log]

@@ -249,14 +249,18 @@ def test_bad_strategies_are_refused_with_the_field_and_the_reason(
     assert message in str(refused.value)
 
 
-async def test_a_judge_run_scores_each_branch_in_its_world(engine: Engine, tmp_path: Path) -> None:
+@pytest.mark.parametrize("choice", ["auto", "write_file"])
+async def test_a_judge_run_scores_each_branch_in_its_world(
+    engine: Engine, tmp_path: Path, choice: str
+) -> None:
+    """A branch's forced tool choice is not its judge's (whose tools are readers)."""
     models = [_scenario(tmp_path / f"b{i}.json", a) for i, a in enumerate(["41", "42"])]
     judge = tmp_path / "judge.json"
     look = {"name": "read_file", "args": {"path": "answer.txt"}}
     steps = [{"text": "Looking.", "tool_calls": [look]}, {"text": "Plausible. Score: 0.75"}]
     judge.write_text(json.dumps({"steps": steps}))
     judge_spec = {"objective": "Rate the answer.", "model": f"scripted:{judge}"}
-    blueprint = _blueprint(models, judge=judge_spec)
+    blueprint = _blueprint(models, judge=judge_spec).model_copy(update={"tool_choice": choice})
     world = tmp_path / "world"
     world.mkdir()
     run = await engine.create("six times seven", blueprint=blueprint, world=world)

@@ -29,7 +29,7 @@ def alive(pid: int) -> bool:
         return False
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # reaped between the two looks
         return False
     return stat.rpartition(")")[2].split()[0] != "Z"
 

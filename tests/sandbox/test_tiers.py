@@ -10,6 +10,7 @@ import pytest
 
 from helix.errors import ConfigError
 from helix.sandbox import (
+    AUTOMATIC,
     TIERS,
     DockerSandbox,
     ProcessSandbox,
@@ -26,12 +27,12 @@ def _available() -> dict[str, bool]:
 
 
 def test_the_default_is_the_strongest_available_tier_and_says_why() -> None:
-    available = [t for t in TIERS if _available()[t]]
+    available = [t for t in TIERS if _available()[t] and t in AUTOMATIC]
     sandbox = resolve_sandbox()
     assert sandbox.tier == available[-1]
     assert sandbox.reason.startswith("strongest available")
     for status in tier_statuses():
-        if not status.available:
+        if not status.available and status.tier in AUTOMATIC:
             assert f"{status.tier}: {status.reason}" in sandbox.reason
 
 
@@ -134,3 +135,9 @@ async def test_docker_runs_for_real_where_an_engine_answers(tmp_path: Path) -> N
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[0] != "0"
     assert "CapEff:\t0000000000000000" in result.output
+
+
+def test_a_tier_chosen_only_when_asked_for_is_not_chosen_unasked() -> None:
+    assert "podman" in TIERS
+    assert "podman" not in AUTOMATIC
+    assert resolve_sandbox().tier != "podman"

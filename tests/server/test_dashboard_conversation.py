@@ -366,6 +366,7 @@ def test_the_models_mistakes_fold_into_notes_with_their_count(
                 "message": None, "mistakes": 4, "limit": 5}  # fmt: skip
     empty = {**rejected, "reason": "empty_reply", "detail": "no text", "call_id": None,
              "mistakes": 5}  # fmt: skip
+    forced = {**empty, "reason": "no_tool_call", "detail": "text only", "limit": None}
     paused = {"reason": "model_errors", "detail": "the model's last 5 replies went wrong"}
     events = [
         {"type": "tool.requested", "data": requested},
@@ -373,6 +374,7 @@ def test_the_models_mistakes_fold_into_notes_with_their_count(
         {"type": "tool.completed", "data": {"call_id": "c1", "ok": False, "output": "denied"}},
         {"type": "model.rejected", "data": rejected},
         {"type": "model.rejected", "data": empty},
+        {"type": "model.rejected", "data": forced},
         {"type": "run.paused", "data": paused},
     ]
     page = browser.new_page()
@@ -382,6 +384,11 @@ def test_the_models_mistakes_fold_into_notes_with_their_count(
         ("call", "denied"),
         ("note", "the model's reply was malformed: not JSON (told the model; 4 of 5)"),
         ("note", "the model's reply was empty: no text (told the model; 5 of 5)"),
+        (
+            "note",
+            "the model did not make the tool call it was asked for: text only (told the"
+            " model; 5 in a row)",
+        ),
         ("note", "paused (model_errors: the model's last 5 replies went wrong)"),
     ]
     summary = page.evaluate(

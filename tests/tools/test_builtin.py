@@ -30,7 +30,7 @@ CONTRACT = {
     "edit_file": ({"path", "old", "new"}, set()),
     "list_files": (set(), {"path", "pattern"}),
     "search_files": ({"pattern"}, {"path"}),
-    "run_command": ({"command"}, {"timeout_s"}),
+    "run_command": ({"command"}, {"timeout_s", "background"}),  # background: issue 20
     "http_fetch": ({"url"}, {"method", "headers", "body"}),
     "delegate": ({"objective"}, {"blueprint"}),
 }

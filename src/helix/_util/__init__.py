@@ -12,6 +12,9 @@ from ._gc import MANY_RUNS_GC_THRESHOLD as MANY_RUNS_GC_THRESHOLD
 from ._gc import tune_gc_for_many_runs as tune_gc_for_many_runs
 from ._machine import machine_resources as machine_resources
 from ._ports import free_port as free_port
+from ._procs import boot_time as boot_time
+from ._procs import proc_stat as proc_stat
+from ._procs import start_ticks as start_ticks
 from ._redact import MASK as MASK
 from ._redact import redact as redact
 from ._redact import secret_values as secret_values
@@ -20,6 +23,7 @@ __all__ = [
     "MANY_RUNS_GC_THRESHOLD",
     "MASK",
     "FileProblem",
+    "boot_time",
     "close_fully",
     "first_problem",
     "free_port",
@@ -28,8 +32,10 @@ __all__ = [
     "machine_resources",
     "new_holder",
     "parse_structured",
+    "proc_stat",
     "read_structured",
     "redact",
     "secret_values",
+    "start_ticks",
     "tune_gc_for_many_runs",
 ]

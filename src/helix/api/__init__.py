@@ -29,6 +29,8 @@ from ._graph_models import GraphTask as GraphTask
 from ._http import HttpApi as HttpApi
 from ._ids import LAST as LAST
 from ._ids import resolve_run as resolve_run
+from ._live_models import BackgroundProcessView as BackgroundProcessView
+from ._live_models import ProcessList as ProcessList
 from ._local import BlueprintLookup as BlueprintLookup
 from ._local import LocalApi as LocalApi
 from ._login import ServerLogin as ServerLogin
@@ -71,6 +73,7 @@ from ._node_models import Node as Node
 from ._node_models import NodeList as NodeList
 from ._protocol import HelixApi as HelixApi
 from ._questions import SourceQuestion as SourceQuestion
+from ._reply_models import ReplyPiece as ReplyPiece
 from ._sync_client import Client as Client
 from ._trace_models import Span as Span
 from ._workflow_door import WorkflowArg as WorkflowArg
@@ -86,6 +89,7 @@ __all__ = [
     "ApprovalList",
     "AsyncClient",
     "AutomationSetup",
+    "BackgroundProcessView",
     "BlueprintDiff",
     "BlueprintDoor",
     "BlueprintInfo",
@@ -125,6 +129,8 @@ __all__ = [
     "NodeList",
     "Parent",
     "Point",
+    "ProcessList",
+    "ReplyPiece",
     "ResumeBody",
     "Rollback",
     "RollbackBody",

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from helix.kernel.session import spend, trace
+from helix.kernel.events import TERMINAL_STATUSES
+from helix.kernel.session import replay_run, spend, trace
 
+from ._live_models import ProcessList
 from ._models import Spend
 from ._spend_query import spend_query
 from ._trace_models import Span
@@ -53,6 +55,12 @@ class RunAnalysis:
     async def trace(self, run_id: str) -> Span:
         """The run's own events as timed spans (a fork's from its fork point), children nested."""
         return Span.of(await trace(self.store, await self._id(run_id)))
+
+    async def processes(self, run_id: str) -> ProcessList:
+        """The run's background processes, folded from its log."""
+        run_id = await self._id(run_id)
+        state = await replay_run(self.store, run_id)
+        return ProcessList.of(run_id, state.live, finished=state.status in TERMINAL_STATUSES)
 
     async def policy_replay(self, run_id: str, policy: CandidatePolicy) -> PolicyReplay:
         """What ``policy`` would have done with the run's logged calls (nothing runs)."""

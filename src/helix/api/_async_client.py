@@ -21,6 +21,7 @@ from ._budget_client import AsyncClientBudgets
 from ._choice_models import ChoiceCard, Chosen
 from ._graph_models import GraphRun
 from ._graphs import PlanArg
+from ._live_models import ProcessList
 from ._login import current_login
 from ._memory_client import AsyncClientMemory
 from ._models import (
@@ -40,6 +41,7 @@ from ._models import (
 )
 from ._node_models import Drained, NodeList
 from ._protocol import HelixApi
+from ._reply_models import ReplyPiece
 from ._trace_models import Span
 from ._workflow_client import AsyncClientWorkflows
 
@@ -124,7 +126,7 @@ class AsyncClient(
             return HttpApi(self._url, token=self._token)
         from helix.config import Settings
         from helix.kernel.log import open_store
-        from helix.runtime import Engine
+        from helix.runtime import Engine, ReplyHub
 
         from ._local import LocalApi
 
@@ -157,10 +159,12 @@ class AsyncClient(
                 memory, workspace=setup.workspace, run_id=setup.run_id, actor=setup.actor
             ),
             spending=spending,
+            deltas=(replies := ReplyHub()),
         )
         user = self._user or self._env.get("HELIX_USER") or _login_name()
         local = LocalApi(
             engine,
+            replies=replies,
             actor=f"user:{user}",
             workflows=workflows,
             accounts=partial(self._open_accounts, url),
@@ -237,6 +241,10 @@ class AsyncClient(
     ) -> AsyncGenerator[RunEvent, None]:
         """The run's events after ``after``; with ``follow``, live ones until it ends."""
         return self.api.events(run_id, after=after, follow=follow)
+
+    def replies(self, run_id: str) -> AsyncGenerator[ReplyPiece, None]:
+        """The pieces of the run's replies as they stream, until the run ends."""
+        return self.api.replies(run_id)
 
     async def wait(self, run_id: str) -> Run:
         """Wait until the run ends; the run as it ended."""
@@ -376,6 +384,10 @@ class AsyncClient(
             blueprint=blueprint,
             person=person,
         )
+
+    async def processes(self, run_id: str) -> ProcessList:
+        """The background processes of the run's live world (``HelixApi.processes``)."""
+        return await self.api.processes(run_id)
 
     async def trace(self, run_id: str) -> Span:
         """The run's turns, model calls, gate checks and tool calls as timed spans."""

@@ -8,7 +8,6 @@ it uses; a server that cannot be reached is a ``StoreUnavailableError``.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 from collections.abc import AsyncGenerator, Iterable
@@ -18,7 +17,6 @@ from helix.automations import Automation, AutomationCreated, AutomationList, Aut
 from helix.errors import (
     ConfigError,
     NodeNotFoundError,
-    NotFoundError,
     StoreUnavailableError,
 )
 from helix.kernel.events import RunStatus
@@ -28,6 +26,8 @@ from ._budgets import HttpBudgets
 from ._choice_models import ChoiceCard, ChoiceCardList, Chosen
 from ._errors import error_of
 from ._http_graphs import HttpGraphs
+from ._http_socket import run_messages
+from ._live_models import ProcessList
 from ._memory_http import HttpMemory
 from ._models import (
     Approval,
@@ -52,6 +52,7 @@ from ._models import (
 from ._node_models import Drained, NodeList
 from ._paths import run_path as _at
 from ._paths import segment as _segment
+from ._replies_http import HttpReplies
 from ._trace_models import Span
 from ._workflow_http import HttpWorkflows
 from ._worlds import is_world_name
@@ -63,12 +64,10 @@ if TYPE_CHECKING:
 
 _NODE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 """What a node id can be (``local``, ``worker-2``, a Ray node's hex id)."""
-CLOSE_TOO_SLOW = 4008
-CLOSE_NOT_FOUND = 4404
 _PAGE = 1000
 
 
-class HttpApi(HttpWorkflows, HttpGraphs, HttpBudgets, HttpBlueprints, HttpMemory):
+class HttpApi(HttpWorkflows, HttpGraphs, HttpBudgets, HttpBlueprints, HttpMemory, HttpReplies):
     """A Helix server behind ``HelixApi``: ``url`` is its root, ``token`` a bearer token."""
 
     def __init__(self, url: str, *, token: str | None = None, timeout: float = 30.0) -> None:
@@ -175,38 +174,26 @@ class HttpApi(HttpWorkflows, HttpGraphs, HttpBudgets, HttpBlueprints, HttpMemory
 
     async def _stream(self, run_id: str, after: int) -> AsyncGenerator[RunEvent, None]:
         """``WS /runs/{id}/stream`` from ``after``; a drop for being slow reconnects."""
-        from websockets.asyncio.client import connect
-        from websockets.exceptions import ConnectionClosed
-
         run = await self.get(run_id)  # not found: the 404, as a RunNotFoundError
         run_id = run.id
         ended = run.finished  # an ended run never runs again: its head is the end
         if ended and after >= run.head:
             return
-        base = "ws" + self.url.removeprefix("http")
-        while True:
-            token = (await self._json("POST", "/auth/ws-token"))["token"]
-            url = f"{base}/api/v1{_at(run_id)}/stream?token={token}&after={after}"
-            try:
-                async with connect(url, max_size=None) as socket:
-                    async for message in socket:
-                        raw = json.loads(message)
-                        if "seq" not in raw:
-                            continue  # an answer to a message we did not send
-                        event = RunEvent.model_validate(raw)
-                        after = event.seq
-                        yield event
-                        ended = ended or event.terminal
-                        if ended and (await self.get(run_id)).head <= after:
-                            return
-            except ConnectionClosed as closed:
-                code = closed.rcvd.code if closed.rcvd is not None else None
-                if code == CLOSE_NOT_FOUND:
-                    raise NotFoundError(f"run {run_id!r} not found") from None
-                if code != CLOSE_TOO_SLOW:
-                    raise StoreUnavailableError(f"the server closed the stream: {closed}") from None
-            except OSError as error:
-                raise StoreUnavailableError(f"cannot reach the server: {error}") from None
+        messages = run_messages(self.url, self._ws_token, run_id, after)
+        async with contextlib.aclosing(messages):
+            async for raw in messages:
+                if "seq" not in raw:
+                    continue  # an answer to a message we did not send
+                event = RunEvent.model_validate(raw)
+                yield event
+                ended = ended or event.terminal
+                if ended and (await self.get(run_id)).head <= event.seq:
+                    return
+
+    async def _ws_token(self) -> str:
+        """A short-lived token for one WebSocket connection."""
+        token: str = (await self._json("POST", "/auth/ws-token"))["token"]
+        return token
 
     # -- control ----------------------------------------------------------------------
 
@@ -375,6 +362,10 @@ class HttpApi(HttpWorkflows, HttpGraphs, HttpBudgets, HttpBlueprints, HttpMemory
     async def trace(self, run_id: str) -> Span:
         """The run's trace, as the server builds it."""
         return Span.model_validate(await self._json("GET", f"{_at(run_id)}/trace"))
+
+    async def processes(self, run_id: str) -> ProcessList:
+        """The run's background processes, as the server folds them."""
+        return ProcessList.model_validate(await self._json("GET", f"{_at(run_id)}/processes"))
 
     async def world_names(self, workspace: str) -> list[str]:
         """The folders of a workspace's worlds on the server, by name."""

@@ -47,12 +47,13 @@ from ._models import (
     RunList,
 )
 from ._nodes import NodeDoor
+from ._replies_door import LocalReplies
 from ._workflow_door import LocalWorkflows, WorkflowsSource
 from ._world_reads import WorldReads
 from ._worlds import list_world_names, run_folder
 
 if TYPE_CHECKING:  # the runtime loads when a run is made or changed, not to read runs
-    from helix.runtime import Blueprint, Engine, Executor, Supervisor
+    from helix.runtime import Blueprint, Engine, Executor, ReplyHub, Supervisor
 
 BlueprintLookup = Callable[[str, str], Awaitable["Blueprint"]]
 """(workspace, name) → the workspace's stored blueprint (a server's accounts hold them)."""
@@ -69,6 +70,7 @@ class LocalApi(
     LocalBlueprints,
     LocalMemory,
     WorldReads,
+    LocalReplies,
     RunAnalysis,
     GraphDoor,
 ):
@@ -93,6 +95,7 @@ class LocalApi(
         budgets: BudgetSource | None = None,
         accounts: AccountsSource | None = None,
         memory: MemorySource | None = None,
+        replies: ReplyHub | Callable[[], ReplyHub] | None = None,
     ) -> None:
         """An API over ``engine``.
 
@@ -125,6 +128,9 @@ class LocalApi(
                 recorded in the run.
             memory: Memory (``helix.memory.Memories``, or a function opening it); the
                 caller's roles are ``workspaces`` when it maps names to roles.
+            replies: Where the engine's runs stream their replies (the ``ReplyHub``
+                that is its ``deltas``, or a function making it when first needed), for
+                ``replies``; default: none (nothing streams to this door's callers).
         """
         if callable(engine):
             if store is None or home is None:
@@ -144,10 +150,9 @@ class LocalApi(
         self.visible = None if workspaces is None else frozenset(workspaces)
         self.roles = dict(workspaces) if isinstance(workspaces, Mapping) else None
         self.executor, self.automation_setup = executor, automations
-        self._workflow_source = workflows
-        self.budget_source = budgets
-        self._workflow_source, self.accounts_source = workflows, accounts
-        self._workflow_source, self._memory_source = workflows, memory
+        self._workflow_source, self.budget_source = workflows, budgets
+        self.accounts_source, self._memory_source = accounts, memory
+        self._reply_source = replies
         self._stack: AsyncExitStack | None = None
         self._supervisor: Supervisor | None = None
 

@@ -18,6 +18,7 @@ from ._blueprint_door import BlueprintDoor
 from ._budgets import BudgetDoor
 from ._choice_models import ChoiceCard, Chosen
 from ._graph_models import GraphRun
+from ._live_models import ProcessList
 from ._memory_door import MemoryOperations
 from ._models import (
     Approval,
@@ -35,6 +36,7 @@ from ._models import (
     Spend,
 )
 from ._node_models import Drained, NodeList
+from ._reply_models import ReplyPiece
 from ._trace_models import Span
 from ._workflow_door import WorkflowDoor
 
@@ -101,6 +103,17 @@ class HelixApi(WorkflowDoor, BudgetDoor, BlueprintDoor, MemoryOperations, Protoc
         With ``follow``, then live ones as they are logged, with no gap or duplicate,
         until the run has ended and its last event is delivered (at once for a run
         that ended before ``after``). A paused or waiting run is followed until it ends.
+        """
+        ...
+
+    def replies(self, run_id: str) -> AsyncGenerator[ReplyPiece, None]:
+        """The pieces of the run's model replies as they stream, until the run ends.
+
+        While someone follows them the run's model calls stream (each call that starts
+        from then on). Pieces are not events: none from before the call are replayed,
+        and one missed is missed; each reply arrives whole as its ``model.responded``.
+        An ended run yields nothing. Where nothing streams (a run driven by a Ray actor,
+        a door without a reply hub) it yields nothing until the run ends.
         """
         ...
 
@@ -242,6 +255,14 @@ class HelixApi(WorkflowDoor, BudgetDoor, BlueprintDoor, MemoryOperations, Protoc
         """The run's turns, model calls, gate checks and tool calls as timed spans.
 
         Its child runs are nested under the calls that started them.
+        """
+        ...
+
+    async def processes(self, run_id: str) -> ProcessList:
+        """The background processes of the run's live world (``sandbox.live``), from its log.
+
+        Each with its command, the turn that started it, whether it still runs, and how
+        it ended; with the checkpoint image the world waits in while it is paused.
         """
         ...
 

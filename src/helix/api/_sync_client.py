@@ -22,6 +22,7 @@ from ._budget_client import ClientBudgets
 from ._choice_models import ChoiceCard, Chosen
 from ._graph_models import GraphRun
 from ._graphs import PlanArg
+from ._live_models import ProcessList
 from ._login import current_login
 from ._memory_client import ClientMemory
 from ._models import (
@@ -40,6 +41,7 @@ from ._models import (
     Spend,
 )
 from ._node_models import Drained, NodeList
+from ._reply_models import ReplyPiece
 from ._trace_models import Span
 from ._workflow_client import ClientWorkflows
 
@@ -187,6 +189,10 @@ class Client(ClientWorkflows, ClientBudgets, ClientBlueprints, ClientMemory):
         """The run's events after ``after``; with ``follow``, live ones until it ends."""
         return self._iterate(self._async.events(run_id, after=after, follow=follow))
 
+    def replies(self, run_id: str) -> Iterator[ReplyPiece]:
+        """The pieces of the run's replies as they stream, until the run ends."""
+        return self._iterate(self._async.replies(run_id))
+
     def wait(self, run_id: str) -> Run:
         """Wait until the run ends; the run as it ended."""
         return self._call(self._async.wait(run_id))
@@ -327,6 +333,10 @@ class Client(ClientWorkflows, ClientBudgets, ClientBlueprints, ClientMemory):
                 person=person,
             )
         )
+
+    def processes(self, run_id: str) -> ProcessList:
+        """The background processes of the run's live world (``HelixApi.processes``)."""
+        return self._call(self._async.processes(run_id))
 
     def trace(self, run_id: str) -> Span:
         """The run's turns, model calls, gate checks and tool calls as timed spans."""

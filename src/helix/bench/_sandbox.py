@@ -3,11 +3,21 @@
 * ``sandbox_start_overhead_p50``: start-to-exit time of ``true`` run through each
   available tier's ``Sandbox.run``, against a plain ``asyncio`` subprocess ``true``
   (the baseline) in the same run; ``params.added_ms`` is the difference (the goal
-  for ``bwrap`` is at most 15 ms).
+  for ``bwrap`` is at most 15 ms). A tier whose start costs hundreds of milliseconds
+  (``podman``: a container per command) is measured ``STARTS_DIVISOR`` times fewer
+  (at least ``MIN_STARTS``); ``params.runs`` says how many. A tier that boots a
+  guest per command (``microvm``: seconds under emulation) is measured only
+  ``FIXED_STARTS`` times, and says how its guests run (``params.accel``).
+* ``live_exec_overhead_p50``: ``exec(["true"])`` into an open box (``Sandbox.open_box``)
+  of each available tier that can keep a world live, against the same baseline,
+  interleaved; as many runs as that tier's starts.
 * ``proxy_added_latency_p50``: one HTTP GET of a small body from a local server
   through the filtering proxy (policy check included), against the same GET made
   directly.
 * ``proxy_throughput``: a large body through the proxy, against directly.
+* ``checkpoint_s``, ``restore_s``, ``checkpoint_bytes``: for each tier whose box can
+  checkpoint (gVisor), the p50 over a few rounds of freezing a small box (a background
+  ``sleep`` in it) into an image and opening a box again from it, and the image's size.
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ from helix.sandbox import (
     EgressHook,
     EgressPolicy,
     EgressProxy,
+    MicrovmSandbox,
     Sandbox,
     policy_hook,
     resolve_sandbox,
@@ -34,6 +45,13 @@ from ._figure import Figure, percentile
 
 SUITE = "sandbox"
 GOAL_ADDED_MS = {"bwrap": 15.0}
+STARTS_DIVISOR = {"podman": 10}
+"""Tiers measured fewer times, and by how much (a podman start is ~150-300 ms)."""
+MIN_STARTS = 5
+MAX_STARTS = {"gvisor": 40}
+"""Tiers slow to start (a fresh sandbox each, hundreds of ms) measure fewer starts."""
+FIXED_STARTS = {"microvm": 3}
+"""Tiers measured a fixed, small number of times (a microVM boots per command)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,11 +61,12 @@ class SandboxSizes:
     starts: int = 200
     requests: int = 500
     throughput_bytes: int = 256 << 20
+    checkpoints: int = 5
 
     @classmethod
     def quick(cls) -> SandboxSizes:
         """A smoke test's sizes."""
-        return cls(starts=5, requests=20, throughput_bytes=4 << 20)
+        return cls(starts=5, requests=20, throughput_bytes=4 << 20, checkpoints=2)
 
 
 async def run_sandbox(sizes: SandboxSizes) -> AsyncIterator[Figure]:
@@ -59,20 +78,18 @@ async def run_sandbox(sizes: SandboxSizes) -> AsyncIterator[Figure]:
                 continue
             sandbox = resolve_sandbox(status.tier)
             await _run_true(sandbox, world)  # first use: probes and caches are warm
-            baseline: list[float] = []
-            samples: list[float] = []
-            for _ in range(sizes.starts):  # interleaved, so load drifts hit both alike
-                baseline += await _samples(1, partial(_plain_true, world))
-                samples += await _samples(1, partial(_run_true, sandbox, world))
-            plain, value = percentile(baseline, 50), percentile(samples, 50)
+            starts = _starts(status.tier, sizes.starts)
+            once = partial(_run_true, sandbox, world)
+            plain, value, samples = await _interleaved(starts, world, once)
             params: dict[str, object] = {
                 "tier": status.tier,
                 "added_ms": round(value - plain, 3),
-                "runs": sizes.starts,
+                "runs": starts,
                 "p99_ms": round(percentile(samples, 99), 3),
             }
             if status.tier in GOAL_ADDED_MS:
                 params["goal_added_ms"] = GOAL_ADDED_MS[status.tier]
+            params |= _tier_params(sandbox)
             yield Figure(SUITE, "sandbox_start_overhead_p50", value, "ms", params, plain)
             if status.tier == "bwrap":  # a run that lists hosts also starts the bridge
                 with_proxy = partial(_run_true, sandbox, world, _ALLOW_LOCAL)
@@ -80,8 +97,94 @@ async def run_sandbox(sizes: SandboxSizes) -> AsyncIterator[Figure]:
                 params = {"tier": "bwrap", "proxy": True, "runs": len(proxied)}
                 value = percentile(proxied, 50)
                 yield Figure(SUITE, "sandbox_start_overhead_p50", value, "ms", params, plain)
+            if sandbox.can_keep_live:
+                yield await _live_exec(sandbox, world, starts)
+                async for figure in _checkpoint_figures(sandbox, world, sizes.checkpoints):
+                    yield figure
     async for figure in _proxy_figures(sizes):
         yield figure
+
+
+def _tier_params(sandbox: Sandbox) -> dict[str, object]:
+    """What a tier's figures say of how it ran: the microvm tier's acceleration."""
+    if not isinstance(sandbox, MicrovmSandbox):
+        return {}
+    how, why = sandbox.accel()
+    return {"accel": how, "accel_reason": why}
+
+
+def _starts(tier: str, starts: int) -> int:
+    """How many times ``tier`` is measured: ``starts``, or fewer for a slow tier."""
+    if tier in FIXED_STARTS:
+        return min(starts, FIXED_STARTS[tier])
+    starts = min(starts, MAX_STARTS.get(tier, starts))
+    if tier not in STARTS_DIVISOR:
+        return starts
+    return min(starts, max(starts // STARTS_DIVISOR[tier], MIN_STARTS))
+
+
+async def _interleaved(
+    count: int, world: Path, once: Callable[[], Awaitable[None]]
+) -> tuple[float, float, list[float]]:
+    """The baseline's p50, ``once``'s p50 and samples, measured in turns."""
+    baseline: list[float] = []
+    samples: list[float] = []
+    for _ in range(count):  # interleaved, so load drifts hit both alike
+        baseline += await _samples(1, partial(_plain_true, world))
+        samples += await _samples(1, once)
+    return percentile(baseline, 50), percentile(samples, 50), samples
+
+
+async def _live_exec(sandbox: Sandbox, world: Path, runs: int) -> Figure:
+    """``live_exec_overhead_p50``: ``true`` exec'd into an open box of ``sandbox``."""
+    box = await sandbox.open_box(cwd=world)
+    try:
+
+        async def exec_true() -> None:
+            result = await box.exec(["true"], timeout_s=30)
+            if result.exit_code != 0:
+                raise RuntimeError(f"true failed in a {box.tier} box: {result.output}")
+
+        await exec_true()  # the first exec warms what it needs
+        plain, value, samples = await _interleaved(runs, world, exec_true)
+    finally:
+        await box.close()
+    params: dict[str, object] = {
+        "tier": sandbox.tier,
+        "added_ms": round(value - plain, 3),
+        "runs": runs,
+        "p99_ms": round(percentile(samples, 99), 3),
+    }
+    params |= _tier_params(sandbox)
+    return Figure(SUITE, "live_exec_overhead_p50", value, "ms", params, plain)
+
+
+async def _checkpoint_figures(sandbox: Sandbox, world: Path, rounds: int) -> AsyncIterator[Figure]:
+    """Checkpoint and restore a small box ``rounds`` times, if the tier's box can."""
+    box = await sandbox.open_box(cwd=world)
+    if not box.can_checkpoint:
+        await box.close()
+        return
+    frozen: list[float] = []
+    restored: list[float] = []
+    sizes: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="helix-bench-images-") as images:
+        try:
+            sleeper = ["/bin/sh", "-c", "sleep 100000 </dev/null >/dev/null 2>&1 &"]
+            await box.exec(sleeper, timeout_s=30)
+            for index in range(rounds):
+                image = await box.checkpoint(Path(images) / str(index))
+                frozen.append(image.seconds)
+                sizes.append(image.size_bytes)
+                started = time.perf_counter()
+                box = await sandbox.open_box(cwd=world, restore=image.path)
+                restored.append(time.perf_counter() - started)
+        finally:
+            await box.close()
+    params: dict[str, object] = {"tier": sandbox.tier, "rounds": rounds}
+    yield Figure(SUITE, "checkpoint_s", percentile(frozen, 50), "s", params)
+    yield Figure(SUITE, "restore_s", percentile(restored, 50), "s", params)
+    yield Figure(SUITE, "checkpoint_bytes", percentile(sizes, 50), "bytes", params)
 
 
 async def _samples(count: int, once: Callable[[], Awaitable[None]]) -> list[float]:

@@ -51,7 +51,13 @@ async def _report() -> dict[str, Any]:
             "default": chosen.tier,
             "reason": chosen.reason,
             "tiers": [
-                {"tier": s.tier, "available": s.available, "reason": s.reason}
+                {
+                    "tier": s.tier,
+                    "available": s.available,
+                    "reason": s.reason,
+                    "live": s.live,
+                    "checkpoints": s.checkpoints,
+                }
                 for s in tier_statuses()
             ],
             **sandbox_facts(),
@@ -115,7 +121,8 @@ def _print(report: dict[str, Any]) -> None:
     typer.echo(f"sandbox: {sandbox['default']} — {sandbox['reason']}")
     for tier in sandbox["tiers"]:
         mark = "yes" if tier["available"] else "no "
-        typer.echo(f"  {tier['tier']:<8} {mark}  {tier['reason']}")
+        keeps = "live + checkpoints" if tier["checkpoints"] else "live" if tier["live"] else ""
+        typer.echo(f"  {tier['tier']:<8} {mark}  {tier['reason']}{f'  ({keeps})' if keeps else ''}")
     typer.echo(f"  seccomp filter: {'yes' if sandbox['seccomp'] else 'no'}")
     typer.echo(f"  pids cgroup:    {'yes' if sandbox['pids_cgroup'] else 'no (rlimits only)'}")
     store = report["store"]

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from helix.api import HelixApi, LocalApi, Run
     from helix.kernel.session import SessionState
     from helix.memory import Memories
-    from helix.runtime import Blueprint
+    from helix.runtime import Blueprint, ReplyHub
     from helix.telemetry import OtelSettings
     from helix.workflows import Workflows
 
@@ -209,10 +210,17 @@ async def with_door(use: Callable[[Door], Awaitable[T]]) -> T:
                     closing.push_async_callback(memories[0].store.close)
             return memories[0]
 
+        @cache
+        def replies() -> ReplyHub:  # made with the engine: its runs stream to the door's views
+            from helix.runtime import ReplyHub
+
+            return ReplyHub()
+
         here: list[str] = []  # the runs the door asks to drive: driven by the command
         local = LocalApi(
-            lambda: engine_for(store, spending=spending, memory=memory), store=store,
-            home=settings.home, actor=who(), drive=here.append, workflows=workflows,
-            budgets=spending.store, accounts=accounts, memory=memory,
+            lambda: engine_for(store, spending=spending, memory=memory, deltas=replies()),
+            store=store, home=settings.home, actor=who(), drive=here.append,
+            workflows=workflows, budgets=spending.store, accounts=accounts, memory=memory,
+            replies=replies,
         )  # fmt: skip
         return await use(Door(local, local, here, otel))

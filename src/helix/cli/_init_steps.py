@@ -91,11 +91,15 @@ def workspace_step(project: Path, home: Path, flags: Flags, interactive: bool) -
 
 
 def tier_step(flags: Flags, interactive: bool) -> str:
-    """``--tier``, else asked from what this host gives; default: the strongest."""
-    from helix.sandbox import TIERS, tier_statuses
+    """``--tier``, else asked from what this host gives; default: the strongest automatic.
+
+    A tier chosen only when asked for (``podman``: a container per command) is offered,
+    not proposed.
+    """
+    from helix.sandbox import AUTOMATIC, TIERS, tier_statuses
 
     statuses = tier_statuses()
-    available = [s.tier for s in statuses if s.available]
+    available = [s.tier for s in statuses if s.available and s.tier in AUTOMATIC]
     strongest = max(available, key=TIERS.index)
 
     def parse(tier: str) -> str:

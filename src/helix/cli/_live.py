@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # the engine loads when a run is driven, not at --help or `he
     from helix.api import HelixApi
     from helix.kernel.session import SessionState
     from helix.memory import Memories
-    from helix.runtime import Engine, RunSetup, Spending
+    from helix.runtime import DeltaSink, Engine, RunSetup, Spending
 
 Until = Callable[["SessionState"], bool]
 Driving = Callable[[Until], Coroutine[Any, Any, object]]
@@ -31,11 +31,13 @@ def engine_for(
     env: dict[str, str] | None = None,
     spending: Spending | None = None,
     memory: Callable[[], Awaitable[Memories]] | None = None,
+    deltas: DeltaSink | None = None,
 ) -> Engine:
     """The engine of this process, on the store the environment names.
 
     ``spending``: the budgets its runs reserve against (``with_door`` gives the database's).
     ``memory``: opens the memory its runs' memory tools reach (with it, they are offered).
+    ``deltas``: where its runs' replies stream while watched (the door's ``ReplyHub``).
     """
     from helix.runtime import Engine
 
@@ -49,7 +51,7 @@ def engine_for(
             )
 
     home = Settings.from_env().home
-    return Engine(store, home=home, env=env, spending=spending, memory=doors)
+    return Engine(store, home=home, env=env, spending=spending, memory=doors, deltas=deltas)
 
 
 async def drive_and_show(

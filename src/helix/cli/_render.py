@@ -9,7 +9,7 @@ from helix.kernel.events import Event
 from helix.kernel.session import SessionState
 
 if TYPE_CHECKING:
-    from helix.api import Run, RunEvent
+    from helix.api import ProcessList, Run, RunEvent
 
 
 def _clip(text: str, width: int = 70) -> str:
@@ -47,6 +47,9 @@ _SUMMARIES: dict[str, str] = {
     "world.file_skipped": "{path}: {reason} ({size} bytes)",
     "world.rolled_back": "to turn {to_turn} by {by}",
     "world.kept": "{branch} into {target}",
+    "world.process_started": "{process}: {command}",
+    "world.process_ended": "{process} {reason} (exit code {exit_code})",
+    "world.restored": "{tier} image {image:.12} in {seconds}s",
     "strategy.branched": "at turn {turn}, judged by {judge}",
     "strategy.scored": "{branch} {status}: score {score}",
     "strategy.chosen": "{branch}: {reason}",
@@ -105,6 +108,23 @@ def summarize(event: Event | RunEvent) -> str:
         return _clip(template.format(**data), 110 if event.type.endswith(".failed") else 70)
     except (KeyError, IndexError):
         return ""
+
+
+def _processes(data: dict[str, Any]) -> str:
+    return ", ".join(data.get("processes") or ()) or "no process"
+
+
+def _checkpointed(data: dict[str, Any]) -> str:
+    """A live world frozen: what it holds, its size, how long it took."""
+    size = f"{data['size_bytes'] / (1 << 20):.1f} MiB"
+    took = f"{data['seconds']}s, {data['reason']}"
+    return f"{data['tier']}: {_processes(data)} frozen in {size} ({took})"
+
+
+def _stopped(data: dict[str, Any]) -> str:
+    """A live world stopped: why, and what it killed."""
+    detail = f": {_clip(data['detail'], 60)}" if data.get("detail") else ""
+    return f"{data['tier']} {data['reason']}{detail}; killed {_processes(data)}"
 
 
 def _tool_completed(data: dict[str, Any]) -> str:
@@ -276,5 +296,26 @@ _SPECIAL: dict[str, Callable[[dict[str, Any]], str]] = {
     "world.snapshotted": _world_summary,
     "memory.recalled": _recalled,
     "tool.completed": _tool_completed,
+    "world.checkpointed": _checkpointed,
+    "world.stopped": _stopped,
 }
 """Events said by a function of their data rather than a template."""
+
+
+def process_lines(live: ProcessList) -> list[str]:
+    """The background processes of a run's live world, one per line, under ``processes``."""
+    lines = []
+    for index, process in enumerate(live.processes):
+        if process.running:
+            state = "frozen " if live.image else "running"
+        elif process.ended == "world_stopped":
+            state = "killed "
+        else:
+            state = f"exit {process.exit_code}" if process.exit_code is not None else "ended  "
+        turn = f"  (turn {process.turn})" if process.turn is not None else ""
+        label = "processes  " if index == 0 else "           "
+        command = process.command if len(process.command) <= 60 else process.command[:59] + "…"
+        lines.append(f"{label}{process.process:<4} {state:<8} {command}{turn}")
+    if live.image:
+        lines.append(f"world      checkpointed ({live.tier}, image {live.image[:12]}…)")
+    return lines

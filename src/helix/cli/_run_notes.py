@@ -48,6 +48,7 @@ _WENT_WRONG = {
     "unknown_tool": "the model called a tool the run does not have",
     "invalid_arguments": "the model's arguments do not fit the tool",
     "empty_reply": "the model's reply was empty",
+    "no_tool_call": "the model did not make the tool call it was asked for",
 }
 
 

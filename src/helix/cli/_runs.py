@@ -13,7 +13,7 @@ from ._listing import ago, fork_mark, short_ids, status_text
 from ._paused import WAIT_HELP
 
 if TYPE_CHECKING:  # the kernel's event models load when a command runs, not at --help
-    from helix.api import Run
+    from helix.api import ProcessList, Run
     from helix.kernel.events import RunStatus
 
     from ._strategy import StrategyTree
@@ -96,25 +96,37 @@ def print_active(found: list[Run]) -> None:
 
 
 def show_run(
-    one: Run, *, json: bool, tree: StrategyTree | None = None, why: str | None = None
+    one: Run,
+    *,
+    json: bool,
+    tree: StrategyTree | None = None,
+    why: str | None = None,
+    live: ProcessList | None = None,
 ) -> None:
     """``helix show`` output (a strategy run's branches and their scores after its fields).
 
-    ``why``: why a paused run is paused (``paused_why``), shown after its status.
+    ``why``: why a paused run is paused (``paused_why``), shown after its status;
+    ``live``: the background processes of its live world, when it has any.
     """
-    from ._render import record_dict, run_lines
+    from ._render import process_lines, record_dict, run_lines
 
+    shows_live = live is not None and (live.processes or live.image)
     if json:
         shown = record_dict(one)
         if tree is not None:
             shown["strategy"] = tree.as_dict()
         if why is not None:
             shown["paused_because"] = why
+        if live is not None and shows_live:
+            shown["processes"] = [p.model_dump() for p in live.processes]
+            shown["world_image"] = live.image
         print_json_line(shown)
     else:
         lines = run_lines(one)
         if why is not None:
             lines.insert(2, f"paused     {why}")
+        if live is not None and shows_live:
+            lines += process_lines(live)
         typer.echo("\n".join([*lines, *(tree.lines() if tree is not None else [])]))
 
 
@@ -160,11 +172,17 @@ def show(
     """
 
     async def main(door: Door) -> None:
+        from helix.errors import StoreDamagedError
+
         from ._strategy import tree_of
 
         one = await door.api.get(run_id)
         why = await paused_why(door, one)
-        show_run(one, json=json, tree=await tree_of(door.api, one), why=why)
+        try:  # a damaged event must not hide the rest of the run
+            live: ProcessList | None = await door.api.processes(one.id)
+        except StoreDamagedError:
+            live = None
+        show_run(one, json=json, tree=await tree_of(door.api, one), why=why, live=live)
 
     run(lambda: with_door(main))
 

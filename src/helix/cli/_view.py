@@ -118,10 +118,17 @@ class RunView:
     def stream(self, delta: ModelDelta) -> None:
         """Print a piece of a reply's text as it arrives (once the view has begun)."""
         from helix.providers import TextDelta
+        from helix.runtime import ReplyRestart
 
         from ._streamed import StreamedText
 
         piece = delta.delta
+        if isinstance(piece, ReplyRestart):  # what was shown is void: the reply comes whole
+            self._early = [d for d in self._early if d.turn != delta.turn]
+            if self._streamed is not None and self._streamed.turn == delta.turn:
+                self._streamed.stop()
+                self._streamed = None
+            return
         if not isinstance(piece, TextDelta) or not piece.text:
             return
         if self._asking != delta.turn:  # what comes before it is not all on the screen yet

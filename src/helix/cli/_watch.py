@@ -97,12 +97,7 @@ class Watch:
             from rich.console import Console
 
             self._console = Console(highlight=False)
-        return self._delta if self._console.is_terminal else None
-
-    async def _delta(self, delta: ModelDelta) -> None:
-        for view in self.views:
-            if view.run_id == delta.run_id:
-                view.stream(delta)
+        return _Views(self) if self._console.is_terminal else None
 
     # -- showing ----------------------------------------------------------------------------
 
@@ -351,3 +346,18 @@ def _hint_to_decide(run_id: str, call: Call) -> Any:
         f" · helix deny {run_id} {call.request_id}",
         "yellow",
     )
+
+
+class _Views:
+    """The views of a ``Watch`` as a delta sink: each run shown here streams to its view."""
+
+    def __init__(self, watch: Watch) -> None:
+        self.watch = watch
+
+    def watching(self, run_id: str) -> bool:
+        return any(view.run_id == run_id for view in self.watch.views)
+
+    async def __call__(self, delta: ModelDelta) -> None:
+        for view in self.watch.views:
+            if view.run_id == delta.run_id:
+                view.stream(delta)

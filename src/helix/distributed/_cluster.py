@@ -114,7 +114,8 @@ def cluster_up(
             )
         remove_state(home)  # left by a cluster whose processes are gone
     token = env.get(RAY_TOKEN_ENV) or secrets.token_hex(32)
-    child_env = {**env, **ray_environment(token)}
+    # unbuffered: a node that dies (Ray ends them with os._exit) leaves all it said in its log
+    child_env = {**env, **ray_environment(token), "PYTHONUNBUFFERED": "1"}
     port = free_port(HOST)
     address = f"{HOST}:{port}"
     logs = cluster_dir(home) / "logs"
@@ -262,7 +263,9 @@ def _wait_for_port(port: int, head: ClusterProcess, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if not alive(head):
-            raise StoreUnavailableError(f"the head node did not start: {_tail(head.log)}")
+            raise StoreUnavailableError(
+                f"the head node did not start{_how_it_ended(head)}: {_tail(head.log)}"
+            )
         with socket.socket() as probe:
             probe.settimeout(1)
             if probe.connect_ex((HOST, port)) == 0:
@@ -277,7 +280,9 @@ def _wait_for_nodes(cluster: LocalCluster, count: int, timeout_s: float) -> None
     while True:
         for process in cluster.processes:
             if not alive(process):
-                raise StoreUnavailableError(f"node {process.name} stopped: {_tail(process.log)}")
+                raise StoreUnavailableError(
+                    f"node {process.name} stopped{_how_it_ended(process)}: {_tail(process.log)}"
+                )
         if sum(n.state == "alive" for n in cluster_nodes(address)) >= count:
             return
         if time.monotonic() > deadline:
@@ -285,6 +290,21 @@ def _wait_for_nodes(cluster: LocalCluster, count: int, timeout_s: float) -> None
                 f"the cluster did not have {count} nodes within {timeout_s:g} s"
             )
         time.sleep(0.5)
+
+
+def _how_it_ended(process: ClusterProcess) -> str:
+    """`` (exit code N)`` or `` (killed by SIGX)`` for a node this process started."""
+    try:
+        pid, status = os.waitpid(process.pid, os.WNOHANG)
+    except ChildProcessError:
+        return ""  # not ours, or reaped already
+    if pid == 0:
+        return ""  # still running (a zombie no more: another program took its pid?)
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        names = {int(s): s.name for s in signal.Signals}
+        return f" (killed by {names.get(number, f'signal {number}')})"
+    return f" (exit code {os.waitstatus_to_exitcode(status)})"
 
 
 def _tail(log: str) -> str:

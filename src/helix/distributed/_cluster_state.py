@@ -16,6 +16,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from helix._util import proc_stat
+from helix._util import start_ticks as start_ticks
 from helix.errors import ConfigError
 
 STATE_FILE = "state.json"
@@ -145,26 +147,6 @@ def _parse(body: object) -> LocalCluster:
 # -- processes ---------------------------------------------------------------------------
 
 
-def _stat(pid: int) -> list[str] | None:
-    """The fields of ``/proc/PID/stat`` after the command (state, parent, …).
-
-    ``None`` if the process is gone or a zombie.
-    """
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # "PID (COMMAND) STATE …": the command may hold spaces and parentheses.
-    fields = text[text.rfind(")") + 2 :].split()
-    return None if not fields or fields[0] == "Z" else fields
-
-
-def start_ticks(pid: int) -> int | None:
-    """When process ``pid`` started (ticks after boot); ``None`` if it is gone or a zombie."""
-    fields = _stat(pid)
-    return None if fields is None else int(fields[19])
-
-
 def alive(process: ClusterProcess) -> bool:
     """Whether the process the state names still runs, and is a ``ray start``.
 
@@ -184,7 +166,7 @@ def descendants(pids: set[int]) -> set[int]:
     """Every live process below ``pids`` (children, their children, …)."""
     parents: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
-        fields = _stat(int(entry)) if entry.isdigit() else None
+        fields = proc_stat(int(entry)) if entry.isdigit() else None
         if fields is not None and len(fields) > 1:
             parents.setdefault(int(fields[1]), []).append(int(entry))
     found: set[int] = set()

@@ -14,6 +14,7 @@ from helix.runtime import (
     Executor,
     ExecutorKind,
     LocalExecutor,
+    ReplyHub,
     Supervisor,
 )
 
@@ -57,6 +58,7 @@ async def open_executor(
     workers: int | None = None,
     ray_address: str | None = None,
     env: Mapping[str, str] | None = None,
+    replies: ReplyHub | None = None,
 ) -> AsyncIterator[Executor]:
     """The executor of this kind, started; closed (its runs stopped, not ended) after.
 
@@ -66,6 +68,9 @@ async def open_executor(
     store with ``engine`` that other processes can open (SQLite file, PostgreSQL).
     ``ray``: an actor per run on the cluster at ``ray_address`` (``HOST:PORT``; its
     token ``HELIX_RAY_TOKEN`` in ``env``), each opening its engine with ``opener``.
+    ``replies``: where the workers' runs stream their replies while a view watches
+    them (the ``local`` executor's runs stream through ``engine.deltas``; Ray actors'
+    do not stream).
     ``ConfigError`` for an unknown kind, a missing opener, or workers that cannot start.
     """
     kind = parse_executor(kind)
@@ -84,7 +89,8 @@ async def open_executor(
                 "the processes executor needs a store other processes can open"
                 " (a SQLite file or PostgreSQL), not memory://"
             )
-        processes = ProcessExecutor(opener, workers if workers is not None else default_workers())
+        count = workers if workers is not None else default_workers()
+        processes = ProcessExecutor(opener, count, replies=replies)
         await processes.start()
         try:
             yield processes

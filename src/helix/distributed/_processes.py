@@ -15,6 +15,10 @@ every core works, where one process runs every turn's harness work on one.
   call cut off is ``tool.interrupted``, as on any resume.
 - **Draining a worker**: its runs stop at their next turn boundary (``Handoff``) and
   are submitted to the others; it takes no new runs.
+- **Replies as they stream**: with a ``ReplyHub``, the worker driving a run a view
+  watches is told so (``watch``/``unwatch``); its model calls then stream, and each
+  piece comes back over the pipe to the hub (pieces are not events: a worker that dies
+  loses the pieces, never the reply).
 
 Only run ids travel between processes; every state is rebuilt from the log.
 """
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import multiprocessing
 import os
@@ -33,7 +38,16 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 
 from helix.errors import ConfigError, NodeNotFoundError, NodeStateError
-from helix.runtime import SYSTEM_CLOCK, Clock, EngineOpener, ExecutorKind, NodeInfo, NodeState
+from helix.runtime import (
+    SYSTEM_CLOCK,
+    Clock,
+    EngineOpener,
+    ExecutorKind,
+    NodeInfo,
+    NodeState,
+    ReplyHub,
+    piece_of,
+)
 
 from ._worker import worker_main
 
@@ -72,6 +86,7 @@ class ProcessExecutor:
         max_restarts: int = 5,
         restart_period_s: float = 60.0,
         clock: Clock = SYSTEM_CLOCK,
+        replies: ReplyHub | None = None,
     ) -> None:
         if workers < 1:
             raise ConfigError(f"the processes executor needs at least 1 worker, not {workers}")
@@ -94,6 +109,10 @@ class ProcessExecutor:
         self._closed = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._idle = asyncio.Event()
+        self.replies = replies
+        """Where the pieces of watched runs' replies go (``None``: runs do not stream)."""
+        if replies is not None:
+            replies.listen(self._watched)
 
     @property
     def kind(self) -> ExecutorKind:
@@ -166,6 +185,12 @@ class ProcessExecutor:
             case ("failed", error):
                 _log.error("%s could not open its engine: %s", worker.id, error)
                 _settle(worker, error)
+            case ("piece", text):
+                if self.replies is not None:
+                    try:
+                        self.replies.give(piece_of(json.loads(text)))
+                    except ValueError as error:
+                        _log.warning("a bad piece from %s: %s", worker.id, error)
             case ("stopped", run_id, outcome):
                 if self._where.get(run_id) != worker.id:
                     return  # an answer from before the run was given to another
@@ -232,6 +257,15 @@ class ProcessExecutor:
             return
         worker.runs.add(run_id)
         self._where[run_id] = worker.id
+        if self.replies is not None and self.replies.watching(run_id):
+            self._watched(run_id, True)
+
+    def _watched(self, run_id: str, watched: bool) -> None:
+        """A view began (or stopped) watching ``run_id``: tell the worker driving it."""
+        worker = self._workers.get(self._where.get(run_id, ""))
+        if worker is not None:
+            with contextlib.suppress(OSError):  # it just died: its runs go elsewhere
+                worker.conn.send(("watch" if watched else "unwatch", run_id))
 
     async def wait_idle(self) -> None:
         """Wait until no worker drives a run and none waits for one (all ended or paused)."""

@@ -6,11 +6,14 @@ one pipe, in small tuples of strings:
 parent → worker
     ``("drive", RUN)``: drive the run (under this process's supervisor) until it ends,
     pauses, or is asked to move; ``("move", RUN)``: stop the run at its next turn
-    boundary (``Handoff``) so it can be driven elsewhere; ``("stop",)``: stop driving
-    (every drive is cancelled, its lease released) and exit.
+    boundary (``Handoff``) so it can be driven elsewhere; ``("watch", RUN)`` and
+    ``("unwatch", RUN)``: a view watches the run (its model calls stream) or no longer
+    does; ``("stop",)``: stop driving (every drive is cancelled, its lease released)
+    and exit.
 worker → parent
     ``("ready", PID)`` once its engine is open; ``("failed", MESSAGE)`` if the engine
-    could not be opened; ``("stopped", RUN, OUTCOME)`` when a drive is over:
+    could not be opened; ``("piece", JSON)``: a piece of a watched run's reply
+    (``helix.runtime.piece_message``); ``("stopped", RUN, OUTCOME)`` when a drive is over:
     ``ended`` (finished or paused: the log says which), ``moved`` (stopped at a turn
     boundary when asked: submit it elsewhere), ``refused`` (another driver holds it, or
     this process cannot drive it).
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -34,9 +38,11 @@ from helix.runtime import (
     Engine,
     EngineOpener,
     Handoff,
+    ModelDelta,
     Supervisor,
     moved,
     open_supervisor,
+    piece_message,
 )
 
 _log = logging.getLogger(__name__)
@@ -84,6 +90,9 @@ class _Worker:
         self.handoff = Handoff()
         self.stopping = asyncio.Event()
         self.supervisor: Supervisor | None = None
+        self.watched: set[str] = set()
+        """The runs a view of the parent's watches (their replies stream to it)."""
+        engine.deltas = _Pieces(self)
 
     async def serve(self) -> None:
         loop = asyncio.get_running_loop()
@@ -117,6 +126,10 @@ class _Worker:
                     self.supervisor.start_child(spec)
             case ("move", run_id):
                 self.handoff.ask(run_id)
+            case ("watch", run_id):
+                self.watched.add(run_id)
+            case ("unwatch", run_id):
+                self.watched.discard(run_id)
             case ("stop",):
                 self.stopping.set()
             case _:
@@ -138,4 +151,18 @@ class _Worker:
             outcome = "refused"
         finally:
             self.handoff.done(run_id)
+            self.watched.discard(run_id)  # told again if it is driven here again
         _send(self.conn, ("stopped", run_id, outcome))
+
+
+class _Pieces:
+    """The worker's delta sink: pieces of watched runs' replies, sent to the parent."""
+
+    def __init__(self, worker: _Worker) -> None:
+        self.worker = worker
+
+    def watching(self, run_id: str) -> bool:
+        return run_id in self.worker.watched
+
+    async def __call__(self, delta: ModelDelta) -> None:
+        _send(self.worker.conn, ("piece", json.dumps(piece_message(delta))))

@@ -69,6 +69,13 @@ class GateContext:
     budget: BudgetState = field(default_factory=BudgetState)
     attended: bool = True
     """Someone can answer an approval (unattended runs deny what they would ask)."""
+    live: bool = False
+    """The run's world is live (``sandbox.live``): a tool may reach its ports at the host
+    ``world`` (``helix.sandbox.WORLD_HOST``), which no egress list needs to name."""
+    forced_tool: str | None = None
+    """The one tool the model must call now (the run's ``tool_choice`` names it, and no
+    call was accepted yet); the arguments gate denies a call of any other. ``None``:
+    any tool."""
 
 
 class Gate(Protocol):

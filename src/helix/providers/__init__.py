@@ -53,6 +53,7 @@ from ._scripts import ScriptAccess as ScriptAccess
 from ._sizing import Suggestion as Suggestion
 from ._sizing import suggest_model as suggest_model
 from ._sizing import why_none_fits as why_none_fits
+from ._types import TOOL_CHOICES as TOOL_CHOICES
 from ._types import AssistantMessage as AssistantMessage
 from ._types import ChatMessage as ChatMessage
 from ._types import ModelRequest as ModelRequest
@@ -74,6 +75,7 @@ __all__ = [
     "PROVIDERS",
     "ROLES",
     "ROLE_ALIASES",
+    "TOOL_CHOICES",
     "AssistantMessage",
     "ChatMessage",
     "Connection",

@@ -65,8 +65,9 @@ class ScenarioHttpError(_Strict):
     message: str = "scripted error"
     headers: dict[str, str] = Field(default_factory=dict[str, str])
     mid_stream: bool = False
-    """For a streamed request: start a 200 stream, then send the error as an event in it
-    (as providers do when they fail part-way). Plain requests get the HTTP error."""
+    """For a streamed request: start a 200 stream (the step's ``text``, if any, in pieces),
+    then send the error as an event in it (as providers do when they fail part-way).
+    Plain requests get the HTTP error."""
 
 
 class ScenarioStep(_Strict):
@@ -79,6 +80,9 @@ class ScenarioStep(_Strict):
     delay_s: float = Field(default=0.0, ge=0)
     """How long to wait before answering."""
     error: ScenarioHttpError | None = None
+    pause_mid_stream: bool = False
+    """For a streamed reply: send its first piece of text, then wait for the mock
+    server's ``release()`` before the rest (to see a reply half-way)."""
 
 
 class Scenario(_Strict):

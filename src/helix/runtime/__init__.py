@@ -51,6 +51,10 @@ from ._policy_replay import ReplayedCall as ReplayedCall
 from ._policy_replay import UnjudgedCall as UnjudgedCall
 from ._policy_replay import replay_policy as replay_policy
 from ._policy_replay import replay_policy_workspace as replay_policy_workspace
+from ._replies import ReplyHub as ReplyHub
+from ._replies import Watcher as Watcher
+from ._replies import piece_message as piece_message
+from ._replies import piece_of as piece_of
 from ._setup import RunSetup as RunSetup
 from ._spending import OverCap as OverCap
 from ._spending import SpendClaim as SpendClaim
@@ -62,6 +66,7 @@ from ._strategies import RunJudge as RunJudge
 from ._strategies import TreeOfThoughts as TreeOfThoughts
 from ._streaming import DeltaSink as DeltaSink
 from ._streaming import ModelDelta as ModelDelta
+from ._streaming import ReplyRestart as ReplyRestart
 from ._supervisor import ChildSpec as ChildSpec
 from ._supervisor import Supervisor as Supervisor
 from ._supervisor import open_supervisor as open_supervisor
@@ -113,6 +118,8 @@ __all__ = [
     "PlanThenAct",
     "PolicyReplay",
     "ReplayedCall",
+    "ReplyHub",
+    "ReplyRestart",
     "RunJudge",
     "RunLoop",
     "RunSetup",
@@ -127,6 +134,7 @@ __all__ = [
     "TreeOfThoughts",
     "UnjudgedCall",
     "Until",
+    "Watcher",
     "WorkflowEditors",
     "approval_call",
     "blueprint_of",
@@ -140,6 +148,8 @@ __all__ = [
     "moved",
     "open_supervisor",
     "pause",
+    "piece_message",
+    "piece_of",
     "replay_policy",
     "replay_policy_workspace",
     "resume",

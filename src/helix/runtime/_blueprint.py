@@ -17,6 +17,7 @@ prices: {"acme:house-model": {input: 0.5, output: 1.5}}   # USD per million toke
 placement: {labels: {gpu: "yes"}, resources: {GPU: 1}}  # commands on such a node (a cluster)
 strategy: {kind: tree_of_thoughts, branches: 3, judge: {command: "pytest -q"}}  # docs/strategies.md
 model_errors: {pause_after: 5}   # pause after 5 replies in a row the model got wrong
+tool_choice: auto   # or required, none, a tool's name (forced until the model has called)
 mcp:                                    # MCP servers whose tools the run offers (docs/mcp.md)
   - {name: time, command: python3, args: [-m, mcp_server_time], tools: [get_current_time]}
   - {name: tracker, url: "https://mcp.example.com/mcp", headers: {Authorization: TRACKER_AUTH}}
@@ -25,6 +26,7 @@ mcp:                                    # MCP servers whose tools the run offers
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -35,7 +37,15 @@ from helix.errors import BlueprintError, HelixError, InvalidPayloadError
 from helix.gates import ApprovalRule, Policy
 from helix.kernel.events import Budget, RunSettings
 from helix.mcp.client import McpServerSpec, require_sdk
-from helix.providers import ROLE_ALIASES, ROLES, ModelSpec, Price, PriceBook, parse_model_name
+from helix.providers import (
+    ROLE_ALIASES,
+    ROLES,
+    TOOL_CHOICES,
+    ModelSpec,
+    Price,
+    PriceBook,
+    parse_model_name,
+)
 from helix.tools import ToolRegistry
 
 from ._placement import Placement
@@ -49,6 +59,9 @@ DEFAULT_SYSTEM = (
     " summary and no tool call."
 )
 
+
+TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""A tool's name as every provider takes it (what ``tool_choice`` may name)."""
 
 GRAPH_KEYS = ("tasks", "max_parallel")
 """A graph's keys, which a blueprint may hold at its top as well as under ``graph``."""
@@ -79,8 +92,18 @@ class SamplingSettings(_Strict):
 class SandboxSettings(_Strict):
     """Where commands run, and which domains they and ``http_fetch`` may reach."""
 
-    kind: Literal["process", "bwrap", "docker"] = "process"
+    kind: Literal["process", "bwrap", "docker", "podman", "gvisor", "microvm"] = "process"
     """The weakest tier the run accepts: it refuses to start on a host with no stronger."""
+    live: bool = False
+    """Keep one sandbox for the run's world, between commands and turns: background
+    processes (``run_command`` with ``background: true``, ``read_output``,
+    ``stop_process``), checkpointed when the run pauses where the tier can (gVisor)
+    and restored on resume. It needs a tier that keeps boxes (``process``, ``podman``,
+    ``gvisor``, ``microvm``)."""
+    checkpoint_idle_min: float | None = Field(default=None, gt=0)
+    """With ``live``: checkpoint the world after this many minutes without a new turn
+    and no call running (a run waiting on an approval, say), where the tier can; the
+    next use restores it. ``None`` (the default): only a pause checkpoints."""
     network: tuple[str, ...] = ()
     """Allowed domains (``*.example.com`` for subdomains)."""
     deny: tuple[str, ...] = ()
@@ -183,6 +206,22 @@ class Blueprint(_Strict):
     ``tree_of_thoughts`` (docs/strategies.md); ``None``: the plain loop."""
     model_errors: ModelErrorSettings = Field(default_factory=ModelErrorSettings)
     """When the model's wrong replies pause the run (after 5 in a row, by default)."""
+    tool_choice: str = "auto"
+    """What the model may do with its tools: ``auto`` (it decides), ``none`` (it may call
+    none: every request says so), ``required`` (it must call one) or the name of one of
+    the run's tools (it must call that one). A forced choice (``required``, a name) holds
+    until the model has made a call that was not rejected as its mistake; requests then
+    go with ``auto`` (``runtime/_forced.py``; docs/engine.md, "Forcing a tool call")."""
+
+    @field_validator("tool_choice")
+    @classmethod
+    def _plain_tool_choice(cls, choice: str) -> str:
+        if choice not in TOOL_CHOICES and not TOOL_NAME.fullmatch(choice):
+            raise ValueError(
+                f"{choice!r} is not auto, required, none or a tool's name (letters, digits,"
+                " _ and -, at most 64 characters)"
+            )
+        return choice
 
     @field_validator("roles")
     @classmethod

@@ -32,6 +32,8 @@ from helix.tools import ToolDef
 from ._asking import DEADLINE_PASSED, answered_in_time, ask, settled, system_decision
 from ._clock import Clock
 from ._execution import CallExecutor
+from ._forced import forced_tool
+from ._live_world import RunLiveWorld
 from ._mistakes import fault_of, rejected_call
 from ._session import LiveSession, halted
 from ._setup import RunSetup
@@ -44,6 +46,9 @@ class CallRunner:
         self.setup = setup
         self.session = session
         self.executor = CallExecutor(setup, session)
+        if setup.blueprint.sandbox.live:
+            egress = self.executor.egress.hook("world")  # the box's, for as long as it lives
+            self.executor.live = RunLiveWorld(setup, session, egress)
 
     @property
     def state(self) -> SessionState:
@@ -136,6 +141,7 @@ class CallRunner:
         setup = self.setup
         budget = self.state.budget
         spent = self.state.spent_usd
+        forced = forced_tool(setup.blueprint.tool_choice, self.state)
         context = GateContext(
             run_id=setup.run_id,
             world=setup.world,
@@ -149,6 +155,8 @@ class CallRunner:
                 elapsed_s=elapsed_s(self.state, setup.clock),
             ),
             attended=setup.attended,
+            live=setup.blueprint.sandbox.live,
+            forced_tool=forced,
         )
         parsed = self._parse(call, tool)
         gated = GateCall(call.id, call.name, call.args, tool, parsed, call.malformed)
@@ -168,7 +176,7 @@ class CallRunner:
             )
             for gate, d in outcome.decisions
         ]
-        return outcome.verdict, events, fault_of(call, tool, parsed is not None)
+        return outcome.verdict, events, fault_of(call, tool, parsed is not None, forced)
 
     def _refusal(
         self,

@@ -34,6 +34,7 @@ from helix.providers import (
 )
 from helix.sandbox import Sandbox, StrongestSandbox, require_sandbox
 from helix.tools import (
+    LIVE_TOOLS,
     MEMORY_TOOLS,
     MemoryDoor,
     ToolRegistry,
@@ -47,9 +48,10 @@ from helix.world import ObjectStore
 from ._blueprint import Blueprint, blueprint_of
 from ._clock import SYSTEM_CLOCK, Clock
 from ._crashes import log_gave_up, log_restart
-from ._engine_checks import require_bound
+from ._engine_checks import require_bound, require_tool_choice
 from ._graph import GraphConductor
 from ._lease import HolderGone, driving, holding_lease, lease_ttl
+from ._live_world import live_sandbox, offered
 from ._loop import TERMINAL, RunLoop
 from ._origin import run_origin
 from ._placement import Placer, placed_sandbox
@@ -125,11 +127,10 @@ class Engine:
         ``workflows`` gives each run the editor its ``edit_workflow`` calls go through
         (``helix.workflows``); with it, the engine offers that tool too. ``spending``:
         the cumulative budgets every run's model calls are reserved against (docs/budgets.md).
-        (``helix.workflows``); with it, the engine offers that tool too. ``memory``
-        gives each run its memory (``helix.memory``); with it, the memory tools too.
-        ``deltas``: where a live view takes the pieces of replies as they arrive; with
-        it, runs' model calls stream (docs/engine.md, "Streaming"; ``self.deltas``
-        may be set between drives).
+        ``memory`` gives each run its memory (``helix.memory``); with it, the memory tools too.
+        ``deltas``: where live views take the pieces of replies as they arrive (a
+        ``ReplyHub`` for many); with it, runs' model calls stream while it watches them
+        (docs/engine.md, "Streaming"; ``self.deltas`` may be set between drives).
         """
         self.snapshots = snapshots
         self.store = store
@@ -167,6 +168,9 @@ class Engine:
         for memory_tool in MEMORY_TOOLS if memory is not None else ():
             if memory_tool.name not in self.tools:
                 self.tools.register(memory_tool)
+        for live_tool in LIVE_TOOLS:  # offered only to runs whose world is live
+            if live_tool.name not in self.tools:
+                self.tools.register(live_tool)
         if gates:
             self.pipeline_for(self.tools)  # distinct names, valid scopes: refused here
 
@@ -228,9 +232,12 @@ class Engine:
             await self.plugins.refresh()
             self.plugins.require(blueprint.plugins)
         blueprint = (blueprint or Blueprint()).check(self.tools)
+        sources = bool(blueprint.mcp or blueprint.plugins) or self._sources is not None
+        require_tool_choice(blueprint, self.tools, sources)
         # refuse before creating: a tier too weak, a placement no node (or engine) takes
         require_sandbox(
-            placed_sandbox(self._placer, None, blueprint, self.sandbox), blueprint.sandbox.kind
+            live_sandbox(placed_sandbox(self._placer, None, blueprint, self.sandbox), blueprint),
+            blueprint.sandbox.kind,
         )
         spec = main_model(blueprint, model)
         if blueprint.graph is not None:
@@ -307,8 +314,12 @@ class Engine:
         blueprint = blueprint_of(settings)
         if record.parent is not None and record.model != _joined(blueprint.model):
             blueprint = blueprint.model_copy(update={"model": record.model})  # a fork's own
-        tools = self.tools.subset(blueprint.tools) if blueprint.tools is not None else self.tools
-        sandbox = placed_sandbox(self._placer, run_id, blueprint, self.sandbox)
+        tools = self.tools.subset(
+            blueprint.tools if blueprint.tools is not None else offered(self.tools, blueprint)
+        )
+        sandbox = live_sandbox(
+            placed_sandbox(self._placer, run_id, blueprint, self.sandbox), blueprint
+        )
         require_sandbox(sandbox, blueprint.sandbox.kind)
         if blueprint.plugins:  # active before the run's model opens (it may be a plugin's)
             await self.plugins.refresh()

@@ -1,4 +1,7 @@
-"""What the engine refuses before it creates a run: a world holding its data, unbound caps."""
+"""What the engine refuses before it creates a run: a world holding its data, unbound caps.
+
+And a tool choice the run's tools cannot meet.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +13,9 @@ from helix.errors import ConfigError
 from helix.kernel.events import Budget, person_of
 from helix.kernel.log import EventStore, SqliteEventStore
 from helix.providers import PriceBook, parse_model_name
+from helix.tools import ToolRegistry
 
+from ._forced import require_offered
 from ._spending import Spending
 
 if TYPE_CHECKING:
@@ -77,3 +82,17 @@ async def require_bound(
             f' its price in the blueprint (prices: {{"{name}": {{input: …, output: …}}}}, USD'
             " per million tokens), or run it where no USD budget applies"
         )
+
+
+def require_tool_choice(blueprint: Blueprint, tools: ToolRegistry, sources: bool) -> None:
+    """Refuse a ``tool_choice`` naming a tool the run will not have (or ``required``, none).
+
+    ``tools``: the engine's; the run offers the blueprint's ``tools`` of them (all, when
+    it names none). ``sources``: the run has tool sources (MCP servers, plugins, the
+    engine's own), whose tools are known only once its loop opens them: its loop checks
+    then (``runtime/_forced.py``), and nothing is refused here.
+    """
+    if sources:
+        return
+    offered = blueprint.tools if blueprint.tools is not None else tools.names
+    require_offered(blueprint.tool_choice, offered)

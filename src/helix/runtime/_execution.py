@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from helix._util import redact, secret_values
 from helix.errors import HelixError
 from helix.kernel.events import (
+    LIVE_PAYLOADS,
     MEMORY_PAYLOADS,
     TERMINAL_STATUSES,
     EffectRecorded,
@@ -32,6 +33,7 @@ from helix.tools import ToolContext, ToolDef, ToolResult, WorldQuota
 from ._choices import RunChoices, checked_component, component_event
 from ._delegation import ChildRuns
 from ._egress import CommandEgress
+from ._live_world import RunLiveWorld
 from ._planning import GraphChildren
 from ._session import LiveSession
 from ._setup import RunSetup
@@ -40,9 +42,13 @@ from ._setup import RunSetup
 class CallExecutor:
     """Executes one run's allowed calls; each call's result as events."""
 
-    def __init__(self, setup: RunSetup, session: LiveSession) -> None:
+    def __init__(
+        self, setup: RunSetup, session: LiveSession, live: RunLiveWorld | None = None
+    ) -> None:
         self.setup = setup
         self.session = session
+        self.live = live
+        """The run's live world (``sandbox.live``); ``None``: a fresh sandbox per command."""
         # Read once: scanning the environment for every result costs more than the rest.
         self._secrets = sorted({*secret_values(setup.env), *secret_values()})
         self.parsed: dict[str, BaseModel] = {}
@@ -108,7 +114,9 @@ class CallExecutor:
                 for e in result.effects
             ]
             results += [
-                NewEvent(p, turn=turn) for p in result.events if isinstance(p, MEMORY_PAYLOADS)
+                NewEvent(p, turn=turn)
+                for p in result.events
+                if isinstance(p, (*MEMORY_PAYLOADS, *LIVE_PAYLOADS))
             ]
         return results
 
@@ -139,6 +147,7 @@ class CallExecutor:
             chooser=self._choices,
             workflows=setup.workflows,
             memory=setup.memory,
+            live=self.live,
             tmp_bytes=setup.blueprint.sandbox.tmp_mb << 20,
             world_quota=self._quota,
         )

@@ -134,6 +134,7 @@ async def _by_run(
                 "budget": Budget(usd=judge.budget_usd),
                 "mcp": (),
                 "plugins": (),
+                "tool_choice": "auto",  # the branch's forced choice is not the judge's
             }
         )
         await engine.create(

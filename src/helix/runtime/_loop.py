@@ -10,6 +10,8 @@ step. What was completed (a model reply, a tool result) is never done again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 
 from helix._util import close_fully
 from helix.errors import ModelCallError
@@ -42,6 +44,7 @@ from helix.providers import (
 from ._calls import CallRunner, elapsed_s
 from ._clock import scheduling_point
 from ._context import Compactor
+from ._live_world import RunLiveWorld
 from ._mistakes import mistakes_pause, rejected_reply
 from ._request import RequestBuilder, planning, projected_cost, tool_specs
 from ._roles import RoleModels
@@ -77,6 +80,8 @@ class RunLoop:
             roles, on_failure=self._model_failed, env=setup.env, scripts=setup.scripts
         )
         self._context = Compactor(setup.blueprint.context)
+        self._live: RunLiveWorld | None = None
+        """This incarnation's live world (``sandbox.live``), once its calls are set up."""
 
     async def run(self, until: Until | None = None, *, steps: int | None = None) -> SessionState:
         """Replay the log and drive the run until it ends (or ``until(state)`` holds).
@@ -113,11 +118,14 @@ class RunLoop:
                     if self.setup.sources and session.state.status not in TERMINAL:
                         await self._sources.open(session, model)
                         self._requests.offer(tool_specs(self.setup.tools))
+                    if session.state.status not in TERMINAL:  # its tools known: can it force?
+                        self._requests.check(session.state)
                     await self._drive(session, model, until, steps)
                 finally:
                     watcher.cancel()
         finally:
             try:
+                await self._settle_live(session.state)
                 await self._sources.close()
                 self._world.close()
             finally:
@@ -146,17 +154,19 @@ class RunLoop:
             if events:
                 await session.append(events)
         calls = CallRunner(self.setup, session)
+        self._live = calls.executor.live
         if session.state.running_calls:
             await calls.recover_interrupted(session.state.turn)
         taken = 0
-        while session.state.status not in TERMINAL:
-            await scheduling_point()  # others run, a cancel gets in
-            if until is not None and holds(until, session.state):
-                break
-            if steps is not None and (taken >= steps or session.state.status == "paused"):
-                break
-            await self._step(session, model, calls)
-            taken += 1
+        async with self._idle_checkpoints():
+            while session.state.status not in TERMINAL:
+                await scheduling_point()  # others run, a cancel gets in
+                if until is not None and holds(until, session.state):
+                    break
+                if steps is not None and (taken >= steps or session.state.status == "paused"):
+                    break
+                await self._step(session, model, calls)
+                taken += 1
         if self._results:  # a call cut short by a cancel still gets its result
             results, self._results = self._results, []
             await session.append(results)
@@ -171,6 +181,8 @@ class RunLoop:
             else:
                 await self._next(session, model, calls, await self._turn_end(state, results))
         elif state.status == "paused":
+            if self._live is not None:  # frozen (or stopped) while nobody drives it
+                await self._live.suspend()
             await session.wait_until(lambda s: s.status != "paused", None)
             self._world.reset()  # a rollback may have changed the world meanwhile
         elif state.in_turn and state.pending_calls:
@@ -181,6 +193,30 @@ class RunLoop:
             await self._next(session, model, calls, await self._turn_end(state, []))
         else:
             await self._next(session, model, calls, [])
+
+    @contextlib.asynccontextmanager
+    async def _idle_checkpoints(self) -> AsyncIterator[None]:
+        """While inside: a live world idle for ``sandbox.checkpoint_idle_min`` is frozen."""
+        minutes = self.setup.blueprint.sandbox.checkpoint_idle_min
+        if minutes is None or self._live is None:
+            yield
+            return
+        async with asyncio.TaskGroup() as group:
+            watch = group.create_task(self._live.watch_idle(minutes))
+            try:
+                yield
+            finally:
+                watch.cancel()
+
+    async def _settle_live(self, state: SessionState) -> None:
+        """As this incarnation stops: a paused run's world is frozen, any other's killed."""
+        live, self._live = self._live, None
+        if live is None or not live.is_open:
+            return
+        if state.status == "paused":
+            await live.suspend()
+        else:
+            await live.end(interrupted=state.status not in TERMINAL)
 
     async def _turn_end(self, state: SessionState, results: list[NewEvent]) -> list[NewEvent]:
         """The events that close the turn, in the order they must be logged.
@@ -296,7 +332,8 @@ class RunLoop:
                 await session.append(before)
             return
         request = self._requests.build(session.state)
-        streaming = None if self.setup.deltas is None else (self.setup.deltas, turn)
+        sink = self.setup.deltas
+        streaming = (sink, turn) if sink is not None and sink.watching(session.run_id) else None
         response = await _ask_unless_cancelled(session, model, request, streaming)
         if response is None:
             return  # cancelled while the model worked: its reply is not waited for
@@ -319,10 +356,11 @@ class RunLoop:
             elif group:
                 await calls.run_started(group, turn)
             return
-        # An empty reply is the model's mistake: it is told, and the run goes on.
-        await session.append(
-            [reply, *rejected_reply(session.state, self.setup.blueprint, response, turn)]
-        )
+        # An empty reply, or text where a call was forced, is the model's mistake: it is
+        # told, and the run goes on.
+        blueprint, choice = self.setup.blueprint, request.tool_choice
+        wrong = rejected_reply(session.state, blueprint, response, turn, choice)
+        await session.append([reply, *wrong])
 
     def _role(self, state: SessionState) -> str:
         """The role of the next turn's call: ``planner`` for a plan's first, else the run's."""

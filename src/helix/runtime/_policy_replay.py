@@ -14,7 +14,9 @@ What each gate is judged against:
   its ``.git``); a world that is gone has no links, so paths are judged by their text;
 - the arguments gate: the tools this process has registered; a call of a tool that
   existed when it was logged but is not registered here cannot be judged, and is
-  listed as unjudged rather than reported as a difference;
+  listed as unjudged rather than reported as a difference; while the run's
+  ``tool_choice`` named a tool not yet called (the log, folded), a call of another is
+  denied, as it was;
 - gates a plugin added to the run's pipeline are not run (they are not known here).
 """
 
@@ -36,6 +38,7 @@ from helix.tools import ToolRegistry
 
 from ._blueprint import Blueprint
 from ._candidate import CandidatePolicy
+from ._forced import forced_tool
 
 _RANK: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
 _CLOSING = frozenset({"tool.started", "tool.completed", "approval.requested"})
@@ -212,6 +215,7 @@ class _Judge:
     ) -> None:
         settings = (first.data.get("settings") or {}) if first.type == "run.created" else {}
         blueprint = Blueprint.model_validate(settings.get("blueprint") or {})
+        self.tool_choice = blueprint.tool_choice
         self.tools = tools.subset(blueprint.tools) if blueprint.tools is not None else tools
         self.pipeline = build_gate_pipeline(available_tools=self.tools.names)
         self.candidate = candidate
@@ -222,6 +226,7 @@ class _Judge:
             approvals=candidate.rules(blueprint),
             egress=candidate.egress(blueprint),
             attended=bool(settings.get("attended", True)),
+            live=blueprint.sandbox.live,
         )
 
     async def decide(
@@ -250,6 +255,8 @@ class _Judge:
             approvals=self.context.approvals,
             egress=self.context.egress,
             attended=self.context.attended,
+            live=self.context.live,
+            forced_tool=forced_tool(self.tool_choice, state),
             budget=BudgetState(
                 cap_usd=caps.usd if caps is not None else budget.usd if budget else None,
                 spent_usd=state.spent_usd,

@@ -19,6 +19,7 @@ from helix.providers import (
 from helix.tools import ToolRegistry
 
 from ._blueprint import Blueprint
+from ._forced import choice_now, request_choice, require_offered
 from ._strategies import ChainOfThought, PlanThenAct
 
 
@@ -55,8 +56,21 @@ class RequestBuilder:
         """Offer these tools from the next request on (a tool source's list changed)."""
         self._tools = tools
 
+    def check(self, state: SessionState) -> None:
+        """``ConfigError`` if the run's tool choice, as it stands, names a tool not offered.
+
+        Or is ``required`` with no tools: the loop checks once the run's tools are known
+        (its sources opened), before its next call.
+        """
+        choice = choice_now(self._blueprint.tool_choice, state)
+        require_offered(choice, [t.name for t in self._tools])
+
     def build(self, state: SessionState) -> ModelRequest:
-        """Everything the model has said and been told, as one request."""
+        """Everything the model has said and been told, as one request.
+
+        With the run's tool choice as it stands (``_forced.py``); ``ConfigError`` if it
+        names a tool no longer offered.
+        """
         messages = state.messages
         if len(messages) < len(self._converted):  # a different session: start over
             self._converted = []
@@ -71,12 +85,14 @@ class RequestBuilder:
             system = f"{system}\n\n{strategy.instruction}"
         elif isinstance(strategy, PlanThenAct) and planning(state):
             system, tools = f"{system}\n\n{strategy.plan}", ()
+        choice = request_choice(self._blueprint.tool_choice, state, [t.name for t in tools])
         return ModelRequest(
             messages=sent,
             system=system,
             tools=tools,
             max_tokens=self._blueprint.max_tokens,
             temperature=self._blueprint.temperature,
+            tool_choice=choice,
         )
 
 

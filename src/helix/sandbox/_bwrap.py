@@ -43,7 +43,7 @@ from ._cgroup import CgroupPool, PidsCgroup, pids_parent
 from ._egress import EgressHook
 from ._process import Launch, ProcessSandbox
 from ._proxy import proxy_environment
-from ._sandbox import DEFAULT_TMP_BYTES, CommandResult
+from ._sandbox import DEFAULT_TMP_BYTES, CommandResult, Sandbox
 from ._seccomp import program_fd
 
 SANDBOX_HOME = "/tmp/home"
@@ -113,6 +113,8 @@ class BwrapSandbox(ProcessSandbox):
     """
 
     tier = "bwrap"
+    can_keep_live = False
+    open_box = Sandbox.open_box  # one-shot namespaces only: no box to keep
 
     def __init__(
         self,

@@ -16,17 +16,15 @@ import os
 import shutil
 import subprocess
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from functools import cache
 from pathlib import Path
-
-from helix.errors import ConfigError
 
 from ._egress import EgressHook
 from ._git_env import git_environment
 from ._process import Launch, ProcessSandbox
 from ._proxy import proxy_environment
-from ._sandbox import DEFAULT_TMP_BYTES
+from ._sandbox import DEFAULT_TMP_BYTES, Sandbox
 
 DEFAULT_IMAGE = "debian:bookworm-slim"
 _NOBODY = "65534:65534"
@@ -74,6 +72,8 @@ class DockerSandbox(ProcessSandbox):
     """
 
     tier = "docker"
+    can_keep_live = False
+    open_box = Sandbox.open_box  # one-shot namespaces only: no box to keep
 
     def __init__(
         self,
@@ -125,21 +125,7 @@ class DockerSandbox(ProcessSandbox):
         args += ["--hostname", "helix-sandbox", self.image, "/bin/sh", "-c", command]
         return args
 
-    def serve(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: Path,
-        env: Mapping[str, str],
-        egress: EgressHook | None = None,
-        read_only: Sequence[Path] = (),
-        tmp_bytes: int | None = None,
-    ) -> contextlib.AbstractAsyncContextManager[asyncio.subprocess.Process]:
-        """Not supported: a server's image and its stdin stream are not managed here yet."""
-        raise ConfigError(
-            "the docker sandbox cannot run a long-lived server (an MCP server over stdio):"
-            " use the bwrap or process tier for runs that declare one"
-        )
+    serve = Sandbox.serve  # refused: no server is given its installation and stdin here
 
     @contextlib.asynccontextmanager
     async def _launch(

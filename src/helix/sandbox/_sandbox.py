@@ -8,10 +8,14 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from helix.errors import ConfigError
 
 from ._egress import EgressHook
+
+if TYPE_CHECKING:
+    from ._box import Box
 
 DEFAULT_MAX_OUTPUT = 64 * 1024
 """Bytes of a command's output kept by default; the rest is cut with a marker."""
@@ -88,4 +92,32 @@ class Sandbox(ABC):
         read-only where the tier hides the host. A tier that cannot keep a program
         running raises ``ConfigError``.
         """
-        raise ConfigError(f"the {self.tier} sandbox cannot run a long-lived server")
+        raise ConfigError(
+            f"the {self.tier} sandbox cannot run a long-lived server (an MCP server over"
+            " stdio): use the bwrap or process tier for runs that declare one"
+        )
+
+    can_keep_live: bool = False
+    """Whether ``open_box`` gives a box (a live world) on this tier."""
+    can_checkpoint: bool = False
+    """Whether this tier's boxes can be checkpointed and restored (``Box.checkpoint``)."""
+
+    async def open_box(
+        self,
+        *,
+        cwd: Path,
+        egress: EgressHook | None = None,
+        tmp_bytes: int | None = None,
+        restore: Path | None = None,
+    ) -> Box:
+        """Start a long-lived box for a live world in ``cwd`` (``helix.sandbox.Box``).
+
+        ``egress`` decides every connection anything in the box attempts, for as long
+        as it lives; ``restore`` is a checkpoint image (``Box.checkpoint``) to start it
+        from instead, memory and processes as they were. A tier that cannot keep a
+        world alive raises ``ConfigError``.
+        """
+        raise ConfigError(
+            f"the {self.tier} sandbox cannot keep a live world: use the process, podman"
+            " or gvisor tier for a blueprint with sandbox.live"
+        )

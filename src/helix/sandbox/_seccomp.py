@@ -44,8 +44,8 @@ REFUSED = {
 
 _CLONE = 56
 _CLONE3 = 435
-_NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000
-_NAMESPACE_FLAGS |= 0x20000000 | 0x40000000 | 0x00000080
+NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000
+NAMESPACE_FLAGS |= 0x20000000 | 0x40000000 | 0x00000080
 """CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, NEWTIME."""
 
 
@@ -73,7 +73,7 @@ def program() -> bytes | None:
         (_RET, 0, 0, eperm),
         (_RET, 0, 0, _ALLOW),
         (_LD_ABS_W, 0, 0, 16),  # clone's flags (low word of the first argument)
-        (_JSET, 0, 1, _NAMESPACE_FLAGS),
+        (_JSET, 0, 1, NAMESPACE_FLAGS),
         (_RET, 0, 0, eperm),
         (_RET, 0, 0, _ALLOW),
     ]

@@ -54,4 +54,5 @@ def local_api(state: ServerState, caller: Caller) -> LocalApi:
         ),
         workflows=state.workflows,
         memory=state.memory,
+        replies=state.replies,
     )

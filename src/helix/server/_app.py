@@ -40,6 +40,7 @@ from . import (
     _routes_budgets,
     _routes_control,
     _routes_graphs,
+    _routes_live,
     _routes_memory,
     _routes_nodes,
     _routes_plugins,
@@ -148,6 +149,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
                         workers=config.workers,
                         ray_address=config.ray_address,
                         env=config.environment,  # the Ray token
+                        replies=state.replies,
                     )
                 )
                 app.state.helix = state
@@ -187,6 +189,7 @@ def create_app(config: ServerConfig, *, announce: Announce = _print_link) -> Fas
     api.include_router(_routes_nodes.router)
     api.include_router(_routes_policy.router)
     api.include_router(_routes_trace.router)
+    api.include_router(_routes_live.router)
     api.include_router(_routes_workflows.router)
     api.include_router(_routes_memory.router)
     api.include_router(_stream.router)

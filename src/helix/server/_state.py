@@ -19,6 +19,7 @@ from helix.runtime import (
     Executor,
     LocalExecutor,
     Placer,
+    ReplyHub,
     RunSetup,
     Supervisor,
 )
@@ -125,7 +126,12 @@ class ServerState:
         """The workspaces' cumulative budgets (``helix.budgets``), in the same database."""
         self.memory = stores.memory
         """People's and workspaces' memory (``helix.memory``), in the same database."""
+        self.replies = ReplyHub(config.ws_queue)
+        """The pieces of runs' replies as they stream, for the views that watch them
+        (``/runs/{id}/stream?replies=true``): runs driven here, or by the workers of the
+        ``processes`` executor, stream while a view watches them."""
         self.engine = WorkspaceEngine(stores, accounts, config)
+        self.engine.deltas = self.replies
         self.executor: Executor = LocalExecutor(self.engine, supervisor)
         """Where runs are driven (``helix.runtime.Executor``): the app's lifespan
         replaces it with the one ``config.executor`` names (``open_executor``)."""

@@ -6,6 +6,11 @@ Clients may send ``steer``, ``approval`` and ``choice`` messages on the same soc
 they are carried out by ``LocalApi`` (``_api.py``), as ``POST …/steer``,
 ``…/approvals/{id}`` and ``…/components/{id}/choose`` are.
 
+With ``replies=true``, a run's stream also carries the pieces of its model replies as
+they arrive (``reply.text``, ``reply.tool_call``, ``reply.restart``: no ``seq``, never
+replayed; ``helix.runtime.piece_message``): while a socket asks for them the run's
+model calls stream (each call that starts from then on).
+
 Close codes: 4401 no or bad token, 4404 no such run (or not visible), 4008 too slow
 (or, on the every-run stream, events were missed: the store's feed of other processes'
 appends was interrupted; a run's stream reads those from the log instead).
@@ -29,6 +34,7 @@ from helix.errors import (
     SubscriptionGapError,
     SubscriptionOverflowError,
 )
+from helix.runtime import Watcher, piece_message
 
 from ._api import local_api
 from ._auth import Caller, identify
@@ -89,9 +95,16 @@ async def _open(websocket: WebSocket, token: str | None) -> tuple[ServerState, C
 
 @router.websocket("/runs/{run_id}/stream")
 async def run_stream(
-    websocket: WebSocket, run_id: str, token: str | None = None, after: int = -1
+    websocket: WebSocket,
+    run_id: str,
+    token: str | None = None,
+    after: int = -1,
+    replies: bool = False,
 ) -> None:
-    """Every event of the run with seq > ``after``, then live ones, in order."""
+    """Every event of the run with seq > ``after``, then live ones, in order.
+
+    ``replies``: the pieces of its replies too, as they stream (not events: no seq).
+    """
     opened = await _open(websocket, token)
     if opened is None:
         return
@@ -107,7 +120,7 @@ async def run_stream(
         return
     last = max(after, -1)
 
-    async def send_events() -> None:
+    async def send_events(pieces: _Pieces | None = None) -> None:
         nonlocal last
         subscription = state.store.subscribe(
             run_id, after=last, max_queue=state.config.ws_queue, resume_on_overflow=False
@@ -115,14 +128,60 @@ async def run_stream(
         try:
             async with subscription:
                 async for event in subscription:
-                    await socket.send(event.to_json())
+                    if pieces is None:
+                        await socket.send(event.to_json())
+                    else:
+                        await pieces.send_then(event.to_json())
                     last = event.seq
         except (SubscriptionOverflowError, TimeoutError):
             await socket.close(CLOSE_TOO_SLOW, f"too slow: reconnect with after={last}")
         except _ClientGone:
             return
 
-    await _serve(socket, state, caller, send_events, default_run=run_id)
+    async def send_all() -> None:
+        if not replies:
+            await send_events()
+            return
+        with state.replies.watch(run_id) as watcher:
+            pieces = _Pieces(socket, watcher)
+            async with asyncio.TaskGroup() as group:
+                events = group.create_task(send_events(pieces))
+                live = group.create_task(pieces.send_live())
+                await asyncio.wait({events, live}, return_when="FIRST_COMPLETED")
+                events.cancel()
+                live.cancel()
+
+    await _serve(socket, state, caller, send_all, default_run=run_id)
+
+
+class _Pieces:
+    """A socket's reply pieces, each sent before the event logged after it."""
+
+    def __init__(self, socket: _Socket, watcher: Watcher) -> None:
+        self.socket = socket
+        self.watcher = watcher
+        self._order = asyncio.Lock()
+        """Held while pieces are taken and sent: an event waits for those taken."""
+
+    async def _flush(self) -> None:
+        for piece in self.watcher.take():
+            await self.socket.send(json.dumps(piece_message(piece)))
+
+    async def send_then(self, event: str) -> None:
+        """Send the pieces queued now, then ``event``."""
+        async with self._order:
+            await self._flush()
+            await self.socket.send(event)
+
+    async def send_live(self) -> None:
+        """Send pieces as they come, until the client leaves."""
+        try:
+            while True:
+                await self.watcher.wait()
+                async with self._order:
+                    await self._flush()
+        except (TimeoutError, _ClientGone):
+            return
 
 
 @router.websocket("/stream")

@@ -82,6 +82,8 @@ class MockModelServer:
         self._lock = threading.Lock()
         self._open = threading.Event()
         self._open.set()
+        self._midway = threading.Event()
+        """Set by ``release``: a reply paused half-way (``pause_mid_stream``) goes on."""
         self._httpd = _Server(("127.0.0.1", port), _Handler, self)
         self._thread: threading.Thread | None = None
 
@@ -116,12 +118,17 @@ class MockModelServer:
         self._open.clear()
 
     def release(self) -> None:
-        """Send the replies ``hold`` kept, and every later one at once."""
+        """Send the replies ``hold`` kept, and every later one at once.
+
+        A streamed reply paused half-way (its step's ``pause_mid_stream``) goes on.
+        """
         self._open.set()
+        self._midway.set()
 
     def stop(self) -> None:
         """Stop serving and release the port (replies still held are sent first)."""
         self._open.set()
+        self._midway.set()
         if self._thread is not None:
             self._httpd.shutdown()
             self._thread.join()
@@ -250,7 +257,7 @@ class _Handler(BaseHTTPRequestHandler):
         if step.error is not None:
             error = step.error
             if error.mid_stream and stream and api in ("openai", "anthropic"):
-                self._stream(_wire.stream_error(api, model, error.status, error.message))
+                self._stream(_wire.stream_error(api, model, error.status, error.message, step.text))
             else:
                 self._error(api, error.status, error.message, error.headers)
             return
@@ -271,7 +278,7 @@ class _Handler(BaseHTTPRequestHandler):
             events = _wire.anthropic_stream(reply)
         else:
             events = _wire.gemini_stream(reply)
-        self._stream(events)
+        self._stream(events, _wire.first_text_end(api) if step.pause_mid_stream else None)
 
     def _record(self, api: str, body: dict[str, Any], stream: bool) -> RecordedRequest:
         headers = {k.lower(): v for k, v in self.headers.items()}
@@ -304,13 +311,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _stream(self, events: list[bytes]) -> None:
+    def _stream(self, events: list[bytes], pause_at: int | None = None) -> None:
+        """Send ``events`` as a chunked event stream; at ``pause_at``, wait for ``release``."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        for event in events:
+        for at, event in enumerate(events):
+            if at == pause_at:
+                self.wfile.flush()
+                self.server.mock._midway.wait()
+                self.server.mock._midway.clear()
             self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()

@@ -304,9 +304,16 @@ def gemini_error(status: int, message: str) -> dict[str, Any]:
     return {"error": {"code": status, "message": message, "status": kind}}
 
 
-def stream_error(api: str, model: str, status: int, message: str) -> list[bytes]:
-    """A stream that starts well, then carries an error event, as a failing provider's does."""
-    reply = Reply(model, "", [], 1, 1, None)
+def first_text_end(api: str) -> int:
+    """How many events of a streamed reply bring its first piece of text (and no more)."""
+    return {"openai": 2, "anthropic": 3}.get(api, 1)
+
+
+def stream_error(api: str, model: str, status: int, message: str, text: str = "") -> list[bytes]:
+    """A stream that starts well (``text`` in pieces), then carries an error event."""
+    reply = Reply(model, text, [], 1, 1, None)
+    pieces = len(_pieces(text)) if text else 0
     if api == "openai":
-        return [openai_stream(reply, False)[0], sse(openai_error(status, message))]
-    return [anthropic_stream(reply)[0], sse(anthropic_error(status, message), "error")]
+        return [*openai_stream(reply, False)[: 1 + pieces], sse(openai_error(status, message))]
+    started = anthropic_stream(reply)[: 1 + (1 + pieces if text else 0)]
+    return [*started, sse(anthropic_error(status, message), "error")]

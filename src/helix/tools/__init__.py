@@ -10,6 +10,7 @@ from ._facets import EffectKind as EffectKind
 from ._facets import FacetName as FacetName
 from ._facets import Facets as Facets
 from ._facets import PathAccess as PathAccess
+from ._live import LIVE_TOOLS as LIVE_TOOLS
 from ._memory import MEMORY_TOOLS as MEMORY_TOOLS
 from ._memory import MemoryDoor as MemoryDoor
 from ._memory import MemoryScopeArg as MemoryScopeArg
@@ -36,6 +37,7 @@ from ._source import compose_tools as compose_tools
 from ._tool import Effect as Effect
 from ._tool import EffectHook as EffectHook
 from ._tool import FileChange as FileChange
+from ._tool import LiveDoor as LiveDoor
 from ._tool import ToolContext as ToolContext
 from ._tool import ToolDef as ToolDef
 from ._tool import ToolFunction as ToolFunction
@@ -51,6 +53,7 @@ from ._workflow import edit_workflow as edit_workflow
 
 __all__ = [
     "BUILTIN_TOOLS",
+    "LIVE_TOOLS",
     "MEMORY_TOOLS",
     "Asker",
     "ChoiceAnswer",
@@ -65,6 +68,7 @@ __all__ = [
     "FacetName",
     "Facets",
     "FileChange",
+    "LiveDoor",
     "MemoryDoor",
     "MemoryScopeArg",
     "PathAccess",

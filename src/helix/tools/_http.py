@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import http.client
+import io
 import re
 import urllib.error
 import urllib.request
@@ -18,6 +19,9 @@ from collections.abc import Mapping
 from email.message import Message
 from typing import IO
 from urllib.parse import urlsplit
+
+from helix.errors import ConfigError
+from helix.sandbox import WORLD_HOST
 
 from ._files import cap_bytes, is_binary
 from ._tool import Effect, ToolContext, ToolResult, tool
@@ -107,6 +111,55 @@ def _fetch(
         return ToolResult(ok=False, output=f"{method} {url} failed: {error}")
 
 
+class _Answer:
+    """An HTTP answer read whole from a relay, as ``http.client`` reads a socket."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    def makefile(self, mode: str) -> io.BufferedReader:
+        return io.BufferedReader(io.BytesIO(self._data))
+
+
+async def _fetch_in_world(
+    ctx: ToolContext, url: str, verb: str, headers: Mapping[str, str], body: str | None
+) -> ToolResult:
+    """One request to a port of the run's live world, through a relay into its box."""
+    parts = urlsplit(url)
+    if ctx.live is None:
+        return ToolResult(ok=False, output=f"{url}: the host world is a live world's, and this"
+                          " run's world is not live (sandbox.live)")  # fmt: skip
+    if parts.scheme.lower() != "http":
+        return ToolResult(ok=False, output=f"{url}: a live world's ports speak plain http")
+    try:
+        port = parts.port or 80
+        world = await ctx.live.world()
+        data = body.encode("utf-8") if body is not None else b""
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        lines = [f"{verb} {path} HTTP/1.1", f"Host: {parts.netloc}", "Connection: close"]
+        lines += [f"{k}: {v}" for k, v in headers.items() if not set(k + v) & {"\r", "\n"}]
+        if body is not None:
+            lines.append(f"Content-Length: {len(data)}")
+        request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace") + data
+        async with asyncio.timeout(ctx.http_timeout_s), world.relay(port) as relay:
+            assert relay.stdin is not None
+            assert relay.stdout is not None
+            relay.stdin.write(request)
+            await relay.stdin.drain()
+            relay.stdin.close()
+            answer = await relay.stdout.read()
+        response = http.client.HTTPResponse(_Answer(answer))  # type: ignore[arg-type]
+        response.begin()
+        with response:
+            text = _describe(response.status, response.reason, response.headers, response,
+                             ctx.max_output)  # fmt: skip
+        return ToolResult(ok=response.status < 400, output=text)
+    except TimeoutError:
+        return ToolResult(ok=False, output=f"{verb} {url} timed out after {ctx.http_timeout_s:g}s")
+    except (OSError, ValueError, http.client.HTTPException, ConfigError) as error:
+        return ToolResult(ok=False, output=f"{verb} {url} failed: nothing answered ({error})")
+
+
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 """Methods that change nothing at the other end (RFC 9110's safe methods, TRACE aside)."""
 
@@ -133,9 +186,12 @@ async def http_fetch(
         return ToolResult(
             ok=False, output=f"only http and https URLs with a host can be fetched, not {url!r}"
         )
-    result = await asyncio.to_thread(
-        _fetch, url, verb, headers or {}, body, ctx.http_timeout_s, ctx.max_output
-    )
+    if parts.hostname == WORLD_HOST:
+        result = await _fetch_in_world(ctx, url, verb, headers or {}, body)
+    else:
+        result = await asyncio.to_thread(
+            _fetch, url, verb, headers or {}, body, ctx.http_timeout_s, ctx.max_output
+        )
     if verb in _SAFE_METHODS:
         return result
     # A request that may change something elsewhere: a rollback must say it cannot undo it.

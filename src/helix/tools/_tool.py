@@ -19,12 +19,12 @@ import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from helix.errors import InvalidToolArgumentsError, UnknownToolError
-from helix.sandbox import EgressHook, Sandbox
+from helix.sandbox import EgressHook, LiveWorld, Sandbox
 
 from ._facets import EffectKind, Facets, PathAccess
 from ._quota import WorldQuota
@@ -129,6 +129,25 @@ class ToolContext:
     memory: MemoryDoor | None = None
     """The run's person's and workspace's memory (``remember``, ``recall``…); ``None``
     where no memory store is at hand."""
+    live: LiveDoor | None = None
+    """The run's live world (``sandbox.live``), opened on first use; ``None``: the run's
+    commands each get a fresh sandbox."""
+
+
+class LiveDoor(Protocol):
+    """A run's live world, as its tools reach it (the runtime's ``RunLiveWorld``)."""
+
+    async def world(self) -> LiveWorld:
+        """The world's box, opened (or restored from its last checkpoint) on first use."""
+        ...
+
+    def next_process(self) -> str:
+        """A new background process id (``p1``, ``p2``…)."""
+        ...
+
+    def is_running(self, process: str) -> bool:
+        """Whether the run's log still has ``process`` running."""
+        ...
 
 
 ToolFunction = Callable[..., Awaitable[ToolResult]]

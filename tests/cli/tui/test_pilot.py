@@ -28,18 +28,24 @@ async def type_into(pilot: Pilot[None], widget_id: str, text: str) -> None:
     await pilot.pause()
 
 
+async def new_run(app: HelixTui, pilot: Pilot[None], objective: str, model: str) -> RunScreen:
+    """Start a run from the runs list as a person does (``n``, the form); its screen."""
+    await until(pilot, lambda: runs_screen(app).loads > 0, "the runs list")
+    await pilot.press("n")
+    await type_into(pilot, "objective", objective)
+    await type_into(pilot, "model", model)
+    await pilot.press("enter")
+    await until(pilot, lambda: isinstance(app.screen, RunScreen), "the new run's screen")
+    screen = app.screen
+    assert isinstance(screen, RunScreen)
+    return screen
+
+
 async def test_start_steer_and_approve_a_run(door: Door, model_server: MockModelServer) -> None:
     play(model_server, {"text": "Writing the file.", "tool_calls": [ASK]}, {"text": "Wrote it."})
 
     async def scene(app: HelixTui, pilot: Pilot[None]) -> None:
-        await until(pilot, lambda: runs_screen(app).loads > 0, "the runs list")
-        await pilot.press("n")
-        await type_into(pilot, "objective", "write out.txt")
-        await type_into(pilot, "model", MODEL)
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, RunScreen), "the new run's screen")
-        screen = app.screen
-        assert isinstance(screen, RunScreen)
+        screen = await new_run(app, pilot, "write out.txt", MODEL)
         assert app.driven_here(screen.run_id) == (door.kind == "local")
 
         # The approval is shown: what, with which arguments, why.

@@ -136,3 +136,63 @@ async def test_a_turn_without_a_mistake_and_a_resume_after_a_pause_start_the_cou
     fork = RunForked(parent=ForkPoint(run_id="run_a", seq=9), turn=2, model="openai:other")
     forked = await _fold_events(*two, NewEvent(fork))
     assert forked.mistakes == 0  # a fork, on another model maybe, starts its own count
+
+
+def _call(call_id: str) -> ToolCall:
+    return ToolCall(id=call_id, name="read_file", args={"path": "a"})
+
+
+def _result(call_id: str) -> ToolCompleted:
+    return ToolCompleted(call_id=call_id, ok=False, output="denied", duration_ms=0)
+
+
+def test_the_new_mistake_kind_is_in_the_schema() -> None:
+    made = ModelRejected(reason="no_tool_call", detail="text only", mistakes=1, message="call")
+    assert made.reason == "no_tool_call"
+    assert "no_tool_call" in str(DEFAULT_REGISTRY.envelope_adapter().json_schema())
+
+
+async def test_a_call_not_rejected_in_a_turn_that_ended_is_a_tool_called() -> None:
+    text_only = await _fold(TurnStarted(turn=1), _reply(text="hi"), TurnEnded(turn=1))
+    assert text_only.tool_called is False
+    open_turn = await _fold(TurnStarted(turn=1), _reply(_call("c1")), _result("c1"))
+    assert open_turn.tool_called is False  # settled only when the turn ends
+    assert open_turn.turn_calls == {"c1"}
+    called = await _fold(TurnStarted(turn=1), _reply(_call("c1")), _result("c1"), TurnEnded(turn=1))
+    assert (called.tool_called, called.turn_calls) == (True, set())
+    later = await _fold_events(
+        *(NewEvent(e, turn=1) for e in (TurnStarted(turn=1), _reply(_call("c1")))),
+        NewEvent(_result("c1"), turn=1), NewEvent(TurnEnded(turn=1), turn=1),
+        NewEvent(TurnStarted(turn=2), turn=2), NewEvent(_reply(text="done"), turn=2),
+        NewEvent(TurnEnded(turn=2), turn=2),
+    )  # fmt: skip
+    assert later.tool_called is True  # it stays so
+
+
+async def test_calls_rejected_as_mistakes_are_no_tool_called() -> None:
+    every = await _fold(
+        TurnStarted(turn=1), _reply(_call("c1"), _call("c2")),
+        _result("c1"), _rejected(1, "c1"), _result("c2"), _rejected(1, "c2"),
+        TurnEnded(turn=1),
+    )  # fmt: skip
+    assert every.tool_called is False
+    one_kept = await _fold(
+        TurnStarted(turn=1), _reply(_call("c1"), _call("c2")),
+        _result("c1"), _rejected(1, "c1"), _result("c2"), TurnEnded(turn=1),
+    )  # fmt: skip
+    assert one_kept.tool_called is True
+    assert one_kept.mistakes == 1  # the reply still went wrong
+    text = ModelRejected(reason="no_tool_call", detail="text only", mistakes=1, message="call")
+    forced = await _fold(TurnStarted(turn=1), _reply(text="hi"), text, TurnEnded(turn=1))
+    assert (forced.tool_called, forced.last_reply_had_calls) == (False, None)
+    assert forced.messages[-1].text == "call"
+
+
+async def test_a_fork_keeps_its_parents_tool_called() -> None:
+    called = [
+        NewEvent(TurnStarted(turn=1), turn=1), NewEvent(_reply(_call("c1")), turn=1),
+        NewEvent(_result("c1"), turn=1), NewEvent(TurnEnded(turn=1), turn=1),
+    ]  # fmt: skip
+    fork = RunForked(parent=ForkPoint(run_id="run_a", seq=5), turn=1, model="openai:other")
+    forked = await _fold_events(*called, NewEvent(fork))
+    assert forked.tool_called is True

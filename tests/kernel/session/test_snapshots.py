@@ -18,9 +18,11 @@ from helix.errors import ForkError, StoreUnavailableError
 from helix.kernel.events import Budget, ForkPoint, NewEvent, SteerReceived, TurnEnded
 from helix.kernel.log import FoldSnapshot, MemoryEventStore
 from helix.kernel.session import (
+    BackgroundProcess,
     BranchProgress,
     CallRequest,
     ChoiceMade,
+    LiveState,
     Message,
     PendingApproval,
     PendingChoice,
@@ -91,6 +93,8 @@ _EVERY_FIELD = {
     "mistakes": 3,
     "mistake_turn": 4,
     "last_mistake": "unknown tool 'wrtie'",
+    "turn_calls": {"c2", "c12"},
+    "tool_called": True,
     "approval_calls": {"c2": "r1"},
     "approved_calls": {"c7"},
     "denied_calls": {"c8": "denied by ann"},
@@ -118,6 +122,11 @@ _EVERY_FIELD = {
     },
     "started_at": "2026-12-01T07:00:00.123456Z",
     "created_by": "user:ann",
+    "live": LiveState(
+        {"p1": BackgroundProcess("p1", "npm run dev", "t1c0", 1, running=False, exit_code=0)},
+        image="b" * 64,
+        tier="gvisor",
+    ),
     "strategy": StrategyProgress(
         2,
         [BranchProgress("run_b", "try A", "a:b", "run_j", scored=True, score=0.5, status="done")],

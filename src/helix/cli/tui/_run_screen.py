@@ -16,6 +16,7 @@ from helix.cli._transcript import Block, Call, Note, Shown, Transcript
 from helix.errors import HelixError, NotAGraphError
 
 from ._render import approval_text, choice_text, head_text, turn_rule
+from ._typing import Typing
 from ._widgets import BlockView, Keys
 
 if TYPE_CHECKING:
@@ -27,6 +28,8 @@ REFRESH_ON = ("run.", "turn.", "approval.", "model.responded", "steer.", "world.
 """Events after which the header (status, turns, spend) is read again."""
 GRAPH_ON = ("graph.", "task.", "approval.", "run.")
 """Events after which a task graph's tasks are read again."""
+PROCESSES_ON = ("world.process_", "world.checkpointed", "world.restored", "world.stopped", "run.")
+"""Events after which a live world's background processes are read again."""
 
 
 class RunScreen(Screen[None]):
@@ -63,6 +66,8 @@ class RunScreen(Screen[None]):
         self.is_graph: bool | None = None
         """Whether the run is a task graph (its tasks shown under the header); ``None``:
         not known yet."""
+        self.typing = Typing()
+        """The reply being written, as it streams."""
 
     @property
     def ended(self) -> bool:
@@ -79,6 +84,7 @@ class RunScreen(Screen[None]):
         yield Header()
         yield Static("", id="head")
         yield Static("", id="graph")
+        yield Static("", id="processes")
         yield VerticalScroll(id="conversation")
         yield Static("", id="activity")
         yield Static("", id="approval")
@@ -91,11 +97,31 @@ class RunScreen(Screen[None]):
         self.follow()
 
     def follow(self) -> None:
-        """Follow the run's events from the last one shown (again, after a resume)."""
+        """Follow the run's events from the last one shown (again, after a resume).
+
+        And its replies as they are written (``HelixApi.replies``).
+        """
         self.run_worker(self._follow(), group="follow", exclusive=True, exit_on_error=False)
+        self.run_worker(self._replies(), group="replies", exclusive=True, exit_on_error=False)
+
+    async def _replies(self) -> None:
+        with contextlib.suppress(HelixError):  # nothing streams: the events still come
+            async for piece in self.tui.api.replies(self.run_id):
+                if self.typing.take(piece):
+                    self._activity()
+
+    def _activity(self) -> None:
+        """Under the conversation: the reply being written, else that the model thinks."""
+        activity = self.query_one("#activity", Static)
+        activity.display = self.typing.active or self.transcript.thinking
+        if self.typing.active:
+            activity.update(self.typing.render(self.size.width))
+        elif self.transcript.thinking:
+            activity.update(Text("… the model is thinking", style="dim italic"))
 
     async def _follow(self) -> None:
         await self.refresh_head()
+        await self.refresh_processes()
         try:
             async for event in self.tui.api.events(self.run_id, after=self.seen, follow=True):
                 await self.take(event)
@@ -114,16 +140,16 @@ class RunScreen(Screen[None]):
                 await self._mount(box, block)
             else:
                 view.redraw()
-        activity = self.query_one("#activity", Static)
-        activity.display = self.transcript.thinking
-        if self.transcript.thinking:
-            activity.update(Text("… the model is thinking", style="dim italic"))
+        self.typing.ended(event)
+        self._activity()
         if event.type == "turn.ended" and event.turn is not None:
             await self._diffs(event.turn)
         if event.type.startswith(REFRESH_ON):
             await self.refresh_head()
         if event.type.startswith(GRAPH_ON) and self.is_graph is not False:
             await self.refresh_graph()
+        if event.type.startswith(PROCESSES_ON):
+            await self.refresh_processes()
         if event.type.startswith(("approval.", "run.")):
             await self.refresh_approvals()
         elif self.asking or event.type.startswith("ui."):
@@ -163,6 +189,17 @@ class RunScreen(Screen[None]):
         self.query_one("#head", Static).update(
             head_text(run, driven_here=self.tui.driven_here(run.id))
         )
+
+    async def refresh_processes(self) -> None:
+        """A live run's background processes under the header (none shown: no panel)."""
+        from helix.cli._render import process_lines
+
+        live = await self.tui.attempt(self.tui.api.processes(self.run_id), "reading processes")
+        panel = self.query_one("#processes", Static)
+        shown = live is not None and bool(live.processes or live.image)
+        panel.display = shown
+        if live is not None and shown:
+            panel.update(Text("\n".join(process_lines(live))))
 
     async def refresh_graph(self) -> None:
         """A task graph's tasks, read again (a run that is no graph shows none)."""

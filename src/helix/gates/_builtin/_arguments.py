@@ -12,7 +12,9 @@ from helix.gates._gate import Decision, GateCall, GateContext
 class ArgumentsGate:
     """Refuses unknown tools, arguments that did not parse, arguments the schema rejects.
 
-    The reason goes back to the model, so it says what exists or what is wrong.
+    And, while the run's tool choice names a tool (``GateContext.forced_tool``), a call
+    of any other. The reason goes back to the model, so it says what exists or what is
+    wrong.
     """
 
     name: str = "arguments"
@@ -27,6 +29,10 @@ class ArgumentsGate:
             return Decision("deny", self._unknown(call.name, ctx))
         if call.malformed is not None:
             return Decision("deny", f"malformed arguments: {call.malformed}")
+        forced = ctx.forced_tool
+        if forced is not None and call.name != forced:
+            told = f"you were asked to call {forced!r}, not {call.name!r}: call {forced!r} now"
+            return Decision("deny", told)
         if call.parsed is not None:
             return Decision("allow", "arguments match the tool's schema")
         try:

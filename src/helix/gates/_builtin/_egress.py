@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from helix.gates._gate import Decision, GateCall, GateContext
-from helix.sandbox import url_host
+from helix.sandbox import WORLD_HOST, url_host
 
 from ._arguments import arguments_with_defaults
 
@@ -33,6 +33,10 @@ class EgressGate:
         host, problem = url_host(url)
         if host is None:
             return Decision("deny", problem)
+        if host == WORLD_HOST:
+            if ctx.live:
+                return Decision("allow", "world is the run's own live world")
+            return Decision("deny", "world names a live world's ports, and this run's is not live")
         match ctx.egress.decide(host):
             case "deny":
                 return Decision("deny", f"{host} is in the egress deny list")

@@ -32,6 +32,12 @@ from ._graph import TaskFailed as TaskFailed
 from ._graph import TaskRetried as TaskRetried
 from ._graph import TaskSkipped as TaskSkipped
 from ._graph import TaskStarted as TaskStarted
+from ._live import LIVE_PAYLOADS as LIVE_PAYLOADS
+from ._live import WorldCheckpointed as WorldCheckpointed
+from ._live import WorldProcessEnded as WorldProcessEnded
+from ._live import WorldProcessStarted as WorldProcessStarted
+from ._live import WorldRestored as WorldRestored
+from ._live import WorldStopped as WorldStopped
 from ._mcp import McpEgressDecided as McpEgressDecided
 from ._mcp import McpServerFailed as McpServerFailed
 from ._mcp import McpServerStarted as McpServerStarted
@@ -105,6 +111,7 @@ from ._world import WorldSnapshotted as WorldSnapshotted
 __all__ = [
     "BUILTIN_PAYLOADS",
     "DEFAULT_REGISTRY",
+    "LIVE_PAYLOADS",
     "MEMORY_PAYLOADS",
     "RUN_STATUSES",
     "STATUS_AFTER",
@@ -187,13 +194,18 @@ __all__ = [
     "UiComponent",
     "Upcaster",
     "Usage",
+    "WorldCheckpointed",
     "WorldConflict",
     "WorldEntry",
     "WorldFileSkipped",
     "WorldKept",
     "WorldPath",
+    "WorldProcessEnded",
+    "WorldProcessStarted",
+    "WorldRestored",
     "WorldRolledBack",
     "WorldSnapshotted",
+    "WorldStopped",
     "answer_problem",
     "builtin_registry",
     "flat_schema",

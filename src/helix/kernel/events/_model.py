@@ -84,10 +84,13 @@ class ModelFailed(Payload):
     """Seconds until the next attempt, or ``None`` when no retry follows."""
 
 
-MistakeKind = Literal["malformed_arguments", "unknown_tool", "invalid_arguments", "empty_reply"]
+MistakeKind = Literal[
+    "malformed_arguments", "unknown_tool", "invalid_arguments", "empty_reply", "no_tool_call"
+]
 """What went wrong in a model's reply: a call whose arguments do not parse, a call of a
-tool the run does not have, arguments the tool's schema refuses, or a reply with no
-text and no call."""
+tool the run does not have, arguments the tool's schema refuses, a reply with no text
+and no call, or no call of the tool a forced tool choice asked for (a reply of text
+only, or a call of another tool than the one named)."""
 
 
 class ModelRejected(Payload):
@@ -95,10 +98,11 @@ class ModelRejected(Payload):
 
     One per call rejected for the model's mistake (after its ``tool.completed``, whose
     output is what the model reads), or one for a reply that is wrong as a whole (an
-    empty one: after its ``model.responded``), in which case ``message`` is what the
-    model is told, as a user message, on its next call. ``mistakes`` counts the
-    consecutive replies that went wrong, this one included; at ``limit`` the run
-    pauses between turns (``run.paused``, reason ``model_errors``).
+    empty one, or text only where a tool call was forced: after its
+    ``model.responded``), in which case ``message`` is what the model is told, as a
+    user message, on its next call. ``mistakes`` counts the consecutive replies that
+    went wrong, this one included; at ``limit`` the run pauses between turns
+    (``run.paused``, reason ``model_errors``).
     """
 
     TYPE: ClassVar[str] = "model.rejected"

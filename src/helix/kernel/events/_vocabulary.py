@@ -25,6 +25,7 @@ from ._graph import (
     TaskSkipped,
     TaskStarted,
 )
+from ._live import LIVE_PAYLOADS
 from ._mcp import (
     McpEgressDecided,
     McpServerFailed,
@@ -122,6 +123,7 @@ BUILTIN_PAYLOADS: tuple[type[Payload], ...] = (
     TaskSkipped,
     ContextCompacted,
     *MEMORY_PAYLOADS,
+    *LIVE_PAYLOADS,
 )
 
 

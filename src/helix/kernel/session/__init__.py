@@ -1,5 +1,7 @@
 """Sessions: a run's state as a pure fold over its events."""
 
+from ._live import BackgroundProcess as BackgroundProcess
+from ._live import LiveState as LiveState
 from ._replay import apply as apply
 from ._replay import fold as fold
 from ._replay import replay as replay
@@ -36,9 +38,11 @@ from ._trace import trace as trace
 __all__ = [
     "SPEND_BUCKETS",
     "SPEND_GROUPS",
+    "BackgroundProcess",
     "BranchProgress",
     "CallRequest",
     "ChoiceMade",
+    "LiveState",
     "Message",
     "PendingApproval",
     "PendingChoice",

@@ -1,4 +1,7 @@
-"""The fold of a model's mistakes: ``model.rejected``, and what starts the count again."""
+"""The fold of a model's mistakes: ``model.rejected``, and what starts the count again.
+
+It also folds whether the model has made a call that was not a mistake (``tool_called``).
+"""
 
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ def model_rejected(state: SessionState, event: Event, data: dict[str, Any]) -> N
     state.mistake_turn = event.turn
     state.last_mistake = data["detail"]
     if data.get("call_id") is not None:
+        state.turn_calls.discard(data["call_id"])
         return
     if data.get("message"):
         state.messages.append(Message("user", data["message"]))
@@ -32,9 +36,16 @@ def model_rejected(state: SessionState, event: Event, data: dict[str, Any]) -> N
 
 
 def turn_ended(state: SessionState, turn: int) -> None:
-    """A turn that ends with no rejection in it was a reply that went right."""
+    """A turn that ends with no rejection in it was a reply that went right.
+
+    One that ends with a call of its reply not rejected means the model has called a
+    tool (``tool_called``): a forced tool choice is satisfied.
+    """
     if state.mistake_turn != turn:
         forget(state)
+    if state.turn_calls:
+        state.tool_called = True
+    state.turn_calls.clear()
 
 
 def forget(state: SessionState) -> None:

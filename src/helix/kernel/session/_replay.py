@@ -13,6 +13,7 @@ from helix.errors import ForkError
 from helix.kernel.events import STATUS_AFTER, Budget, Event, ForkPoint
 from helix.kernel.log import EventStore
 
+from ._live import LIVE_HANDLERS, LiveState
 from ._mistakes import forget, model_rejected, turn_ended
 from ._snapshot import load_snapshot, save_snapshot
 from ._state import (
@@ -193,6 +194,7 @@ def _turn_started(state: SessionState, event: Event, data: dict[str, Any]) -> No
     state.in_turn = True
     state.turn_has_reply = False
     state.turn_files.clear()
+    state.turn_calls.clear()
 
 
 def _turn_ended(state: SessionState, event: Event, data: dict[str, Any]) -> None:
@@ -221,6 +223,7 @@ def _model_responded(state: SessionState, event: Event, data: dict[str, Any]) ->
     state.messages.append(Message("assistant", data["text"], tool_calls=calls))
     for call in calls:
         state.pending_calls[call.id] = call
+        state.turn_calls.add(call.id)
     answered = data.get("provider"), data.get("model")  # a fallback chain's later model
     model = f"{answered[0]}:{answered[1]}" if all(answered) else state.current_model
     _count(state, event, model or "unknown", data["usage"], data["cost_usd"])
@@ -414,6 +417,12 @@ def _ui_chosen(state: SessionState, event: Event, data: dict[str, Any]) -> None:
 
 _Handler = Callable[[SessionState, Event, dict[str, Any]], None]
 
+
+def _on_live(handler: Callable[[LiveState, Event, dict[str, Any]], None]) -> _Handler:
+    """A live-world handler, folding into the state's ``live`` part."""
+    return lambda state, event, data: handler(state.live, event, data)
+
+
 _HANDLERS: dict[str, _Handler] = {
     "run.created": _run_created,
     "run.forked": _run_forked,
@@ -450,4 +459,5 @@ _HANDLERS: dict[str, _Handler] = {
     "ui.asked": _ui_asked,
     "ui.chosen": _ui_chosen,
     **_STRATEGY_HANDLERS,
+    **{kind: _on_live(handler) for kind, handler in LIVE_HANDLERS.items()},
 }

@@ -29,7 +29,14 @@ KIND = "session"
 """The ``kind`` of session snapshots in the store."""
 
 _log = logging.getLogger(__name__)
-_FOLD_SOURCES = ("_state.py", "_replay.py", "_snapshot.py", "_strategy.py")
+_FOLD_SOURCES = (
+    "_state.py",
+    "_replay.py",
+    "_mistakes.py",
+    "_snapshot.py",
+    "_strategy.py",
+    "_live.py",
+)
 _LEVEL = 1
 """zlib's fastest level: most of the size saved for a fraction of the time."""
 

@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from helix.kernel.events import Budget, ForkPoint, RunStatus
 
+from ._live import LiveState
+
 
 @dataclass(frozen=True, slots=True)
 class CallRequest:
@@ -222,6 +224,13 @@ class SessionState:
     """The turn of the latest ``model.rejected``, while ``mistakes`` counts."""
     last_mistake: str | None = None
     """The latest rejection's ``detail``, while ``mistakes`` counts."""
+    turn_calls: set[str] = field(default_factory=set[str])
+    """The current turn's calls (by id) not rejected as the model's mistake, so far."""
+    tool_called: bool = False
+    """Whether the model has made a call that was not rejected as its mistake
+    (``model.rejected``), in a turn that ended: what a forced tool choice waits for. A
+    call refused by a policy or a person counts (the model did call); a fork keeps its
+    parent's (the call is in its conversation)."""
     approval_calls: dict[str, str] = field(default_factory=dict[str, str])
     """call id → approval request id, for calls that asked."""
     approved_calls: set[str] = field(default_factory=set[str])
@@ -250,6 +259,8 @@ class SessionState:
     """Who made the run: the actor of its ``run.created`` (of ``run.forked``, for a fork)."""
     strategy: StrategyProgress | None = None
     """A strategy run's progress (``strategy.branched`` on); ``None`` for any other run."""
+    live: LiveState = field(default_factory=LiveState)
+    """The run's live world: its background processes, and an image to restore from."""
 
     @property
     def spent_usd(self) -> float:

@@ -44,7 +44,17 @@ export function conversation(runId, { decide, choose }) {
   const jump = h("button", { class: "jump", hidden: true, "data-testid": "jump-latest",
     onclick: () => { following = true; jump.hidden = true; latest(); } }, "↓ Jump to latest");
   const bar = h("div", { class: "action-bar", hidden: true, "data-testid": "approvals" });
-  const el = h("div", {}, list, thinking, jump);
+  // The reply being streamed (WS `replies=true`): its text as it arrives, the calls it
+  // starts; replaced by the reply's block when its model.responded comes.
+  const typingText = h("div", { class: "text" });
+  const typingWho = h("div", { class: "who" });
+  const typingCalls = h("p", { class: "muted" });
+  const typing = h("div", { class: "block said agent typing", "data-testid": "agent-typing", hidden: true },
+    typingWho, typingText, typingCalls);
+  let typingTurn = null;
+  let doneTurn = 0; // the newest turn whose reply the log holds: its pieces are stale
+  const calls = new Map(); // a streamed call's index → its name
+  const el = h("div", {}, list, typing, thinking, jump);
   const shown = new Map(); // block index → its element
   const diffs = new Map(); // "callId path" → the diff's element, fetched once
   let following = true;
@@ -150,10 +160,34 @@ export function conversation(runId, { decide, choose }) {
     bar.replaceChildren(shown, ...(waiting ? [h("p", { class: "muted" }, `${waiting} more waiting`)] : []));
   }
 
+  function stopTyping() {
+    typing.hidden = true;
+    typingTurn = null;
+    typingText.textContent = "";
+    typingCalls.textContent = "";
+    calls.clear();
+  }
+
+  // One piece of a reply as it streams (reply.text, reply.tool_call, reply.restart).
+  function piece(message) {
+    if (message.turn <= doneTurn) return; // its reply is in the log already
+    if (message.type === "reply.restart") { if (message.turn === typingTurn) stopTyping(); return; }
+    if (message.turn !== typingTurn) { stopTyping(); typingTurn = message.turn; }
+    if (message.type === "reply.text") typingText.append(message.text || "");
+    else if (message.name) calls.set(message.index, message.name);
+    typingWho.textContent = `Agent · turn ${message.turn} · writing…`;
+    typingCalls.textContent = calls.size ? `calling ${[...calls.values()].join(", ")}…` : "";
+    typing.hidden = false;
+    thinking.hidden = true;
+    latest();
+  }
+
   // Fold one event; true when it changed what the conversation shows.
   function add(event) {
     const block = transcript.add(event);
-    thinking.hidden = !transcript.thinking;
+    if (event.type === "model.responded") doneTurn = Math.max(doneTurn, Number(event.turn || 0));
+    if (event.type === "model.responded" || event.type.startsWith("run.")) stopTyping();
+    thinking.hidden = !transcript.thinking || !typing.hidden;
     paintBar();
     if (!block) return false;
     const fresh = render(block);
@@ -165,7 +199,7 @@ export function conversation(runId, { decide, choose }) {
   }
 
   return {
-    el, bar, transcript, add,
+    el, bar, transcript, add, piece,
     // The run page says when the conversation is the view on screen (follow mode applies).
     show(visible) { active = visible; jump.hidden = !visible || following; latest(); },
     stopFollowing() { following = false; jump.hidden = !active; },

@@ -6,6 +6,7 @@ import { eventList } from "./events.js";
 import { branchLinks, forkDialog } from "./fork.js";
 import { graphView } from "./graph.js";
 import { policyReplay } from "./policy.js";
+import { processesView } from "./processes.js";
 import { branchesCard } from "./strategy.js";
 import { TERMINAL } from "./transcript.js";
 
@@ -160,7 +161,10 @@ export async function runView(runId) {
 
   let refresh = null;
   function add(event) {
-    if (event.seq === undefined) return;  // an ack or an error answer
+    if (event.seq === undefined) {  // a piece of a reply as it streams, an ack, an error answer
+      if (String(event.type).startsWith("reply.")) talk.piece(event);
+      return;
+    }
     if (event.seq <= last) return;
     last = event.seq;
     graph.add(event);
@@ -177,6 +181,7 @@ export async function runView(runId) {
     { label: "Conversation", el: talk.el, add: talk.add, show: talk.show },
     { label: "Events", el: h("div", { class: "card" }, events.el), add: events.add },
     { label: "World", el: h("div", { class: "card" }, world) },
+    processesView(runId, { h, api }),
     { label: "Policy", el: policyReplay(runId, { h, api }) },
   ];
   if (TERMINAL.has(run.status)) talk.stopFollowing(); // a finished run opens at its answer
@@ -188,7 +193,7 @@ export async function runView(runId) {
   let stopped = false;
   let ws = null;
   const connect = async () => {
-    ws = await socket(`/runs/${runId}/stream`, { after: String(last) }, add, (closed) => {
+    ws = await socket(`/runs/${runId}/stream`, { after: String(last), replies: "true" }, add, (closed) => {
       if (!stopped && closed.code !== 4401 && closed.code !== 4404) setTimeout(connect, 1000);
     });
   };

@@ -2,6 +2,9 @@
 
 from ._event_store import EventStoreConformance as EventStoreConformance
 from ._event_store import Reopen as Reopen
+from ._live import COUNTER_SERVER as COUNTER_SERVER
+from ._live import LiveWorldConformance as LiveWorldConformance
+from ._live import free_port as free_port
 from ._model_adapter import KEY as KEY
 from ._model_adapter import MakeAdapter as MakeAdapter
 from ._model_adapter import ModelAdapterConformance as ModelAdapterConformance
@@ -17,8 +20,10 @@ from ._tool_samples import world_state as world_state
 from ._tools import ToolConformance as ToolConformance
 
 __all__ = [
+    "COUNTER_SERVER",
     "KEY",
     "EventStoreConformance",
+    "LiveWorldConformance",
     "MakeAdapter",
     "ModelAdapterConformance",
     "Reopen",
@@ -28,6 +33,7 @@ __all__ = [
     "ToolConformance",
     "ToolSample",
     "WorldState",
+    "free_port",
     "history_request",
     "simple_request",
     "world_changes",

@@ -1,0 +1,33 @@
+"""What ``/proc`` says of a process: its stat fields and when it started."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def proc_stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command (state, parent, …).
+
+    ``None`` if the process is gone or a zombie.
+    """
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # "PID (COMMAND) STATE …": the command may hold spaces and parentheses.
+    fields = text[text.rfind(")") + 2 :].split()
+    return None if not fields or fields[0] == "Z" else fields
+
+
+def start_ticks(pid: int) -> int | None:
+    """When process ``pid`` started (ticks after boot); ``None`` if it is gone or a zombie."""
+    fields = proc_stat(pid)
+    return None if fields is None else int(fields[19])
+
+
+def boot_time() -> float:
+    """When this machine booted (seconds since the epoch, whole: ``/proc/stat``'s btime)."""
+    for line in Path("/proc/stat").read_text().splitlines():
+        if line.startswith("btime "):
+            return float(line.split()[1])
+    raise OSError("no btime in /proc/stat")
