@@ -21,6 +21,7 @@ from helix.sandbox import LiveWorld, MicrovmSandbox
 from helix.sandbox._microvm_accel import guest_image, qemu_binary
 from helix.sandbox._microvm_image import default_microvm_dir
 from helix.sandbox._microvm_template import template_key
+from helix.testing import processes_mentioning
 from tests.conftest import microvm_tier
 
 pytestmark = microvm_tier
@@ -95,9 +96,15 @@ def _box_file(image: Path, **fields: object) -> None:
 
 
 async def _restore(image: Path, world: Path) -> None:
-    box = await MicrovmSandbox(memory_bytes=256 << 20).open_box(cwd=world, restore=image)
-    await box.close()
-    raise AssertionError("a bad image was restored")
+    """Restore ``image``, which must be refused, leaving no QEMU behind."""
+    before = set(processes_mentioning("helix-microvm-"))
+    try:
+        box = await MicrovmSandbox(memory_bytes=256 << 20).open_box(cwd=world, restore=image)
+        await box.close()
+        raise AssertionError("a bad image was restored")
+    finally:
+        left = set(processes_mentioning("helix-microvm-")) - before
+        assert not left, f"a refused image left QEMU running: {left}"
 
 
 async def test_an_image_without_its_files_is_refused(

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable
 
 
-async def close_fully(closing: Awaitable[None]) -> None:
+async def close_fully(closing: Awaitable[object]) -> None:
     """Await ``closing`` to its end, then raise the cancel that came meanwhile, if one did.
 
     A cancel that lands in the middle of a close (a second one, say: a task group

@@ -16,8 +16,9 @@
   directly.
 * ``proxy_throughput``: a large body through the proxy, against directly.
 * ``checkpoint_s``, ``restore_s``, ``checkpoint_bytes``: for each tier whose box can
-  checkpoint (gVisor), the p50 over a few rounds of freezing a small box (a background
-  ``sleep`` in it) into an image and opening a box again from it, and the image's size.
+  checkpoint (gVisor, microVM: with its ``params.accel``), the p50 over a few rounds
+  of freezing a small box (a background ``sleep`` in it) into an image and opening a
+  box again from it, and the image's size.
 """
 
 from __future__ import annotations
@@ -182,6 +183,7 @@ async def _checkpoint_figures(sandbox: Sandbox, world: Path, rounds: int) -> Asy
         finally:
             await box.close()
     params: dict[str, object] = {"tier": sandbox.tier, "rounds": rounds}
+    params |= _tier_params(sandbox)
     yield Figure(SUITE, "checkpoint_s", percentile(frozen, 50), "s", params)
     yield Figure(SUITE, "restore_s", percentile(restored, 50), "s", params)
     yield Figure(SUITE, "checkpoint_bytes", percentile(sizes, 50), "bytes", params)

@@ -51,10 +51,11 @@ import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
+from helix._util import close_fully
 from helix.errors import ConfigError
 
 from ._box import Box
@@ -129,6 +130,24 @@ class _Console:
         """What QEMU and the guest printed last, for an error message."""
         text = self.kept.decode(errors="replace").strip()
         return f": {text[-600:]}" if text else ""
+
+
+async def _abandon(
+    qemu: asyncio.subprocess.Process | None,
+    agent: Agent | None,
+    shares: Shares,
+    console: _Console | None,
+    folder: Path,
+) -> None:
+    """Undo a box that did not start: its agent, QEMU, shares, console and folder."""
+    if agent is not None:
+        await agent.close()
+    if qemu is not None:
+        await stop_qemu(qemu)
+    await shares.close()
+    if console is not None:
+        await end_console(console.task)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 class _NotStarted(ConfigError):
@@ -258,7 +277,7 @@ class MicrovmSandbox(ProcessSandbox):
                 ["/bin/sh", "-c", command], timeout_s=timeout_s, max_output=max_output
             )
         finally:
-            await asyncio.shield(box.close())
+            await close_fully(box.close())
         return CommandResult(
             exit_code=result.exit_code,
             output=result.output,
@@ -318,7 +337,7 @@ class MicrovmSandbox(ProcessSandbox):
                     forget(state)  # it does not load (any more): boot afresh, build it anew
             return await self._start(start, None, None, stack)
         except BaseException:
-            await asyncio.shield(stack.aclose())
+            await close_fully(stack.aclose())
             raise
 
     async def _start(
@@ -333,28 +352,17 @@ class MicrovmSandbox(ProcessSandbox):
         A guest booted or from a template is then set up; a checkpoint's goes on.
         """
         how: Start = "resumed" if saved is not None else "template" if memory else "boot"
-        folder = Path(tempfile.mkdtemp(prefix="helix-microvm-"))
-        argv = self.qemu_argv(start.image, folder)
-        with contextlib.ExitStack() as files:
-            fds: tuple[int, ...] = ()
-            if memory is not None:
-                fds = (files.enter_context(open(memory, "rb")).fileno(),)  # noqa: ASYNC230
-                argv += ["-incoming", f"fd:{fds[0]}"]
-            qemu = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                env=self.environment(),
-                pass_fds=fds,
-            )
-        console = _Console(qemu.stdout)
         world = Path(start.world)
+        # Loaded before QEMU starts: a checkpoint's forged share state starts nothing.
         shares = Shares.fresh(world) if saved is None else Shares.load(world, saved.shares)
+        folder = Path(tempfile.mkdtemp(prefix="helix-microvm-"))
+        qemu: asyncio.subprocess.Process | None = None
+        console: _Console | None = None
         agent: Agent | None = None
         try:
-            await shares.connect(folder, lambda path: self._open(path, qemu, console))
+            qemu = await self._spawn(self.qemu_argv(start.image, folder), memory)
+            console = _Console(qemu.stdout)
+            await shares.connect(folder, partial(self._open, qemu=qemu, console=console))
             reader, writer = await self._open(folder / "agent.sock", qemu, console)
             agent = Agent(reader, writer, start=how)
             agent.proxy = start.proxy
@@ -364,13 +372,26 @@ class MicrovmSandbox(ProcessSandbox):
                 await self._set_up(agent, start, console)
             return MicrovmBox(qemu, agent, world, folder, stack, console.task, shares, start.key)
         except BaseException:
-            if agent is not None:
-                await asyncio.shield(agent.close())
-            await asyncio.shield(stop_qemu(qemu))
-            await asyncio.shield(shares.close())
-            await asyncio.shield(end_console(console.task))
-            shutil.rmtree(folder, ignore_errors=True)
+            # To its end even if cancelled again: a QEMU left running outlives its loop.
+            await close_fully(_abandon(qemu, agent, shares, console, folder))
             raise
+
+    async def _spawn(self, argv: list[str], memory: Path | None) -> asyncio.subprocess.Process:
+        """Start QEMU, given ``memory`` (a template's or checkpoint's) to load if any."""
+        with contextlib.ExitStack() as files:
+            fds: tuple[int, ...] = ()
+            if memory is not None:
+                fds = (files.enter_context(open(memory, "rb")).fileno(),)  # noqa: ASYNC230
+                argv = [*argv, "-incoming", f"fd:{fds[0]}"]
+            return await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=self.environment(),
+                pass_fds=fds,
+            )
 
     async def _set_up(self, agent: Agent, start: _Start, console: _Console) -> None:
         """Wait for a new guest's agent, then send it the box's setup."""

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from helix._util import close_fully
 from helix.errors import ConfigError
 
 from ._box import Box, CheckpointImage
@@ -290,9 +291,9 @@ class MicrovmBox(Box):
             return
         self._closed = True
         try:
-            await asyncio.shield(self._stop())
+            await close_fully(self._stop())
         finally:
-            await self._stack.aclose()
+            await close_fully(self._stack.aclose())
 
     async def _stop(self) -> None:
         await self._agent.close()

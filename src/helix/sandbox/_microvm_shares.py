@@ -48,8 +48,12 @@ class Shares:
         """
         try:
             usr = NinepShare.load(Path("/usr"), state["usr"], read_only=True)
+        except (KeyError, TypeError, ValueError) as error:
+            raise ConfigError(f"the checkpoint's shares are damaged: {error}") from None
+        try:
             world_share = NinepShare.load(world, state["world"])
         except (KeyError, TypeError, ValueError) as error:
+            usr.close()
             raise ConfigError(f"the checkpoint's shares are damaged: {error}") from None
         return cls(usr, world_share)
 

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from helix._util import close_fully
 from helix.errors import ConfigError
 
 from ._box import Box
@@ -61,7 +62,7 @@ async def podman_output(
     except BaseException:
         with contextlib.suppress(ProcessLookupError):
             process.kill()
-        await asyncio.shield(process.wait())
+        await close_fully(process.wait())  # reaped, even if cancelled again
         raise
     return process.returncode, out.decode(errors="replace")
 

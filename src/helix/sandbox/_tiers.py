@@ -39,8 +39,7 @@ AUTOMATIC = ("process", "bwrap", "docker")
 """The tiers chosen without being asked for (the strongest available of them)."""
 ASKED_FOR_ONLY = frozenset({"microvm"})
 """Tiers never chosen for a run that does not name them (as its ``sandbox.kind``), not
-even for a live world: a microVM costs seconds to start under emulation, and cannot
-checkpoint."""
+even for a live world: a microVM costs seconds to start under emulation."""
 
 
 @dataclass(frozen=True, slots=True)
