@@ -110,6 +110,29 @@ def test_unauthorised_and_invisible_streams_are_closed_with_a_code(
         assert close_code(ws)[0] == 4404
 
 
+@pytest.mark.parametrize(("query", "named"), [("after=abc", "after"), ("replies=maybe", "replies")])
+def test_a_bad_query_closes_the_stream_with_4400_naming_it(
+    live: LiveServer, owner: httpx.Client, model_server: MockModelServer, query: str, named: str
+) -> None:
+    play(model_server, {"text": "Done."})
+    run_id = owner.post("/runs", json={"objective": "say", "model": MODEL}).json()["id"]
+    with connect(f"{live.ws_url}/runs/{run_id}/stream?token={ws_token(owner)}&{query}") as ws:
+        code, reason = close_code(ws)
+    assert code == 4400
+    assert reason.startswith(f"{named}: "), reason
+
+
+def test_a_long_unicode_run_id_is_closed_with_a_reason_that_fits(
+    live: LiveServer, owner: httpx.Client
+) -> None:
+    run_id = "é" * 200  # 400 bytes: a close frame's reason holds 123
+    with connect(f"{live.ws_url}/runs/{run_id}/stream?token={ws_token(owner)}") as ws:
+        code, reason = close_code(ws)
+    assert code == 4404
+    assert reason.startswith("run 'é")
+    assert len(reason.encode()) <= 123
+
+
 def test_steer_and_approve_over_the_socket(
     live: LiveServer, admin: Admin, owner: httpx.Client, model_server: MockModelServer
 ) -> None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
+from fastapi import FastAPI, Request, WebSocket
+from fastapi.exceptions import RequestValidationError, WebSocketRequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
@@ -35,6 +35,11 @@ from helix.errors import (
 from ._headers import SECURITY_HEADERS
 
 log = logging.getLogger("helix.server")
+
+CLOSE_BAD_REQUEST = 4400
+"""The close code of a stream whose request needs changing (a bad query, an ambiguous id)."""
+_REASON_BYTES = 120
+"""A close frame's reason is at most 123 bytes."""
 
 _STATUS: list[tuple[type[HelixError], int]] = [
     (SignatureError, 401),
@@ -131,6 +136,11 @@ def install_error_handlers(app: FastAPI) -> None:
         message = f"{where}: {first['msg']}" if where else str(first["msg"])
         return error_response(422, "invalid_request", message, details=details)
 
+    async def invalid_socket(websocket: WebSocket, error: Exception) -> None:
+        assert isinstance(error, WebSocketRequestValidationError)
+        await websocket.accept()  # closed before it, a client sees only an HTTP 403
+        await websocket.close(CLOSE_BAD_REQUEST, close_reason(_first_problem(error.errors())))
+
     async def http_error(_request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, HTTPException)
         cause = error.__cause__  # FastAPI wraps what fails while it reads the body
@@ -150,5 +160,20 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ApiError, api_error)
     app.add_exception_handler(HelixError, helix_error)
     app.add_exception_handler(RequestValidationError, invalid)
+    app.add_exception_handler(WebSocketRequestValidationError, invalid_socket)
     app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(Exception, crashed)
+
+
+def close_reason(text: str) -> str:
+    """``text`` cut to fit a close frame's reason (whole characters, at most 120 bytes)."""
+    return text.encode()[:_REASON_BYTES].decode(errors="ignore")
+
+
+def _first_problem(errors: Any) -> str:
+    """``'after: Input should be a valid integer…'``: the first of a validation's errors."""
+    for problem in errors:
+        where = ".".join(str(p) for p in problem.get("loc", ()) if p != "query")
+        message = str(problem.get("msg", "invalid"))
+        return f"{where}: {message}" if where else message
+    return "invalid request"

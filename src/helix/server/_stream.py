@@ -38,14 +38,13 @@ from helix.runtime import Watcher, piece_message
 
 from ._api import local_api
 from ._auth import Caller, identify
-from ._errors import ApiError, status_of
+from ._errors import CLOSE_BAD_REQUEST, ApiError, close_reason, status_of
 from ._state import ServerState
 
 router = APIRouter()
 
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_NOT_FOUND = 4404
-CLOSE_BAD_REQUEST = 4400
 CLOSE_TOO_SLOW = 4008
 _MAX_MESSAGE = 100_000
 
@@ -88,7 +87,7 @@ async def _open(websocket: WebSocket, token: str | None) -> tuple[ServerState, C
     try:
         caller = await identify(token, state.signer, state.accounts, ("ws",), api_tokens=False)
     except ApiError as error:
-        await _Socket(websocket, 1.0).close(CLOSE_UNAUTHORIZED, error.message[:120])
+        await _Socket(websocket, 1.0).close(CLOSE_UNAUTHORIZED, close_reason(error.message))
         return None
     return state, caller
 
@@ -113,10 +112,10 @@ async def run_stream(
     try:
         run_id = (await caller.run(state.store, run_id)).id
     except NotFoundError:
-        await socket.close(CLOSE_NOT_FOUND, f"run {run_id!r} not found"[:120])
+        await socket.close(CLOSE_NOT_FOUND, close_reason(f"run {run_id!r} not found"))
         return
     except AmbiguousRunError as error:
-        await socket.close(CLOSE_BAD_REQUEST, str(error)[:120])
+        await socket.close(CLOSE_BAD_REQUEST, close_reason(str(error)))
         return
     last = max(after, -1)
 
