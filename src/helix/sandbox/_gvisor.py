@@ -37,6 +37,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from helix._util import close_fully
+
 from ._box import Box
 from ._bridge import BRIDGE_PORT, BRIDGE_SCRIPT
 from ._bwrap import default_hidden_paths
@@ -209,8 +211,8 @@ class GvisorSandbox(ProcessSandbox):
         shutil.rmtree(self.state() / "bundles" / name, ignore_errors=True)
 
     async def remove(self, name: str) -> None:
-        """``forget`` without blocking the loop; shielded, so a cancelled caller cleans up."""
-        await asyncio.shield(asyncio.to_thread(self.forget, name))
+        """``forget`` without blocking the loop, to its end even if the caller is cancelled."""
+        await close_fully(asyncio.to_thread(self.forget, name))
 
     def command_args(self, command: str, *, bridged: bool) -> list[str]:
         """``/bin/sh -c command``, behind the egress bridge when the run has a proxy."""

@@ -28,6 +28,8 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from helix._util import close_fully
+
 from ._box import Box, CheckpointImage
 from ._bridge import BRIDGE_PORT
 from ._egress import EgressHook
@@ -216,7 +218,7 @@ class GvisorBox(Box):
             yield client, pid_file
         finally:
             if client.returncode is None:
-                await asyncio.shield(self._end(client, pid_file))
+                await close_fully(self._end(client, pid_file))
             spec.unlink(missing_ok=True)
             pid_file.unlink(missing_ok=True)
 

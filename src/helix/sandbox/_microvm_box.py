@@ -192,7 +192,7 @@ class MicrovmBox(Box):
                 await self._kill(number, channel)
                 code, dropped = None, 0
         except BaseException:
-            await asyncio.shield(self._kill(number, channel))
+            await close_fully(self._kill(number, channel))
             raise
         if code is None and not timed_out:
             raise ConfigError(f"the microvm box is broken: {self._agent.broken}")
@@ -227,7 +227,7 @@ class MicrovmBox(Box):
         try:
             yield cast(asyncio.subprocess.Process, process)
         finally:
-            await asyncio.shield(self._kill(number, channel))
+            await close_fully(self._kill(number, channel))
 
     async def checkpoint(self, image: Path) -> CheckpointImage:
         """Freeze the box's commands, write the guest into ``image``; the box is then gone.

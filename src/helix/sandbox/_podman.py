@@ -33,11 +33,12 @@ import shutil
 import stat
 import tempfile
 import uuid
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Iterable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from helix._util import close_fully
 from helix.errors import ConfigError
 
 from ._bridge import BRIDGE_PORT, BRIDGE_SCRIPT
@@ -332,7 +333,7 @@ class PodmanSandbox(ProcessSandbox):
                 yield Launch([*argv, *self._inner(inner, True)], env, None, finish=finish)
         finally:
             if not ended:  # timed out, cancelled: the container runs on without its client
-                await asyncio.shield(remove(home, env, name))
+                await close_fully(remove(home, env, name))
 
     serve = Sandbox.serve  # refused: no server is given its installation and stdin here
 
@@ -365,6 +366,13 @@ class PodmanSandbox(ProcessSandbox):
                 raise ConfigError(f"the podman box did not start: {output.strip()[-300:]}")
             return PodmanBox(home, env, name, Path(os.path.abspath(cwd)), stack)  # noqa: ASYNC240
         except BaseException:
-            await asyncio.shield(stack.aclose())
-            await asyncio.shield(remove(home, env, name))
+            await close_fully(_undo(stack, remove(home, env, name)))
             raise
+
+
+async def _undo(stack: contextlib.AsyncExitStack, removal: Awaitable[None]) -> None:
+    """Undo a box that did not start: its egress channel, then its container."""
+    try:
+        await stack.aclose()
+    finally:
+        await removal

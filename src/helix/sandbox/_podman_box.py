@@ -128,10 +128,10 @@ class PodmanBox(Box):
         try:
             result = await _supervise(launch, self.world, timeout_s, max_output)
         except BaseException:
-            await asyncio.shield(self._kill_session(note))
+            await close_fully(self._kill_session(note))
             raise
         if result.timed_out:
-            await asyncio.shield(self._kill_session(note))
+            await close_fully(self._kill_session(note))
         return replace(result, duration_ms=(time.monotonic() - started) * 1000)
 
     async def _kill_session(self, note: str) -> None:
@@ -163,7 +163,7 @@ class PodmanBox(Box):
         try:
             yield process
         finally:
-            await asyncio.shield(self._end(process, note))
+            await close_fully(self._end(process, note))
 
     async def _end(self, process: asyncio.subprocess.Process, note: str) -> None:
         await self._kill_session(note)
@@ -178,6 +178,6 @@ class PodmanBox(Box):
             return
         self._closed = True
         try:
-            await asyncio.shield(remove(self.home, self._env, self.name))
+            await close_fully(remove(self.home, self._env, self.name))
         finally:
             await self._stack.aclose()

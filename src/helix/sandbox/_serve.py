@@ -18,6 +18,8 @@ import subprocess
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 
+from helix._util import close_fully
+
 LINE_LIMIT = 8 << 20
 """The longest line a server may write (a JSON-RPC message): 8 MiB; past it, reading fails."""
 STOP_GRACE_S = 2.0
@@ -49,8 +51,8 @@ async def running(
     try:
         yield process
     finally:
-        # Shielded: a cancelled caller must not leave the server running.
-        await asyncio.shield(_stop(process))
+        # To its end: a cancelled caller must not leave the server running.
+        await close_fully(_stop(process))
 
 
 async def _stop(process: asyncio.subprocess.Process) -> None:
