@@ -14,6 +14,8 @@ from ._machine import machine_resources as machine_resources
 from ._ports import free_port as free_port
 from ._procs import boot_time as boot_time
 from ._procs import proc_stat as proc_stat
+from ._procs import process_gone as process_gone
+from ._procs import process_mark as process_mark
 from ._procs import start_ticks as start_ticks
 from ._redact import MASK as MASK
 from ._redact import redact as redact
@@ -33,6 +35,8 @@ __all__ = [
     "new_holder",
     "parse_structured",
     "proc_stat",
+    "process_gone",
+    "process_mark",
     "read_structured",
     "redact",
     "secret_values",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -31,3 +32,25 @@ def boot_time() -> float:
         if line.startswith("btime "):
             return float(line.split()[1])
     raise OSError("no btime in /proc/stat")
+
+
+def process_mark(pid: int | None = None) -> str:
+    """``PID.TICKS``: this process (or ``pid``), told apart from a later one given its pid.
+
+    Written beside what a process leaves on the host (a container's label, a state
+    folder), so that another process can tell, with ``process_gone``, that it has ended.
+    """
+    pid = os.getpid() if pid is None else pid
+    return f"{pid}.{start_ticks(pid)}"
+
+
+def process_gone(mark: str) -> bool:
+    """Whether the process ``mark`` (``process_mark``'s) names has ended.
+
+    Its pid is gone, a zombie, or another process's now (another start time). ``False``
+    for a mark not made by ``process_mark``: what it names is nobody's to judge here.
+    """
+    pid_text, _, ticks_text = mark.strip().partition(".")
+    if not (pid_text.isdigit() and ticks_text.isdigit()):
+        return False
+    return start_ticks(int(pid_text)) != int(ticks_text)

@@ -28,6 +28,7 @@ import json
 import os
 import resource
 import shutil
+import stat
 import subprocess
 import tempfile
 import uuid
@@ -37,7 +38,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from helix._util import close_fully
+from helix._util import close_fully, process_gone, process_mark
 
 from ._box import Box
 from ._bridge import BRIDGE_PORT, BRIDGE_SCRIPT
@@ -50,6 +51,12 @@ from ._proxy import proxy_environment
 
 _RUNSC_TIMEOUT_S = 30.0
 _HOST_PIDS_FLOOR = 1000
+_FLAGS = ("--network=none", "--platform=ptrace", "--host-uds=open", "--oci-seccomp")
+"""``runsc``'s global flags besides ``--root`` (the module's notes say why each)."""
+STATE_PREFIX = "helix-gvisor-"
+"""A gVisor sandbox object's private folder in the temporary directory starts so."""
+_OWNER = "owner"
+"""The file in that folder naming the Helix process it belongs to (``process_mark``)."""
 
 
 @cache
@@ -133,8 +140,10 @@ class GvisorSandbox(ProcessSandbox):
     def state(self) -> Path:
         """The private directory holding ``runsc``'s state, the skeleton root, bundles."""
         if self._state is None:
-            self._state = Path(tempfile.mkdtemp(prefix="helix-gvisor-"))
+            _reap_once()
+            self._state = Path(tempfile.mkdtemp(prefix=STATE_PREFIX))
             self._state.chmod(0o711)  # the gofer reads the rootfs as the sandbox's user
+            (self._state / _OWNER).write_text(process_mark())
             (self._state / "root").mkdir(mode=0o700)
             (self._state / "bundles").mkdir(mode=0o711)
             write_rootfs(self._state / "rootfs")
@@ -150,10 +159,7 @@ class GvisorSandbox(ProcessSandbox):
 
     def runsc_argv(self) -> list[str]:
         """``runsc`` and its global flags (the module's notes say why each)."""
-        binary = shutil.which("runsc") or "runsc"
-        root = self.state() / "root"
-        flags = ["--network=none", "--platform=ptrace", "--host-uds=open", "--oci-seccomp"]
-        return [binary, f"--root={root}", *flags]
+        return _runsc(self.state() / "root")
 
     def environment(self) -> dict[str, str]:
         """The process tier's scrubbed environment, with a home inside the sandbox."""
@@ -266,3 +272,60 @@ class GvisorSandbox(ProcessSandbox):
         return await GvisorBox.open(
             self, cwd=cwd, egress=egress, tmp_bytes=tmp_bytes, restore=restore
         )
+
+
+def _runsc(root: Path) -> list[str]:
+    return [shutil.which("runsc") or "runsc", f"--root={root}", *_FLAGS]
+
+
+@cache
+def _reap_once() -> None:
+    reap_orphans()
+
+
+def reap_orphans(folder: Path | None = None) -> list[Path]:
+    """Delete what Helix processes that ended without closing their sandboxes left.
+
+    A Helix killed with ``kill -9`` leaves its gVisor sandboxes running and their
+    folders in the temporary directory (``folder``): each folder of Helix's user whose
+    ``owner`` names a process that has ended has every sandbox in it deleted
+    (``runsc delete -force``) and is removed, on a later Helix's first use of the tier.
+    Folders of live processes, of other users or without an owner are left alone.
+    """
+    removed = []
+    for state in Path(folder or tempfile.gettempdir()).glob(f"{STATE_PREFIX}*"):
+        mark = _owner_of(state)
+        if mark is None or not process_gone(mark):
+            continue
+        root = state / "root"
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            listed = subprocess.run(
+                [*_runsc(root), "list", "-quiet"],
+                capture_output=True,
+                text=True,
+                timeout=_RUNSC_TIMEOUT_S,
+                stdin=subprocess.DEVNULL,
+            )
+            for name in listed.stdout.split():
+                subprocess.run(
+                    [*_runsc(root), "delete", "-force", name],
+                    capture_output=True,
+                    timeout=_RUNSC_TIMEOUT_S,
+                    stdin=subprocess.DEVNULL,
+                )
+        shutil.rmtree(state, ignore_errors=True)
+        removed.append(state)
+    return removed
+
+
+def _owner_of(state: Path) -> str | None:
+    """The owner mark of a folder Helix's user made, never read through a link."""
+    try:
+        info = state.lstat()
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+            return None
+        descriptor = os.open(state / _OWNER, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with os.fdopen(descriptor) as owner:
+        return owner.read(64)

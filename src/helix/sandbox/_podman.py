@@ -38,14 +38,22 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from helix._util import close_fully
+from helix._util import close_fully, process_mark
 from helix.errors import ConfigError
 
 from ._bridge import BRIDGE_PORT, BRIDGE_SCRIPT
 from ._bwrap import default_hidden_paths
 from ._egress import EgressHook
 from ._podman_box import BOX_STATE, BOX_STATE_BYTES, PodmanBox, podman_output, remove
-from ._podman_home import PodmanHome, default_podman_dir, prepare, system_dirs
+from ._podman_home import (
+    LABEL,
+    OWNER_LABEL,
+    PodmanHome,
+    default_podman_dir,
+    prepare,
+    reap_orphans,
+    system_dirs,
+)
 from ._process import ProcessSandbox
 from ._proxy import proxy_environment
 from ._sandbox import DEFAULT_TMP_BYTES, CommandResult, Sandbox
@@ -72,12 +80,13 @@ _HELPERS = "/.helix"
 _BRIDGE, _SOCKET = f"{_HELPERS}/bridge.py", f"{_HELPERS}/proxy.sock"
 _SHOWN_PATHS = ("/usr/", "/bin", "/sbin")
 """``PATH`` entries kept inside (the host's others are not there)."""
-_LABEL = "io.helix.sandbox=podman"
 
 
 @cache
 def _home(folder: Path) -> PodmanHome:
-    return prepare(folder)
+    home = prepare(folder)
+    reap_orphans(home)  # once per process: what a killed Helix left running
+    return home
 
 
 @cache
@@ -220,7 +229,8 @@ class PodmanSandbox(ProcessSandbox):
         world = os.path.abspath(cwd)
         if world == "/":
             raise ConfigError("the podman sandbox cannot show the host's root as a world")
-        args = [home.binary, "run", "--rm", "--init", "--name", name, "--label", _LABEL]
+        args = [home.binary, "run", "--rm", "--init", "--name", name, "--label", LABEL]
+        args += ["--label", f"{OWNER_LABEL}={process_mark()}"]
         args += ["--detach", "--log-driver=none"] if detach else ["--log-driver=none"]
         args += self._userns()
         args += ["--cap-drop=ALL", "--security-opt=no-new-privileges"]

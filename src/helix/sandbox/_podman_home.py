@@ -42,9 +42,15 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from helix._util import process_gone
 from helix.errors import ConfigError
 
 from ._seccomp import NAMESPACE_FLAGS, REFUSED
+
+LABEL = "io.helix.sandbox=podman"
+"""The label of every container Helix runs (``podman ps -a --filter label=…`` finds them)."""
+OWNER_LABEL = "io.helix.owner"
+"""The label naming the Helix process a container belongs to (``process_mark``)."""
 
 IMAGE_REPOSITORY = "localhost/helix-sandbox"
 _SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
@@ -121,6 +127,33 @@ class PodmanHome:
             detail = (done.stderr or done.stdout).strip().splitlines()
             raise ConfigError(f"podman {args[0]} failed: {detail[-1] if detail else done}"[:400])
         return done.stdout
+
+
+def reap_orphans(home: PodmanHome) -> list[str]:
+    """Remove the containers of Helix processes that ended without closing them.
+
+    A Helix killed with ``kill -9`` (or crashed) leaves its boxes running: a container
+    whose ``OWNER_LABEL`` names a process that has ended is removed here, on a later
+    Helix's first use of podman. A container of a live process, or without the label,
+    is left alone. The names removed.
+    """
+    owner = "{{index .Labels " + f'"{OWNER_LABEL}"' + "}}"
+    try:
+        listing = home.command(
+            "ps", "--all", "--filter", f"label={LABEL}", "--format", "{{.Names}} " + owner
+        )
+    except ConfigError:
+        return []
+    removed = []
+    for line in listing.splitlines():
+        name, _, mark = line.partition(" ")
+        if name and process_gone(mark):
+            try:
+                home.command("rm", "--force", "--time", "0", name)
+            except ConfigError:
+                continue
+            removed.append(name)
+    return removed
 
 
 def prepare(folder: Path) -> PodmanHome:
