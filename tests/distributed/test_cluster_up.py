@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import os
 import signal
+from pathlib import Path
+
+import pytest
+
+from helix.distributed._cluster_state import LocalCluster
+from helix.errors import StoreUnavailableError
 
 
 def test_a_node_that_ended_is_told_by_how_it_ended() -> None:
@@ -26,3 +32,35 @@ def test_a_node_that_ended_is_told_by_how_it_ended() -> None:
     finally:
         os.kill(running, signal.SIGKILL)
         os.waitpid(running, 0)
+
+
+def test_a_cluster_whose_node_stops_while_it_starts_is_started_once_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node stopping as the cluster starts (a port taken meanwhile) costs one more try."""
+    from helix.distributed import _cluster
+
+    tries: list[int] = []
+    said: list[str] = []
+
+    made = LocalCluster("127.0.0.1:1", "token", ())
+
+    def up_once(*args: object) -> LocalCluster:
+        tries.append(1)
+        if len(tries) == 1:
+            raise _cluster._NodeStopped("node worker-1 stopped (killed by SIGKILL): no output")
+        return made
+
+    monkeypatch.setattr(_cluster, "_up_once", up_once)
+    spec = _cluster.ClusterSpec(nodes=1)
+    assert _cluster.cluster_up(tmp_path, spec, env={}, tell=said.append) is made
+    assert said == [
+        "node worker-1 stopped (killed by SIGKILL): no output; starting the cluster again …"
+    ]
+
+    def never(*args: object) -> LocalCluster:
+        raise _cluster._NodeStopped("the head node did not start (exit code 1): no output")
+
+    monkeypatch.setattr(_cluster, "_up_once", never)
+    with pytest.raises(StoreUnavailableError, match=r"head node did not start \(exit code 1\)"):
+        _cluster.cluster_up(tmp_path, spec, env={}, tell=said.append)

@@ -103,7 +103,9 @@ def cluster_up(
     """Start the head and ``spec.nodes`` workers; return once all are alive in the cluster.
 
     ``ConflictError`` if a cluster started here is up already. On a failure everything
-    started is stopped again and the state file removed.
+    started is stopped again and the state file removed. A node that stops while the
+    cluster starts (a port taken meanwhile by another program, on a busy machine) has
+    the whole cluster started once more, on fresh ports, before ``up`` gives up.
     """
     _need_ray()
     existing = read_state(home)
@@ -116,6 +118,32 @@ def cluster_up(
     token = env.get(RAY_TOKEN_ENV) or secrets.token_hex(32)
     # unbuffered: a node that dies (Ray ends them with os._exit) leaves all it said in its log
     child_env = {**env, **ray_environment(token), "PYTHONUNBUFFERED": "1"}
+    for attempt in range(_ATTEMPTS):
+        try:
+            return _up_once(home, spec, token, child_env, tell, timeout_s)
+        except _NodeStopped as stopped:
+            if attempt + 1 == _ATTEMPTS:
+                raise StoreUnavailableError(str(stopped)) from None
+            tell(f"{stopped}; starting the cluster again …")
+    raise AssertionError("unreachable")
+
+
+_ATTEMPTS = 2
+"""How many times ``cluster_up`` starts a cluster whose nodes stop while it starts."""
+
+
+class _NodeStopped(StoreUnavailableError):
+    """A node ``cluster_up`` started stopped before the cluster was complete."""
+
+
+def _up_once(
+    home: Path,
+    spec: ClusterSpec,
+    token: str,
+    child_env: dict[str, str],
+    tell: Tell,
+    timeout_s: float,
+) -> LocalCluster:
     port = free_port(HOST)
     address = f"{HOST}:{port}"
     logs = cluster_dir(home) / "logs"
@@ -138,7 +166,7 @@ def cluster_up(
         _wait_for_nodes(cluster, 1 + spec.nodes, timeout_s)
         return cluster
     except BaseException:
-        _stop(started)
+        _stop(started, ours=True)
         remove_state(home)
         raise
 
@@ -233,15 +261,22 @@ def _start(
             command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
             start_new_session=True,  # Ctrl-C at this terminal, or its closing, leaves it up
         )  # fmt: skip
+    _STARTED[process.pid] = process  # held: never reaped unseen by subprocess's clean-up
     ticks = start_ticks(process.pid)
     if ticks is None:
-        raise StoreUnavailableError(f"ray start for {name} ended at once; see {log}")
+        raise _NodeStopped(f"ray start for {name} ended at once; see {log}")
     return ClusterProcess(name, process.pid, ticks, labels, str(log))
 
 
-def _stop(processes: list[ClusterProcess], *, timeout_s: float = 30) -> list[int]:
-    """SIGTERM each live process (workers first), then SIGKILL what is left below them."""
-    live = [p for p in processes if alive(p)]
+def _stop(
+    processes: list[ClusterProcess], *, timeout_s: float = 30, ours: bool = False
+) -> list[int]:
+    """SIGTERM each live process (workers first), then SIGKILL what is left below them.
+
+    ``ours``: processes this process just started, known by pid and start time alone
+    (their command lines are not read back: nothing but the start time can change).
+    """
+    live = [p for p in processes if (_running(p) if ours else alive(p))]
     tree = {p.pid for p in live} | descendants({p.pid for p in live})
     for process in sorted(live, key=lambda p: p.name == "head"):
         with contextlib.suppress(ProcessLookupError):
@@ -262,8 +297,8 @@ def _stop(processes: list[ClusterProcess], *, timeout_s: float = 30) -> list[int
 def _wait_for_port(port: int, head: ClusterProcess, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if not alive(head):
-            raise StoreUnavailableError(
+        if not _running(head):
+            raise _NodeStopped(
                 f"the head node did not start{_how_it_ended(head)}: {_tail(head.log)}"
             )
         with socket.socket() as probe:
@@ -279,8 +314,8 @@ def _wait_for_nodes(cluster: LocalCluster, count: int, timeout_s: float) -> None
     address = RayAddress(cluster.address, cluster.token)
     while True:
         for process in cluster.processes:
-            if not alive(process):
-                raise StoreUnavailableError(
+            if not _running(process):
+                raise _NodeStopped(
                     f"node {process.name} stopped{_how_it_ended(process)}: {_tail(process.log)}"
                 )
         if sum(n.state == "alive" for n in cluster_nodes(address)) >= count:
@@ -292,19 +327,32 @@ def _wait_for_nodes(cluster: LocalCluster, count: int, timeout_s: float) -> None
         time.sleep(0.5)
 
 
+def _running(process: ClusterProcess) -> bool:
+    """Whether a process this process started runs on (same pid, same start time)."""
+    return start_ticks(process.pid) == process.started
+
+
 def _how_it_ended(process: ClusterProcess) -> str:
     """`` (exit code N)`` or `` (killed by SIGX)`` for a node this process started."""
-    try:
-        pid, status = os.waitpid(process.pid, os.WNOHANG)
-    except ChildProcessError:
-        return ""  # not ours, or reaped already
-    if pid == 0:
-        return ""  # still running (a zombie no more: another program took its pid?)
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
+    child = _STARTED.get(process.pid)
+    if child is not None:
+        code = child.poll()
+    else:
+        try:
+            pid, status = os.waitpid(process.pid, os.WNOHANG)
+        except ChildProcessError:
+            return ""  # not ours, or reaped already
+        code = None if pid == 0 else os.waitstatus_to_exitcode(status)
+    if code is None:
+        return ""  # still running (another program took its pid?)
+    if code < 0:
         names = {int(s): s.name for s in signal.Signals}
-        return f" (killed by {names.get(number, f'signal {number}')})"
-    return f" (exit code {os.waitstatus_to_exitcode(status)})"
+        return f" (killed by {names.get(-code, f'signal {-code}')})"
+    return f" (exit code {code})"
+
+
+_STARTED: dict[int, subprocess.Popen[bytes]] = {}
+"""The ``ray start`` processes this process started, by pid."""
 
 
 def _tail(log: str) -> str:
