@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -150,3 +151,23 @@ async def test_a_template_that_does_not_load_is_replaced(
     finally:
         await box.close()
     assert not state.exists() or state.stat().st_size > 1 << 20
+
+
+async def test_a_template_whose_share_state_is_damaged_is_replaced(
+    microvm_available: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The template's ``/usr`` share state is read as untrusted: damaged, it is rebuilt."""
+    monkeypatch.setenv("HELIX_MICROVM_KERNEL", str(kernel_dir(default_microvm_dir())))
+    folder = tmp_path / "microvm"
+    sandbox = MicrovmSandbox(memory_bytes=256 << 20, folder=folder)
+    first = await sandbox.open_box(cwd=tmp_path)
+    await first.close()
+    [shares] = (folder / "templates").glob("*.usr.json")
+    assert json.loads(shares.read_text())["fids"]  # the guest's /usr, mounted in it
+    shares.write_text('{"version": 1, "fids": [{"fid": 1, "path": ["..", "etc"]}]}')
+    box = await sandbox.open_box(cwd=tmp_path)  # refused: this box boots afresh
+    try:
+        assert (await box.exec(["ls", "/usr/bin/python3"], timeout_s=30)).exit_code == 0
+    finally:
+        await box.close()
+    assert not shares.exists()  # forgotten with its template: the next box builds anew

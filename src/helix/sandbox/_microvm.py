@@ -22,9 +22,10 @@ Acceleration (``accel()``): KVM when ``/dev/kvm`` is usable and a guest kernel b
 under it (tried once, remembered in the microVM folder), else TCG emulation
 (``-accel tcg -cpu max``, ``tsc_early_khz`` on the kernel's command line, without
 which it hangs calibrating its clock; ``_microvm_accel``). Under TCG a guest boots in
-seconds, so boxes start from a template (``_microvm_template``: a guest frozen after
-its boot, ~1 s to go on from); the one-shot ``run`` (a box per command) is still slow,
-and the tier is never chosen unasked.
+seconds and its agent's ``python3`` reads itself cold over the ``/usr`` share, so boxes
+start from a template (``_microvm_template``: a guest frozen once its agent waits for
+its setup, about half a second to go on from); the one-shot ``run`` (a box per command)
+is still slow, and the tier is never chosen unasked.
 
 Checkpoints (``MicrovmBox.checkpoint``): the agent freezes the box's commands (their
 cgroup: none is then inside a system call, so no 9p request is in flight), QEMU is
@@ -67,9 +68,9 @@ from ._microvm_agent import Agent, Start
 from ._microvm_box import MEMORY, MicrovmBox, Saved, end_console, stop_qemu
 from ._microvm_guest import BOX_STATE, USR_PORT, WORLD_PORT
 from ._microvm_image import GuestImage, default_microvm_dir
-from ._microvm_qmp import Qmp
+from ._microvm_qmp import continue_loaded
 from ._microvm_shares import Shares
-from ._microvm_template import ensure_template, forget, template_key
+from ._microvm_template import ensure_template, forget, template_key, usr_state
 from ._process import ProcessSandbox
 from ._proxy import proxy_environment
 from ._sandbox import DEFAULT_MAX_OUTPUT, DEFAULT_TMP_BYTES, CommandResult, Sandbox
@@ -164,8 +165,8 @@ class MicrovmSandbox(ProcessSandbox):
         hidden: Host paths to mask where they lie inside the world (by default
             ``default_hidden_paths()``).
         folder: Where the guest image is built (``default_microvm_dir()``).
-        templates: Start boxes from a template (a guest frozen after its boot, built
-            on first use: ``_microvm_template``) instead of booting each afresh.
+        templates: Start boxes from a template (a guest frozen once its agent runs,
+            built on first use: ``_microvm_template``) instead of booting each afresh.
         **limits: The process tier's options; ``cpu_seconds``, ``max_file_bytes`` and
             ``max_open_files`` become each command's limits in the guest.
     """
@@ -354,7 +355,15 @@ class MicrovmSandbox(ProcessSandbox):
         how: Start = "resumed" if saved is not None else "template" if memory else "boot"
         world = Path(start.world)
         # Loaded before QEMU starts: a checkpoint's forged share state starts nothing.
-        shares = Shares.fresh(world) if saved is None else Shares.load(world, saved.shares)
+        if saved is not None:
+            shares = Shares.load(world, saved.shares)
+        elif memory is not None:
+            try:
+                shares = Shares.template(world, await asyncio.to_thread(usr_state, memory))
+            except (KeyError, TypeError, ValueError) as error:
+                raise _NotStarted(f"the template cannot be used: {error}") from None
+        else:
+            shares = Shares.fresh(world)
         folder = Path(tempfile.mkdtemp(prefix="helix-microvm-"))
         qemu: asyncio.subprocess.Process | None = None
         console: _Console | None = None
@@ -369,6 +378,8 @@ class MicrovmSandbox(ProcessSandbox):
             if saved is not None:
                 await self._go_on(folder, agent, console)
             else:
+                if how == "template":
+                    await self._continue(folder, console)
                 await self._set_up(agent, start, console)
             return MicrovmBox(qemu, agent, world, folder, stack, console.task, shares, start.key)
         except BaseException:
@@ -409,17 +420,20 @@ class MicrovmSandbox(ProcessSandbox):
         if answer.get("error"):
             raise ConfigError(f"the microvm's agent could not set up: {answer['error']}")
 
+    async def _continue(self, folder: Path, console: _Console) -> None:
+        """Let a template's guest run once QEMU has loaded it (it was stopped when saved)."""
+        try:
+            async with asyncio.timeout(BOOT_TIMEOUT_S):
+                await continue_loaded(folder / "qmp.sock")
+        except (TimeoutError, ConfigError, OSError) as error:
+            await asyncio.wait({console.task}, timeout=1)
+            raise _NotStarted(f"the template did not load: {error}{console.said()}") from None
+
     async def _go_on(self, folder: Path, agent: Agent, console: _Console) -> None:
         """Continue a checkpoint's guest once QEMU has loaded it; thaw its commands."""
         try:
             async with asyncio.timeout(BOOT_TIMEOUT_S):
-                qmp = await Qmp.connect(folder / "qmp.sock")
-                try:
-                    while (await qmp.run("query-status")).get("status") == "inmigrate":  # noqa: ASYNC110 - QEMU is asked, not told
-                        await asyncio.sleep(0.01)
-                    await qmp.run("cont")
-                finally:
-                    qmp.close()
+                await continue_loaded(folder / "qmp.sock")
                 thawed = await agent.ask(b"T")
         except (TimeoutError, ConfigError) as error:
             await asyncio.wait({console.task}, timeout=1)

@@ -116,9 +116,10 @@ class _Bridge:
 
 
 Start = Literal["boot", "template", "resumed"]
-"""How the guest behind a port came to be: booting afresh (its init says when it waits),
-loaded from a template (its init waits already), or restored from a checkpoint (its
-agent runs, set up, its commands frozen: it is sent nothing until the host speaks)."""
+"""How the guest behind a port came to be: booting afresh (its init says when it waits,
+then the agent says hello), loaded from a template (its agent runs, waiting for its
+setup), or restored from a checkpoint (its agent runs, set up, its commands frozen: it
+is sent nothing until the host speaks)."""
 
 
 class Agent:
@@ -136,8 +137,9 @@ class Agent:
         self.ready: asyncio.Future[dict[str, Any]] = loop.create_future()
         """Set with the agent's answer to the setup."""
         self._answers: dict[bytes, asyncio.Future[dict[str, Any]]] = {}
-        if start == "resumed":  # said hello and was set up before its checkpoint
+        if start != "boot":  # said hello before its template or checkpoint was taken
             self.hello.set_result(None)
+        if start == "resumed":  # and was set up
             self.ready.set_result({})
         self.broken: str | None = None
         self.proxy: Path | None = None
@@ -245,13 +247,12 @@ class Agent:
             self.forget(number)
 
     async def _go_ahead(self, start: Start) -> None:
-        """Answer the init's wait: a guest booting afresh says when; a template's waits."""
-        if start == "resumed":
-            return  # its init went on long ago
-        if start == "boot":
-            while (line := await self._reader.readline()) != WAITING:
-                if not line:
-                    raise ConnectionError("the guest closed its port")
+        """Answer the init's wait, in a guest booting afresh (it says when it waits)."""
+        if start != "boot":
+            return  # its init went on before the template or checkpoint was taken
+        while (line := await self._reader.readline()) != WAITING:
+            if not line:
+                raise ConnectionError("the guest closed its port")
         self._writer.write(b"go\n")
 
     async def close(self) -> None:

@@ -63,3 +63,17 @@ async def until_migrated(qmp: Qmp, timeout_s: float) -> object:
             break
         await asyncio.sleep(0.02)
     return status
+
+
+async def continue_loaded(path: Path) -> None:
+    """Once QEMU (QMP at ``path``) has loaded its ``-incoming`` guest, let it run (``cont``).
+
+    A guest migrated while stopped (a checkpoint, a template) stays paused where loaded.
+    """
+    qmp = await Qmp.connect(path)
+    try:
+        while (await qmp.run("query-status")).get("status") == "inmigrate":  # noqa: ASYNC110 - QEMU is asked, not told
+            await asyncio.sleep(0.01)
+        await qmp.run("cont")
+    finally:
+        qmp.close()

@@ -57,6 +57,14 @@ class Shares:
             raise ConfigError(f"the checkpoint's shares are damaged: {error}") from None
         return cls(usr, world_share)
 
+    @classmethod
+    def template(cls, world: Path, usr: Mapping[str, Any]) -> Shares:
+        """The shares of a guest from a template: ``/usr`` mounted, the world not yet.
+
+        ``usr`` is the ``/usr`` share's saved state; ``ValueError`` if it is not a valid one.
+        """
+        return cls(NinepShare.load(Path("/usr"), usr, read_only=True), NinepShare(world))
+
     def dump(self) -> dict[str, Any]:
         """Both shares' state (JSON-able), once the guest is stopped."""
         return {name: share.dump() for name, share in self._shares.items()}
