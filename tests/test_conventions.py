@@ -108,6 +108,8 @@ TASK_OWNERS = {
     "sandbox/_microvm_agent.py": "the guest agent's port reader and its proxied connections,"
     " cancelled and awaited in close()",
     "sandbox/_microvm_shares.py": "each 9p share's server, cancelled and awaited in close()",
+    "sandbox/_microvm_template.py": "the /usr share's server while a template is built,"
+    " cancelled and awaited when the build ends",
 }
 
 
