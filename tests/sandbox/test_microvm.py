@@ -135,39 +135,48 @@ async def test_boxes_from_one_template_differ_in_randomness_and_keep_the_time(
     assert seen[0] != seen[1]  # not the template's random state, replayed
 
 
-async def test_a_template_that_does_not_load_is_replaced(
+@pytest.fixture
+async def templated(
     microvm_available: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[MicrovmSandbox, Path]:
+    """A sandbox of its own folder whose first box built its template; the templates."""
     monkeypatch.setenv("HELIX_MICROVM_KERNEL", str(kernel_dir(default_microvm_dir())))
     folder = tmp_path / "microvm"
     sandbox = MicrovmSandbox(memory_bytes=256 << 20, folder=folder)
     first = await sandbox.open_box(cwd=tmp_path)
     await first.close()
-    [state] = (folder / "templates").glob("*.state")
-    state.write_bytes(b"not a migration stream")
-    box = await sandbox.open_box(cwd=tmp_path)  # the template fails: booted afresh
+    return sandbox, folder / "templates"
+
+
+async def _run_in_a_new_box(sandbox: MicrovmSandbox, world: Path, argv: list[str]) -> str:
+    box = await sandbox.open_box(cwd=world)
     try:
-        assert (await box.exec(["echo", "up"], timeout_s=30)).output == "up\n"
+        result = await box.exec(argv, timeout_s=30)
     finally:
         await box.close()
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+async def test_a_template_that_does_not_load_is_replaced(
+    templated: tuple[MicrovmSandbox, Path], tmp_path: Path
+) -> None:
+    sandbox, templates = templated
+    [state] = templates.glob("*.state")
+    state.write_bytes(b"not a migration stream")
+    # the template fails: booted afresh
+    assert await _run_in_a_new_box(sandbox, tmp_path, ["echo", "up"]) == "up\n"
     assert not state.exists() or state.stat().st_size > 1 << 20
 
 
 async def test_a_template_whose_share_state_is_damaged_is_replaced(
-    microvm_available: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    templated: tuple[MicrovmSandbox, Path], tmp_path: Path
 ) -> None:
     """The template's ``/usr`` share state is read as untrusted: damaged, it is rebuilt."""
-    monkeypatch.setenv("HELIX_MICROVM_KERNEL", str(kernel_dir(default_microvm_dir())))
-    folder = tmp_path / "microvm"
-    sandbox = MicrovmSandbox(memory_bytes=256 << 20, folder=folder)
-    first = await sandbox.open_box(cwd=tmp_path)
-    await first.close()
-    [shares] = (folder / "templates").glob("*.usr.json")
+    sandbox, templates = templated
+    [shares] = templates.glob("*.usr.json")
     assert json.loads(shares.read_text())["fids"]  # the guest's /usr, mounted in it
     shares.write_text('{"version": 1, "fids": [{"fid": 1, "path": ["..", "etc"]}]}')
-    box = await sandbox.open_box(cwd=tmp_path)  # refused: this box boots afresh
-    try:
-        assert (await box.exec(["ls", "/usr/bin/python3"], timeout_s=30)).exit_code == 0
-    finally:
-        await box.close()
+    # refused: this box boots afresh
+    await _run_in_a_new_box(sandbox, tmp_path, ["ls", "/usr/bin/python3"])
     assert not shares.exists()  # forgotten with its template: the next box builds anew
