@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 import secrets
 import socket
-from pathlib import Path
+
+from ._procs import proc_stat
 
 
 def new_holder() -> str:
@@ -47,13 +48,4 @@ def holder_gone(holder: str) -> bool:
         return True
     except PermissionError:  # another user's process: alive
         return False
-    return _zombie(pid)
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    # "PID (COMMAND) STATE …": the command may hold spaces and parentheses.
-    return stat[stat.rfind(")") + 2 : stat.rfind(")") + 3] == "Z"
+    return proc_stat(pid) is None  # a zombie (or gone since)

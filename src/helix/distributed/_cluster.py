@@ -35,6 +35,7 @@ from ._cluster_state import (
     descendants,
     read_state,
     remove_state,
+    running,
     start_ticks,
     write_state,
 )
@@ -276,7 +277,7 @@ def _stop(
     ``ours``: processes this process just started, known by pid and start time alone
     (their command lines are not read back: nothing but the start time can change).
     """
-    live = [p for p in processes if (_running(p) if ours else alive(p))]
+    live = [p for p in processes if (running(p) if ours else alive(p))]
     tree = {p.pid for p in live} | descendants({p.pid for p in live})
     for process in sorted(live, key=lambda p: p.name == "head"):
         with contextlib.suppress(ProcessLookupError):
@@ -297,7 +298,7 @@ def _stop(
 def _wait_for_port(port: int, head: ClusterProcess, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if not _running(head):
+        if not running(head):
             raise _NodeStopped(
                 f"the head node did not start{_how_it_ended(head)}: {_tail(head.log)}"
             )
@@ -314,7 +315,7 @@ def _wait_for_nodes(cluster: LocalCluster, count: int, timeout_s: float) -> None
     address = RayAddress(cluster.address, cluster.token)
     while True:
         for process in cluster.processes:
-            if not _running(process):
+            if not running(process):
                 raise _NodeStopped(
                     f"node {process.name} stopped{_how_it_ended(process)}: {_tail(process.log)}"
                 )
@@ -325,11 +326,6 @@ def _wait_for_nodes(cluster: LocalCluster, count: int, timeout_s: float) -> None
                 f"the cluster did not have {count} nodes within {timeout_s:g} s"
             )
         time.sleep(0.5)
-
-
-def _running(process: ClusterProcess) -> bool:
-    """Whether a process this process started runs on (same pid, same start time)."""
-    return start_ticks(process.pid) == process.started
 
 
 def _how_it_ended(process: ClusterProcess) -> str:

@@ -147,13 +147,18 @@ def _parse(body: object) -> LocalCluster:
 # -- processes ---------------------------------------------------------------------------
 
 
+def running(process: ClusterProcess) -> bool:
+    """Whether the process the state names runs on: same pid, same start time."""
+    return start_ticks(process.pid) == process.started
+
+
 def alive(process: ClusterProcess) -> bool:
     """Whether the process the state names still runs, and is a ``ray start``.
 
     Same pid, same start time, and Ray's start command: a state file can name no other
     program to be stopped.
     """
-    if start_ticks(process.pid) != process.started:
+    if not running(process):
         return False
     try:
         words = Path(f"/proc/{process.pid}/cmdline").read_bytes().split(b"\0")
