@@ -10,13 +10,15 @@ from pathlib import Path
 _HOLDER = """
 import asyncio, sys
 from pathlib import Path
-from helix.sandbox import resolve_sandbox
+from helix.sandbox import LiveWorld, resolve_sandbox
 
 async def main():
     sandbox = resolve_sandbox(sys.argv[1])
     box = await sandbox.open_box(cwd=Path(sys.argv[2]))
-    state = sandbox.state() if hasattr(sandbox, "state") else ""
-    print(box.name, state, flush=True)
+    if len(sys.argv) > 3:
+        await LiveWorld(box).start("p1", sys.argv[3])
+    state = sandbox.state() if hasattr(sandbox, "state") else "-"
+    print(getattr(box, "name", "-"), state, box.state_dir, flush=True)
     await asyncio.Event().wait()
 
 asyncio.run(main())
@@ -24,10 +26,20 @@ asyncio.run(main())
 
 _FIRST_USE = """
 import asyncio, sys
+from pathlib import Path
 from helix.sandbox import resolve_sandbox
 
+async def open_and_close():
+    box = await sandbox.open_box(cwd=Path.cwd())
+    await box.close()
+
 sandbox = resolve_sandbox(sys.argv[1])
-asyncio.run(sandbox.home()) if sys.argv[1] == "podman" else sandbox.state()
+if sys.argv[1] == "podman":
+    asyncio.run(sandbox.home())
+elif sys.argv[1] == "process":
+    asyncio.run(open_and_close())
+else:
+    sandbox.state()
 """
 
 
@@ -36,8 +48,19 @@ def open_and_kill(tier: str, world: Path) -> tuple[str, str]:
 
     The box's name and (gVisor) its sandbox's state folder, as that process printed them.
     """
+    name, state, _ = _hold_and_kill(tier, world)
+    return name, state
+
+
+def start_and_kill(tier: str, world: Path, command: str) -> str:
+    """Open a box of ``tier`` on ``world`` in another process, start ``command`` in the
+    background there, then ``kill -9`` that process. The box's state folder."""
+    return _hold_and_kill(tier, world, command)[2]
+
+
+def _hold_and_kill(tier: str, world: Path, *command: str) -> list[str]:
     holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLDER, tier, str(world)],
+        [sys.executable, "-c", _HOLDER, tier, str(world), *command],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -49,8 +72,7 @@ def open_and_kill(tier: str, world: Path) -> tuple[str, str]:
         holder.kill()
         _, said = holder.communicate()
     assert line, f"the holder did not open a box: {said[-2000:]}"
-    name, _, state = line.strip().partition(" ")
-    return name, state
+    return line.split()
 
 
 async def first_use(tier: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import signal
 import time
 from collections.abc import Iterator
@@ -12,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from helix.errors import ConfigError
-from helix.sandbox import BwrapSandbox, DockerSandbox, ProcessSandbox
+from helix.sandbox import BwrapSandbox, DockerSandbox, LiveWorld, ProcessSandbox
+from helix.testing import processes_mentioning, wait_gone_now
 from helix.testing.conformance import LiveWorldConformance
+from tests.sandbox._killed import first_use, start_and_kill
 
 
 class TestProcessLiveWorld(LiveWorldConformance):
@@ -51,6 +54,34 @@ async def test_close_leaves_alone_a_program_that_took_a_recorded_pid(tmp_path) -
     finally:
         other.kill()
         await other.wait()
+
+
+async def test_what_a_killed_helix_left_running_is_killed_by_the_next(tmp_path: Path) -> None:
+    left, kept = (f"sleep 86400.{secrets.randbelow(10**9)}" for _ in range(2))
+    (tmp_path / "left").mkdir()
+    state = start_and_kill("process", tmp_path / "left", f"exec {left}")
+    assert await asyncio.to_thread(_wait_running, left)  # kill -9: its session runs on
+    box = await ProcessSandbox().open_box(cwd=tmp_path)  # this process's: left alone
+    try:
+        await LiveWorld(box).start("p1", f"exec {kept}")
+        assert await asyncio.to_thread(_wait_running, kept)
+        await first_use("process")
+        assert not await asyncio.to_thread(os.path.exists, state)
+        assert not await asyncio.to_thread(wait_gone_now, left, 30)
+        assert processes_mentioning(kept)
+        assert await asyncio.to_thread(os.path.isdir, box.state_dir)
+    finally:
+        await box.close()
+    assert not await asyncio.to_thread(wait_gone_now, kept, 30)
+
+
+def _wait_running(marker: str) -> list[int]:
+    """The processes running ``marker``, once there are any (a start is not instant)."""
+    for _ in range(3000):
+        if found := processes_mentioning(marker):
+            return found
+        time.sleep(0.01)
+    return []
 
 
 def _alive_and_unsignalled(pid: int) -> bool:

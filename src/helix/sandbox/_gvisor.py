@@ -28,7 +28,6 @@ import json
 import os
 import resource
 import shutil
-import stat
 import subprocess
 import tempfile
 import uuid
@@ -38,7 +37,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from helix._util import close_fully, process_gone, process_mark
+from helix._util import close_fully
 
 from ._box import Box
 from ._bridge import BRIDGE_PORT, BRIDGE_SCRIPT
@@ -46,6 +45,7 @@ from ._bwrap import default_hidden_paths
 from ._egress import EgressHook
 from ._gvisor_box import GvisorBox
 from ._gvisor_spec import BRIDGE, HOME, PROXY_SOCKET, spec, write_rootfs
+from ._orphans import mark_owner, orphaned
 from ._process import Launch, ProcessSandbox
 from ._proxy import proxy_environment
 
@@ -55,8 +55,6 @@ _FLAGS = ("--network=none", "--platform=ptrace", "--host-uds=open", "--oci-secco
 """``runsc``'s global flags besides ``--root`` (the module's notes say why each)."""
 STATE_PREFIX = "helix-gvisor-"
 """A gVisor sandbox object's private folder in the temporary directory starts so."""
-_OWNER = "owner"
-"""The file in that folder naming the Helix process it belongs to (``process_mark``)."""
 
 
 @cache
@@ -143,7 +141,7 @@ class GvisorSandbox(ProcessSandbox):
             _reap_once()
             self._state = Path(tempfile.mkdtemp(prefix=STATE_PREFIX))
             self._state.chmod(0o711)  # the gofer reads the rootfs as the sandbox's user
-            (self._state / _OWNER).write_text(process_mark())
+            mark_owner(self._state)
             (self._state / "root").mkdir(mode=0o700)
             (self._state / "bundles").mkdir(mode=0o711)
             write_rootfs(self._state / "rootfs")
@@ -293,10 +291,7 @@ def reap_orphans(folder: Path | None = None) -> list[Path]:
     Folders of live processes, of other users or without an owner are left alone.
     """
     removed = []
-    for state in Path(folder or tempfile.gettempdir()).glob(f"{STATE_PREFIX}*"):
-        mark = _owner_of(state)
-        if mark is None or not process_gone(mark):
-            continue
+    for state in orphaned(STATE_PREFIX, folder):
         root = state / "root"
         with contextlib.suppress(OSError, subprocess.TimeoutExpired):
             listed = subprocess.run(
@@ -316,16 +311,3 @@ def reap_orphans(folder: Path | None = None) -> list[Path]:
         shutil.rmtree(state, ignore_errors=True)
         removed.append(state)
     return removed
-
-
-def _owner_of(state: Path) -> str | None:
-    """The owner mark of a folder Helix's user made, never read through a link."""
-    try:
-        info = state.lstat()
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
-            return None
-        descriptor = os.open(state / _OWNER, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return None
-    with os.fdopen(descriptor) as owner:
-        return owner.read(64)

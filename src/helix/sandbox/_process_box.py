@@ -6,6 +6,10 @@ process group, killed at the end). What a command starts in a session of its own
 box is closed, which kills every session whose leader's pid is recorded in the
 box's state folder. The tier confines nothing: a process that leaves its session
 again escapes the kill, and nothing stops it from reading the host.
+
+A Helix killed with ``kill -9`` closes nothing: its boxes' sessions run on. The state
+folder names its Helix (``owner``), so the next Helix process to open a box kills the
+recorded sessions of every folder whose owner has ended, and removes the folder.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +32,7 @@ from helix._util import boot_time, start_ticks
 
 from ._box import Box
 from ._egress import EgressHook
+from ._orphans import mark_owner, orphaned
 from ._proxy import proxy_environment
 from ._sandbox import DEFAULT_MAX_OUTPUT, CommandResult
 from ._serve import running
@@ -36,6 +42,10 @@ if TYPE_CHECKING:
     from ._process import ProcessSandbox
 
 
+STATE_PREFIX = "helix-live-"
+"""A process-tier box's state folder in the temporary directory starts so."""
+
+
 class ProcessBox(Box):
     """A live world whose box is the host (the ``process`` tier)."""
 
@@ -43,7 +53,8 @@ class ProcessBox(Box):
 
     def __init__(self, sandbox: ProcessSandbox, world: Path, env: dict[str, str]) -> None:
         self.world = world
-        self.state_dir = tempfile.mkdtemp(prefix="helix-live-")
+        self.state_dir = tempfile.mkdtemp(prefix=STATE_PREFIX)
+        mark_owner(Path(self.state_dir))
         self._sandbox = sandbox
         self._env = env
         self._exits = AsyncExitStack()
@@ -55,6 +66,7 @@ class ProcessBox(Box):
     ) -> ProcessBox:
         """A box in ``world``, its connections through ``egress`` while it lives."""
         _require_directory(world)
+        await asyncio.to_thread(_reap_once)
         env = sandbox.environment()
         box = cls(sandbox, world, env)
         if egress is not None:
@@ -90,6 +102,24 @@ class ProcessBox(Box):
         finally:
             await self._exits.aclose()
             shutil.rmtree(self.state_dir, ignore_errors=True)
+
+
+@cache
+def _reap_once() -> None:
+    reap_orphans()
+
+
+def reap_orphans(folder: Path | None = None) -> list[Path]:
+    """Kill what Helix processes that ended without closing their boxes left running.
+
+    Each state folder (in ``folder``, the temporary directory) whose owner has ended
+    has its recorded sessions killed, as ``close`` would have, and is removed.
+    """
+    removed = orphaned(STATE_PREFIX, folder)
+    for state in removed:
+        _kill_sessions(state)
+        shutil.rmtree(state, ignore_errors=True)
+    return removed
 
 
 def _kill_sessions(state: Path) -> None:
