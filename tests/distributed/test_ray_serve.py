@@ -21,6 +21,8 @@ from .conftest import RayCluster
 
 PG = "postgresql://postgres@127.0.0.1:1/helix"
 TOKENS = ("HELIX_RAY_TOKEN", "RAY_AUTH_TOKEN")
+PLACED_S = 240.0
+"""A guard, not a goal: an actor's first worker process starts slowly on a loaded machine."""
 
 
 def _serve(
@@ -74,7 +76,8 @@ def test_a_server_with_the_ray_executor_drives_its_runs_on_the_cluster(
 ) -> None:
     connect_ray(ray_cluster.address)  # from the main thread; the server's is then a no-op
     with MockModelServer() as mock:
-        mock.play(Scenario.of({"text": "Done on the cluster.", "delay_s": 1}))
+        mock.play(Scenario.of({"text": "Done on the cluster."}))
+        mock.hold()  # the run stays on its actor until the test has seen it there
         config = ServerConfig(
             db_url=fresh_postgres_url,
             home=tmp_path / "home",
@@ -95,8 +98,10 @@ def test_a_server_with_the_ray_executor_drives_its_runs_on_the_cluster(
                 placed = wait_until(
                     lambda: [n for n in asyncio.run(state.executor.nodes()) if run_id in n.runs],
                     "the run's actor on a node",
+                    timeout=PLACED_S,
                 )
                 assert placed[0].executor == "ray"
+                mock.release()
                 done = wait_for_status(client, run_id, "completed", "failed")
                 assert done["status"] == "completed"
                 assert "Done on the cluster." in str(client.get(f"/runs/{run_id}/events").json())
