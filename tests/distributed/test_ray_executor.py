@@ -88,9 +88,9 @@ async def _placed(executor: RayExecutor, run_id: str) -> str:
             await asyncio.sleep(0.05)
 
 
-def _write(path: str, text: str, *, delay_s: float = 0.0) -> dict[str, Any]:
+def _write(path: str, text: str) -> dict[str, Any]:
     call = {"name": "write_file", "args": {"path": path, "content": text}}
-    return {"text": f"Writing {path}.", "tool_calls": [call], "delay_s": delay_s}
+    return {"text": f"Writing {path}.", "tool_calls": [call]}
 
 
 def _types(log: list[Event]) -> list[str]:
@@ -105,7 +105,8 @@ async def test_a_run_driven_by_an_actor_pauses_freeing_it_then_completes_and_its
     tmp_path: Path,
     mock: MockModelServer,
 ) -> None:
-    mock.play(Scenario.of(_write("a.txt", "a\n", delay_s=1), {"text": "Wrote a.txt."}))
+    mock.play(Scenario.of(_write("a.txt", "a\n"), {"text": "Wrote a.txt."}))
+    mock.hold()  # the first reply waits for the pause
     run_id = await _create(store, helix_home, tmp_path / "world", mock)
     async with open_supervisor() as supervisor:
         executor = RayExecutor(
@@ -123,6 +124,7 @@ async def test_a_run_driven_by_an_actor_pauses_freeing_it_then_completes_and_its
         assert "ray.io/node-id" in node.labels
         await _requests(mock, 1)
         await pause(store, run_id, by="user:test")  # while the model call is in flight
+        mock.release()
         await _unplaced(executor, run_id)  # the paused run's actor is freed
         assert (await store.get_run(run_id)).status == "paused"
         assert await resume(store, run_id, by="user:test")
@@ -209,11 +211,12 @@ async def test_a_drained_node_s_run_moves_at_its_next_turn_boundary_and_finishes
     leaving = ray_cluster.add_node(num_cpus=1, labels={"helix.role": "leaving"})
     mock.play(
         Scenario.of(
-            _write("a.txt", "a\n", delay_s=4),  # the drain is asked while this call waits
+            _write("a.txt", "a\n"),  # held: the drain is asked while this call waits
             _write("b.txt", "b\n"),
             {"text": "Wrote both."},
         )
     )
+    mock.hold()
     run_id = await _create(store, helix_home, tmp_path / "world", mock)
     try:
         async with open_supervisor() as supervisor:
@@ -226,6 +229,7 @@ async def test_a_drained_node_s_run_moves_at_its_next_turn_boundary_and_finishes
             assert await executor.drain(leaving.node_id) == [run_id]
             states = {n.id: n.state for n in await executor.nodes()}
             assert states[leaving.node_id] == "draining"
+            mock.release()
             moved_to = await _placed_after(executor, run_id, leaving.node_id)
             assert moved_to != leaving.node_id
             await _until(store, run_id, "run.completed")

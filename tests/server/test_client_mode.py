@@ -248,7 +248,7 @@ def test_ctrl_c_leaves_a_run_the_server_drives_going(
     client.ok("login", server_url, "--user", "alice", "--password-stdin", stdin="alice-password\n")
     play(
         model_server,
-        {"text": "Taking a moment.", "delay_s": 2.0, "tool_calls": [
+        {"text": "Taking a moment.", "held": True, "tool_calls": [
             {"name": "list_files", "args": {}}]},
         {"text": "Finished on the server."},
     )  # fmt: skip
@@ -259,6 +259,7 @@ def test_ctrl_c_leaves_a_run_the_server_drives_going(
         assert terminal.finish(WAIT_S) == 130
     finally:
         terminal.close()
+        model_server.release()
     text = terminal.text
     run_id = text.split("▶ ", 1)[1].split()[0]
     assert f"run {run_id} is running, driven by its driver (a server" in " ".join(text.split())

@@ -43,7 +43,7 @@ def test_a_run_from_the_browser_approved_steered_and_finished(
             "tool_calls": [{"name": "run_command", "args": {"command": "touch built.txt"}}],
             "delay_s": 0.5,
         },
-        {"text": "Checking.", "tool_calls": [{"name": "list_files", "args": {}}], "delay_s": 2.0},
+        {"text": "Checking.", "tool_calls": [{"name": "list_files", "args": {}}], "held": True},
         {"text": "All done: built and checked."},
     )
     page = browser.new_page(viewport={"width": 1280, "height": 900})
@@ -72,6 +72,7 @@ def test_a_run_from_the_browser_approved_steered_and_finished(
     steer.get_by_placeholder("Tell the agent something…").fill("keep it short")
     steer.get_by_role("button", name="Send").click()
     expect(talk.get_by_test_id("person-said")).to_contain_text("keep it short")
+    model_server.release()  # the steer came while the run still ran
 
     expect(page.get_by_test_id("status").first).to_have_text("completed")
     expect(page.get_by_test_id("outcome")).to_contain_text("All done")  # the answer, on top

@@ -99,7 +99,7 @@ def test_a_run_reads_as_a_conversation_with_a_wrapped_approval_on_a_phone(
             "tool_calls": [{"name": "run_command", "args": {"command": LONG_COMMAND}}],
         },
         {"text": "Checking.", "tool_calls": [{"name": "list_files", "args": {}}], "delay_s": 1.0},
-        {"text": "All done: the plan is written.", "delay_s": 2.0},
+        {"text": "All done: the plan is written.", "held": True},  # after the scroll up
     )
     run_id = _start(live, token, "write the plan, then run the long command")
 
@@ -148,6 +148,7 @@ def test_a_run_reads_as_a_conversation_with_a_wrapped_approval_on_a_phone(
 
     small.evaluate("window.scrollTo({ top: 0, behavior: 'instant' })")  # a scroll up pauses it
     expect(small.get_by_test_id("jump-latest")).to_be_visible()
+    model_server.release()
     expect(small.get_by_test_id("status").first).to_have_text("completed")
     expect(small.get_by_test_id("outcome")).to_contain_text("All done: the plan is written.")
     assert small.evaluate("window.scrollY") < 50  # new blocks did not pull the page down

@@ -110,7 +110,7 @@ def test_steer_pause_resume_cancel(
 ) -> None:
     play(
         model_server,
-        {"text": "Looking.", "tool_calls": [{"name": "list_files", "args": {}}], "delay_s": 1.0},
+        {"text": "Looking.", "tool_calls": [{"name": "list_files", "args": {}}], "held": True},
         {"text": "Still here.", "tool_calls": [{"name": "list_files", "args": {}}]},
         {"text": "Done."},
     )

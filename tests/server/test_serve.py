@@ -95,7 +95,7 @@ def test_first_start_prints_a_one_time_link_and_a_restart_resumes_runs(
     play(
         model_server,
         {"text": "Looking.", "tool_calls": [{"name": "list_files", "args": {}}]},
-        {"text": "Slow thoughts.", "delay_s": 3.0},
+        {"text": "Slow thoughts.", "held": True},  # never sent: the kill comes first
         {"text": "Done after the restart."},
     )
     run_id = client.post("/runs", json={"objective": "look", "model": MODEL}).json()["id"]
@@ -107,6 +107,7 @@ def test_first_start_prints_a_one_time_link_and_a_restart_resumes_runs(
         # Logged is not yet sent: a worker process makes the call a moment later.
         wait_until(lambda: len(model_server.requests) >= 2, "the slow model call")
         cli.kill(first)  # mid model call: the run is neither finished nor paused
+    model_server.release()
 
     cli.serve(port)
     ws_token = client.post("/auth/ws-token").json()["token"]

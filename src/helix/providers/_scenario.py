@@ -83,6 +83,10 @@ class ScenarioStep(_Strict):
     pause_mid_stream: bool = False
     """For a streamed reply: send its first piece of text, then wait for the mock
     server's ``release()`` before the rest (to see a reply half-way)."""
+    held: bool = False
+    """Wait for the mock server's ``release()`` before answering (to act while this call
+    is in flight, however slow the machine); once released, held steps answer at once.
+    Played by ``scripted:`` models as if not held."""
 
 
 class Scenario(_Strict):

@@ -83,7 +83,8 @@ class MockModelServer:
         self._open = threading.Event()
         self._open.set()
         self._midway = threading.Event()
-        """Set by ``release``: a reply paused half-way (``pause_mid_stream``) goes on."""
+        """Set by ``release``: a held step (``held``) or a reply paused half-way
+        (``pause_mid_stream``) goes on."""
         self._httpd = _Server(("127.0.0.1", port), _Handler, self)
         self._thread: threading.Thread | None = None
 
@@ -120,7 +121,8 @@ class MockModelServer:
     def release(self) -> None:
         """Send the replies ``hold`` kept, and every later one at once.
 
-        A streamed reply paused half-way (its step's ``pause_mid_stream``) goes on.
+        A held step (its ``held``) is answered, and a streamed reply paused half-way
+        (its step's ``pause_mid_stream``) goes on.
         """
         self._open.set()
         self._midway.set()
@@ -253,6 +255,8 @@ class _Handler(BaseHTTPRequestHandler):
         index, step = found
         if step.delay_s:
             time.sleep(step.delay_s)
+        if step.held:
+            mock._midway.wait()
         mock._open.wait()
         if step.error is not None:
             error = step.error
