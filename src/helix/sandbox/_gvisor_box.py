@@ -35,7 +35,7 @@ from ._bridge import BRIDGE_PORT
 from ._egress import EgressHook
 from ._gvisor_spec import BRIDGE, PROXY_SOCKET, box_user, process
 from ._sandbox import DEFAULT_MAX_OUTPUT, DEFAULT_TMP_BYTES, CommandResult
-from ._supervise import _DRAIN_GRACE_S, _Capture, decode_capped
+from ._supervise import _DRAIN_GRACE_S, OutputPipe, _Capture, decode_capped
 
 if TYPE_CHECKING:
     from ._gvisor import GvisorSandbox
@@ -172,20 +172,15 @@ class GvisorBox(Box):
     ) -> CommandResult:
         self._require_open()
         started = time.monotonic()
-        async with self._exec(argv, subprocess.DEVNULL) as (client, pid_file):
-            capture = _Capture(max_output)
-            assert client.stdout is not None
-            timed_out = False
-            async with asyncio.TaskGroup() as group:  # leaving it cancels the reader
-                reader = group.create_task(capture.read(client.stdout))
+        capture = _Capture(max_output)
+        with OutputPipe() as pipe:
+            async with self._exec(argv, stdout=pipe.stdout, stderr=pipe.stderr) as running:
+                client = running[0]
+                output, stream = await pipe.started()
                 try:
-                    await asyncio.wait_for(client.wait(), timeout_s)
-                except TimeoutError:
-                    timed_out = True
-                    await self._kill_session(pid_file)
-                done, _ = await asyncio.wait({reader}, timeout=_DRAIN_GRACE_S)
-                if not done:
-                    reader.cancel()  # a background process holds the output: keep what came
+                    timed_out = await self._watch(running, stream, capture, timeout_s)
+                finally:
+                    output.close()
         return CommandResult(
             exit_code=None if timed_out else client.returncode,
             output=decode_capped(bytes(capture.kept), capture.dropped),
@@ -194,11 +189,42 @@ class GvisorBox(Box):
             duration_ms=(time.monotonic() - started) * 1000,
         )
 
+    async def _watch(
+        self,
+        running: tuple[asyncio.subprocess.Process, Path],
+        stream: asyncio.StreamReader,
+        capture: _Capture,
+        timeout_s: float,
+    ) -> bool:
+        """Read an exec'd command's output until it ends; whether it timed out."""
+        client, pid_file = running
+        timed_out = False
+        async with asyncio.TaskGroup() as group:  # leaving it cancels the reader
+            reader = group.create_task(capture.read(stream))
+            try:
+                await asyncio.wait_for(client.wait(), timeout_s)
+            except TimeoutError:
+                timed_out = True
+                await self._kill_session(pid_file)
+            done, _ = await asyncio.wait({reader}, timeout=_DRAIN_GRACE_S)
+            if not done:
+                reader.cancel()  # a background process holds the output: keep what came
+        return timed_out
+
     @contextlib.asynccontextmanager
     async def _exec(
-        self, argv: Sequence[str], stdin: int
+        self,
+        argv: Sequence[str],
+        *,
+        stdin: int = subprocess.DEVNULL,
+        stdout: int = subprocess.PIPE,
+        stderr: int = subprocess.DEVNULL,
     ) -> AsyncIterator[tuple[asyncio.subprocess.Process, Path]]:
-        """A ``runsc exec`` client of ``argv``; leaving kills the session inside if it lives."""
+        """A ``runsc exec`` client of ``argv``; leaving kills the session inside if it lives.
+
+        A command's stdout and stderr are the two ends ``OutputPipe`` makes, never one
+        descriptor twice (its docstring says why).
+        """
         spec = self._process_file(argv)
         pid_file = spec.with_suffix(".pid")
         client = await asyncio.create_subprocess_exec(
@@ -210,8 +236,8 @@ class GvisorBox(Box):
             str(pid_file),
             self.name,
             stdin=stdin,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT if stdin == subprocess.DEVNULL else subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
             start_new_session=True,
         )
         try:
@@ -253,7 +279,7 @@ class GvisorBox(Box):
 
     @contextlib.asynccontextmanager
     async def _stream(self, argv: list[str]) -> AsyncIterator[asyncio.subprocess.Process]:
-        async with self._exec(argv, subprocess.PIPE) as (client, _pid_file):
+        async with self._exec(argv, stdin=subprocess.PIPE) as (client, _pid_file):
             yield client
 
     async def checkpoint(self, image: Path) -> CheckpointImage:

@@ -47,6 +47,65 @@ def _require_directory(cwd: Path) -> None:
         raise FileNotFoundError(f"no such directory: {cwd}")
 
 
+class OutputPipe:
+    """A pipe for a command's output: a write end each for its stdout and its stderr.
+
+    The write ends are two open file descriptions of the one pipe, not one duplicated:
+    gVisor's sentry takes the blocking mode of each stdio descriptor it is handed from
+    its host file description, then makes that description non-blocking for itself. One
+    description shared by stdout and stderr left the second of them non-blocking inside
+    the sandbox, so a command writing to a full pipe failed (``tr: write error: Resource
+    temporarily unavailable``) whenever Helix read its output more slowly than it wrote.
+
+    Once the command has started, ``started`` closes Helix's write ends (so the reader
+    sees the end once the command's are closed) and gives the read end as a stream.
+    Leaving the context closes whatever was not handed on.
+    """
+
+    def __init__(self) -> None:
+        self._open: list[int] = list(os.pipe())
+        read_end, stdout = self._open
+        self.stdout = stdout
+        try:
+            self.stderr = os.open(f"/proc/self/fd/{stdout}", os.O_WRONLY | os.O_CLOEXEC)
+        except BaseException:
+            self.close()
+            raise
+        self._open.append(self.stderr)
+        self._read_end = read_end
+
+    def __enter__(self) -> OutputPipe:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    async def started(self) -> tuple[asyncio.ReadTransport, asyncio.StreamReader]:
+        """Close the write ends; the read end as a stream (its transport closes it)."""
+        self._close(self.stdout, self.stderr)
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=_CHUNK, loop=loop)
+        self._open.remove(self._read_end)  # the file object owns it from here
+        pipe = os.fdopen(self._read_end, "rb", buffering=0)
+        try:
+            transport, _ = await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe
+            )
+        except BaseException:
+            pipe.close()
+            raise
+        return transport, reader
+
+    def close(self) -> None:
+        self._close(*self._open)
+
+    def _close(self, *descriptors: int) -> None:
+        for descriptor in descriptors:
+            if descriptor in self._open:
+                self._open.remove(descriptor)
+                os.close(descriptor)
+
+
 @dataclass(frozen=True, slots=True)
 class Launch:
     """A prepared command: what to execute, with which environment and child setup."""
@@ -62,6 +121,23 @@ class Launch:
 
 async def _supervise(launch: Launch, cwd: Path, timeout_s: float, max_output: int) -> CommandResult:
     """Start ``launch`` in a new session, capture its output, kill its group at the end."""
+    with OutputPipe() as pipe:
+        transport, protocol = await _spawn(launch, cwd, pipe.stdout, pipe.stderr)
+        try:
+            output, stream = await pipe.started()
+        except BaseException:
+            _kill_group(transport.get_pid())
+            transport.close()
+            raise
+    try:
+        return await _watch(transport, protocol, stream, timeout_s, max_output)
+    finally:
+        output.close()
+
+
+async def _spawn(
+    launch: Launch, cwd: Path, stdout: int, stderr: int
+) -> tuple[asyncio.SubprocessTransport, _Protocol]:
     loop = asyncio.get_running_loop()
     spawn = asyncio.ensure_future(
         loop.subprocess_exec(
@@ -70,15 +146,15 @@ async def _supervise(launch: Launch, cwd: Path, timeout_s: float, max_output: in
             cwd=cwd,
             env=launch.env,
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
+            stdout=stdout,
+            stderr=stderr,
             start_new_session=True,
             preexec_fn=launch.preexec,
             pass_fds=launch.pass_fds,
         )
     )
     try:
-        transport, protocol = await asyncio.shield(spawn)
+        return await asyncio.shield(spawn)
     except asyncio.CancelledError:
         # Cancelled while the transport was being set up: the command may already
         # run and have started others. asyncio would kill only the shell; kill its group.
@@ -87,10 +163,18 @@ async def _supervise(launch: Launch, cwd: Path, timeout_s: float, max_output: in
             _kill_group(started.get_pid())
             started.close()
         raise
+
+
+async def _watch(
+    transport: asyncio.SubprocessTransport,
+    protocol: _Protocol,
+    stream: asyncio.StreamReader,
+    timeout_s: float,
+    max_output: int,
+) -> CommandResult:
     pgid = transport.get_pid()
     capture = _Capture(max_output)
-    assert protocol.stdout is not None  # asked for with PIPE
-    reader = asyncio.create_task(capture.read(protocol.stdout))
+    reader = asyncio.create_task(capture.read(stream))
     timed_out = False
     try:
         try:

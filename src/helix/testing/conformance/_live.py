@@ -27,6 +27,8 @@ from helix.errors import ConfigError
 from helix.sandbox import Box, LiveWorld, OutputPage, Sandbox
 from helix.testing._host import processes_mentioning, wait_gone
 
+from ._sandbox_arena import NONBLOCKING_PROBE
+
 COUNTER_SERVER = """\
 import http.server, sys
 count = 0
@@ -117,6 +119,11 @@ class LiveWorldConformance:
         assert result.exit_code == 0, result.output
         assert result.output == f"{live.box.world}\nmade\n"
         assert (live.box.world / "f.txt").read_text() == "made\n"
+
+    async def test_output_is_written_blocking(self, live: LiveWorld) -> None:
+        """A command writing faster than Helix reads waits; it never fails with EAGAIN."""
+        result = await live.run(f'python3 -c "{NONBLOCKING_PROBE}"', timeout_s=60, max_output=1000)
+        assert result.output == "[0, 0]\n", result.output
 
     async def test_a_background_process_runs_on_and_is_read_in_pages(self, live: LiveWorld) -> None:
         await live.start("p1", "echo first; exec sleep 3600")

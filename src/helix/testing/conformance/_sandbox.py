@@ -34,7 +34,14 @@ from helix.testing._host import (
     wait_gone,
 )
 
-from ._sandbox_arena import ATTACKS, FORK_BOMB, TOOLS, SandboxArena, sleep_marker
+from ._sandbox_arena import (
+    ATTACKS,
+    FORK_BOMB,
+    NONBLOCKING_PROBE,
+    TOOLS,
+    SandboxArena,
+    sleep_marker,
+)
 
 
 class SandboxConformance:
@@ -113,6 +120,11 @@ class SandboxConformance:
         )
         assert result.truncated
         assert result.output == "a" * 1000 + "\n[output truncated: 99000 more bytes]"
+
+    async def test_output_is_written_blocking(self, sandbox: Sandbox, arena: SandboxArena) -> None:
+        """A command writing faster than Helix reads waits; it never fails with EAGAIN."""
+        result = await self._run(sandbox, arena, f'python3 -c "{NONBLOCKING_PROBE}"')
+        assert result.output == "[0, 0]\n", result.output
 
     async def test_world_is_writable(self, sandbox: Sandbox, arena: SandboxArena) -> None:
         command = "mkdir -p sub && echo made > sub/file.txt && cat sub/file.txt"

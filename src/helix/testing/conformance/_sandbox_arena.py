@@ -50,6 +50,12 @@ print('forked', n)
 """The fork bomb attack's script: it prints how many of 300 forks succeeded."""
 
 
+NONBLOCKING_PROBE = (
+    "import fcntl, os; print([fcntl.fcntl(f, fcntl.F_GETFL) & os.O_NONBLOCK for f in (1, 2)])"
+)
+"""Python that prints ``[0, 0]`` when the command's stdout and stderr are blocking."""
+
+
 def sleep_marker() -> str:
     """A ``sleep`` argument no other process on the host mentions."""
     return f"1000.{uuid.uuid4().int % 10**6}"
