@@ -53,6 +53,8 @@ NEWEST_IN_VIEW = """() => {
   const box = blocks[blocks.length - 1].getBoundingClientRect();
   return box.top < innerHeight && box.bottom > 0;
 }"""
+"""Whether the conversation's newest block is on screen. Waited for (``wait_for_function``),
+not read once: on a loaded machine the scroll to it may come a frame after the block."""
 
 
 def _signed_in(browser: Browser, token: str, width: int, height: int) -> BrowserContext:
@@ -144,7 +146,7 @@ def test_a_run_reads_as_a_conversation_with_a_wrapped_approval_on_a_phone(
     expect(small.get_by_role("button", name="Allow")).to_have_count(0)
     expect(small.get_by_test_id("terminal").first).to_contain_text("xxxxxxxx")  # its output
     expect(small.get_by_test_id("conversation").get_by_text("Checking.")).to_be_visible()
-    assert small.evaluate(NEWEST_IN_VIEW)  # follow mode: the newest block is on screen
+    small.wait_for_function(NEWEST_IN_VIEW)  # follow mode: the newest block is on screen
 
     small.evaluate("window.scrollTo({ top: 0, behavior: 'instant' })")  # a scroll up pauses it
     expect(small.get_by_test_id("jump-latest")).to_be_visible()
@@ -153,7 +155,7 @@ def test_a_run_reads_as_a_conversation_with_a_wrapped_approval_on_a_phone(
     expect(small.get_by_test_id("outcome")).to_contain_text("All done: the plan is written.")
     assert small.evaluate("window.scrollY") < 50  # new blocks did not pull the page down
     small.get_by_test_id("jump-latest").click()
-    assert small.evaluate(NEWEST_IN_VIEW)
+    small.wait_for_function(NEWEST_IN_VIEW)
     expect(small.get_by_test_id("jump-latest")).to_be_hidden()
 
     for control in ("pause", "resume", "cancel"):  # nothing applies to a completed run
@@ -192,13 +194,13 @@ def test_new_activity_is_in_view_after_send_and_cancel_asks_first(
     page = context.new_page()
     page.goto(f"{live.url}/#/runs/{run_id}")
     expect(page.get_by_test_id("approval")).to_be_visible()
-    assert page.evaluate(NEWEST_IN_VIEW)
+    page.wait_for_function(NEWEST_IN_VIEW)
 
     steer = page.get_by_test_id("steer")
     steer.get_by_placeholder("Tell the agent something…").fill("do not delete anything")
     steer.get_by_role("button", name="Send").click()
     expect(page.get_by_test_id("person-said")).to_contain_text("do not delete anything")
-    assert page.evaluate(NEWEST_IN_VIEW)  # what was sent is on screen
+    page.wait_for_function(NEWEST_IN_VIEW)  # what was sent is on screen
 
     page.get_by_test_id("control-pause").click()
     expect(page.get_by_test_id("status").first).to_have_text("paused")
