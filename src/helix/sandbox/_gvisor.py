@@ -45,7 +45,7 @@ from ._bwrap import default_hidden_paths
 from ._egress import EgressHook
 from ._gvisor_box import GvisorBox
 from ._gvisor_spec import BRIDGE, HOME, PROXY_SOCKET, spec, write_rootfs
-from ._orphans import mark_owner, orphaned
+from ._orphans import mark_owner, reap_once
 from ._process import Launch, ProcessSandbox
 from ._proxy import proxy_environment
 
@@ -138,7 +138,7 @@ class GvisorSandbox(ProcessSandbox):
     def state(self) -> Path:
         """The private directory holding ``runsc``'s state, the skeleton root, bundles."""
         if self._state is None:
-            _reap_once()
+            reap_once(STATE_PREFIX, _delete_sandboxes)
             self._state = Path(tempfile.mkdtemp(prefix=STATE_PREFIX))
             self._state.chmod(0o711)  # the gofer reads the rootfs as the sandbox's user
             mark_owner(self._state)
@@ -276,38 +276,26 @@ def _runsc(root: Path) -> list[str]:
     return [shutil.which("runsc") or "runsc", f"--root={root}", *_FLAGS]
 
 
-@cache
-def _reap_once() -> None:
-    reap_orphans()
-
-
-def reap_orphans(folder: Path | None = None) -> list[Path]:
-    """Delete what Helix processes that ended without closing their sandboxes left.
+def _delete_sandboxes(state: Path) -> None:
+    """Delete every sandbox of a state folder a Helix that ended left (``reap_once``).
 
     A Helix killed with ``kill -9`` leaves its gVisor sandboxes running and their
-    folders in the temporary directory (``folder``): each folder of Helix's user whose
-    ``owner`` names a process that has ended has every sandbox in it deleted
-    (``runsc delete -force``) and is removed, on a later Helix's first use of the tier.
-    Folders of live processes, of other users or without an owner are left alone.
+    folders in the temporary directory; a later Helix's first use of the tier deletes
+    them (``runsc delete -force``).
     """
-    removed = []
-    for state in orphaned(STATE_PREFIX, folder):
-        root = state / "root"
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            listed = subprocess.run(
-                [*_runsc(root), "list", "-quiet"],
+    root = state / "root"
+    with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+        listed = subprocess.run(
+            [*_runsc(root), "list", "-quiet"],
+            capture_output=True,
+            text=True,
+            timeout=_RUNSC_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
+        for name in listed.stdout.split():
+            subprocess.run(
+                [*_runsc(root), "delete", "-force", name],
                 capture_output=True,
-                text=True,
                 timeout=_RUNSC_TIMEOUT_S,
                 stdin=subprocess.DEVNULL,
             )
-            for name in listed.stdout.split():
-                subprocess.run(
-                    [*_runsc(root), "delete", "-force", name],
-                    capture_output=True,
-                    timeout=_RUNSC_TIMEOUT_S,
-                    stdin=subprocess.DEVNULL,
-                )
-        shutil.rmtree(state, ignore_errors=True)
-        removed.append(state)
-    return removed

@@ -3,14 +3,18 @@
 A tier whose processes can outlive a Helix killed with ``kill -9`` (a gVisor sandbox,
 a live world's background sessions) keeps their state in a folder of the temporary
 directory with an ``owner`` file naming its Helix process (``process_mark``). A later
-Helix finds the folders whose owner has ended (``orphaned``) and undoes what they hold.
+Helix finds the folders whose owner has ended (``orphaned``) and undoes what they hold
+(``reap_once``, on its first use of the tier).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import tempfile
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 
 from helix._util import process_gone, process_mark
@@ -37,6 +41,17 @@ def orphaned(prefix: str, folder: Path | None = None) -> list[Path]:
         if mark is not None and process_gone(mark):
             found.append(state)
     return found
+
+
+@cache
+def reap_once(prefix: str, undo: Callable[[Path], None]) -> None:
+    """Undo what each orphaned folder ``PREFIX*`` holds, then remove it; once a process.
+
+    The folders are those ``orphaned`` finds in the temporary directory.
+    """
+    for state in orphaned(prefix):
+        undo(state)
+        shutil.rmtree(state, ignore_errors=True)
 
 
 def _owner_of(state: Path) -> str | None:

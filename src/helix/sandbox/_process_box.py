@@ -24,7 +24,6 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import replace
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,7 +31,7 @@ from helix._util import boot_time, start_ticks
 
 from ._box import Box
 from ._egress import EgressHook
-from ._orphans import mark_owner, orphaned
+from ._orphans import mark_owner, reap_once
 from ._proxy import proxy_environment
 from ._sandbox import DEFAULT_MAX_OUTPUT, CommandResult
 from ._serve import running
@@ -66,7 +65,7 @@ class ProcessBox(Box):
     ) -> ProcessBox:
         """A box in ``world``, its connections through ``egress`` while it lives."""
         _require_directory(world)
-        await asyncio.to_thread(_reap_once)
+        await asyncio.to_thread(reap_once, STATE_PREFIX, _kill_sessions)
         env = sandbox.environment()
         box = cls(sandbox, world, env)
         if egress is not None:
@@ -102,24 +101,6 @@ class ProcessBox(Box):
         finally:
             await self._exits.aclose()
             shutil.rmtree(self.state_dir, ignore_errors=True)
-
-
-@cache
-def _reap_once() -> None:
-    reap_orphans()
-
-
-def reap_orphans(folder: Path | None = None) -> list[Path]:
-    """Kill what Helix processes that ended without closing their boxes left running.
-
-    Each state folder (in ``folder``, the temporary directory) whose owner has ended
-    has its recorded sessions killed, as ``close`` would have, and is removed.
-    """
-    removed = orphaned(STATE_PREFIX, folder)
-    for state in removed:
-        _kill_sessions(state)
-        shutil.rmtree(state, ignore_errors=True)
-    return removed
 
 
 def _kill_sessions(state: Path) -> None:
