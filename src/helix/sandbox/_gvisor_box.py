@@ -174,11 +174,13 @@ class GvisorBox(Box):
         started = time.monotonic()
         capture = _Capture(max_output)
         with OutputPipe() as pipe:
-            async with self._exec(argv, stdout=pipe.stdout, stderr=pipe.stderr) as running:
-                client = running[0]
+            async with self._exec(argv, stdout=pipe.stdout, stderr=pipe.stderr) as (
+                client,
+                pid_file,
+            ):
                 output, stream = await pipe.started()
                 try:
-                    timed_out = await self._watch(running, stream, capture, timeout_s)
+                    timed_out = await self._watch(client, pid_file, stream, capture, timeout_s)
                 finally:
                     output.close()
         return CommandResult(
@@ -191,13 +193,13 @@ class GvisorBox(Box):
 
     async def _watch(
         self,
-        running: tuple[asyncio.subprocess.Process, Path],
+        client: asyncio.subprocess.Process,
+        pid_file: Path,
         stream: asyncio.StreamReader,
         capture: _Capture,
         timeout_s: float,
     ) -> bool:
         """Read an exec'd command's output until it ends; whether it timed out."""
-        client, pid_file = running
         timed_out = False
         async with asyncio.TaskGroup() as group:  # leaving it cancels the reader
             reader = group.create_task(capture.read(stream))

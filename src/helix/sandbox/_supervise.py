@@ -63,16 +63,13 @@ class OutputPipe:
     """
 
     def __init__(self) -> None:
-        self._open: list[int] = list(os.pipe())
-        read_end, stdout = self._open
-        self.stdout = stdout
+        self._read_end, self.stdout = os.pipe()
+        self.stderr = -1
         try:
-            self.stderr = os.open(f"/proc/self/fd/{stdout}", os.O_WRONLY | os.O_CLOEXEC)
+            self.stderr = os.open(f"/proc/self/fd/{self.stdout}", os.O_WRONLY | os.O_CLOEXEC)
         except BaseException:
             self.close()
             raise
-        self._open.append(self.stderr)
-        self._read_end = read_end
 
     def __enter__(self) -> OutputPipe:
         return self
@@ -82,11 +79,12 @@ class OutputPipe:
 
     async def started(self) -> tuple[asyncio.ReadTransport, asyncio.StreamReader]:
         """Close the write ends; the read end as a stream (its transport closes it)."""
-        self._close(self.stdout, self.stderr)
+        _close(self.stdout, self.stderr)
+        self.stdout = self.stderr = -1
+        pipe = os.fdopen(self._read_end, "rb", buffering=0)  # it owns the read end now
+        self._read_end = -1
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=_CHUNK, loop=loop)
-        self._open.remove(self._read_end)  # the file object owns it from here
-        pipe = os.fdopen(self._read_end, "rb", buffering=0)
         try:
             transport, _ = await loop.connect_read_pipe(
                 lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe
@@ -97,13 +95,15 @@ class OutputPipe:
         return transport, reader
 
     def close(self) -> None:
-        self._close(*self._open)
+        """Close what was not handed on (a second call closes nothing)."""
+        _close(self._read_end, self.stdout, self.stderr)
+        self._read_end = self.stdout = self.stderr = -1
 
-    def _close(self, *descriptors: int) -> None:
-        for descriptor in descriptors:
-            if descriptor in self._open:
-                self._open.remove(descriptor)
-                os.close(descriptor)
+
+def _close(*descriptors: int) -> None:
+    for descriptor in descriptors:
+        if descriptor >= 0:
+            os.close(descriptor)
 
 
 @dataclass(frozen=True, slots=True)
